@@ -1,0 +1,97 @@
+"""Inertia matrix A and gravity vector Q from composite (subtree) inertias.
+
+The kinetic energy of seed 003 eq. 11 is  E = 1/2 sum_j v_j^T I_j v_j  with
+the link inertia I_j = (m_j, MS_j, J_j) and the link velocity v_j = sum of
+S_i dq_i over the joints i on the path to j (eq. 7-8). Its Hessian in dq is
+    A_ij = S_i^T I^C_k S_j   (k the deeper of i, j; 0 if on different branches)
+with I^C_k the inertia of the subtree rooted at k, composed towards the root
+with the parallel-axis theorem. The arms of a tree couple only through their
+common ancestors, so arm-arm blocks are structurally zero.
+Rotor inertia Ia_j is added to A_jj (eq. 18).
+
+The potential energy (eq. 15) has gradient (eq. 5)
+    Q_j = -g_j . (e_j x MS^C_j)  (revolute),   Q_j = -M^C_j g_j . e_j  (prismatic)
+with MS^C_j, M^C_j the first moment and mass of the subtree about O_j and
+g_j the gravity vector in frame j.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from . import spatial as sv
+from .kinematics import Kinematics
+
+
+def composite_inertias(kin: Kinematics):
+    """I^C_j of every frame, in frame j (leaves first, towards the root)."""
+    prog, model = kin.prog, kin.model
+    comp = {f.key: kin.syms.inertia(f) for f in model.frames}
+    for f in reversed(model.frames):
+        if f.parent == "0":
+            continue
+        mass, h, J = kin.inertia_to_parent(f.key, comp[f.key])
+        pm, ph, pJ = comp[f.parent]
+        comp[f.parent] = (prog.var(pm + mass), prog.vec(sv.add(ph, h)), prog.mat(pJ + J))
+    return comp
+
+
+def ancestors(model, key):
+    """Frames strictly above `key`, nearest first (not including frame 0)."""
+    out = []
+    f = model.frame(key)
+    while f.parent != "0":
+        f = model.frame(f.parent)
+        out.append(f)
+    return out
+
+
+def propagate_up(kin, f, force, visit):
+    """Carry a force of frame f up to the root, calling visit(frame, force)
+    at every moving ancestor (force expressed in that ancestor's frame)."""
+    key = f.key
+    for a in ancestors(kin.model, key):
+        force = kin.force_to_parent(key, force)
+        key = a.key
+        if a.moving:
+            visit(a, force)
+
+
+def inertia_matrix(kin: Kinematics, comp):
+    model, prog = kin.model, kin.prog
+    n = model.ndof
+    A = sp.zeros(n, n)
+    for f in model.joints:
+        j = f.index
+        Sj = kin.joint_motion(f)
+        F = inertia_times_var(prog, comp[f.key], Sj)
+        A[j, j] = prog.var(pair(Sj, F) + kin.syms.p(f"Ia_{f.key}"))
+
+        def visit(a, force, j=j):
+            A[a.index, j] = A[j, a.index] = prog.var(pair(kin.joint_motion(a), force))
+
+        propagate_up(kin, f, F, visit)
+    return A
+
+
+def gravity_vector(kin: Kinematics, comp):
+    model, prog = kin.model, kin.prog
+    g = kin.gravity_in_frames()
+    Q = sp.zeros(model.ndof, 1)
+    for f in model.joints:
+        mass, h, _ = comp[f.key]
+        e = list(f.axis)
+        if f.type == "revolute":
+            Q[f.index] = prog.var(-sv.dot(g[f.key], sv.cross(e, h)))
+        else:
+            Q[f.index] = prog.var(-mass * sv.dot(g[f.key], e))
+    return Q
+
+
+def inertia_times_var(prog, I, m):
+    n, f = sv.inertia_times(I, m)
+    return (prog.vec(n), prog.vec(f))
+
+
+def pair(motion, force):
+    """The scalar motion . force."""
+    return sv.dot(motion[0], force[0]) + sv.dot(motion[1], force[1])

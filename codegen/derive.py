@@ -1,0 +1,70 @@
+"""The derivation stage: model -> symbolic outputs. Knows nothing of C.
+
+`derive(model)` returns the outputs as matrices over a shared straight-line
+program of intermediate variables (the fast, structured form that emission
+turns into C). `closed_form(model, method)` gives plain SymPy expressions in
+q, dq and the parameters, for small models and tests; method "lagrange" is
+the seed's energy method, "recursive" inlines the structured derivation.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from . import lagrangian
+from .christoffel import coriolis_matrix
+from .composite_inertia import composite_inertias, gravity_vector, inertia_matrix
+from .jacobians import jacobians
+from .kinematics import Kinematics
+from .model import Model
+from .program import Program
+from .symbols import Symbols
+
+
+def friction(syms: Symbols):
+    """Gamma_f = diag(dq) Fv + diag(sign(dq)) Fc (seed 003 eq. 17)."""
+    rows = []
+    for f, dq in zip(syms.model.joints, syms.dq):
+        rows.append(syms.p(f"Fv_{f.key}") * dq + syms.p(f"Fc_{f.key}") * sp.sign(dq))
+    return sp.Matrix(rows)
+
+
+def derive(model: Model) -> dict:
+    syms = Symbols(model)
+    prog = Program()
+    kin = Kinematics(model, syms, prog)
+    comp = composite_inertias(kin)
+    out = {"program": prog, "symbols": syms}
+    out["A"] = inertia_matrix(kin, comp)
+    out["Q"] = gravity_vector(kin, comp)
+    vel = kin.velocities()
+    out["C"] = coriolis_matrix(kin, comp, vel)
+    poses = kin.world_poses()
+    for name, key in model.end_effectors:
+        out[f"J_{name}_world"], out[f"J_{name}_local"] = jacobians(kin, poses, key)
+    out["friction"] = friction(syms)
+    return out
+
+
+def output_names(model: Model) -> list:
+    names = ["A", "C", "Q", "friction"]
+    for name, _ in model.end_effectors:
+        names += [f"J_{name}_world", f"J_{name}_local"]
+    return names
+
+
+def closed_form(model: Model, method: str = "recursive") -> dict:
+    if method == "lagrange":
+        res = lagrangian.derive(model)
+        syms = res["symbols"]
+    elif method == "recursive":
+        d = derive(model)
+        syms, prog = d["symbols"], d["program"]
+        trig = syms.trig_to_functions()
+        res = {}
+        for name in output_names(model):
+            res[name] = d[name].applyfunc(lambda e: prog.inline(e).xreplace(trig))
+    else:
+        raise ValueError(f"method must be 'lagrange' or 'recursive', not {method!r}")
+    res.update(q=syms.q, dq=syms.dq, params=syms.params)
+    res.pop("symbols", None)
+    return res

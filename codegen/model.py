@@ -1,0 +1,267 @@
+"""Load and validate a robot model file (TOML): the frame tree as data.
+
+A model file describes a tree of frames (Khalil-Dombre style, as in the Krang
+report, seed 003 sections 2.1-2.2 and 5.1). Each frame is a link carried by
+one joint: revolute, prismatic or fixed. Nothing here knows about C.
+"""
+from __future__ import annotations
+
+import hashlib
+import keyword
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import sympy as sp
+
+JOINT_TYPES = ("revolute", "prismatic", "fixed")
+# Khalil-Dombre standard inertial parameters: first moments MS = m*S and the
+# inertia J about the frame origin (seed 003 eq. 11, appendix A).
+INERTIAL = ("m", "MX", "MY", "MZ", "XX", "XY", "XZ", "YY", "YZ", "ZZ")
+# Rotor inertia (eq. 18), viscous and Coulomb friction (eq. 17).
+ACTUATOR = ("Ia", "Fv", "Fc")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KEY = re.compile(r"^[A-Za-z0-9_]+$")
+C_RESERVED = frozenset(
+    "auto break case char const continue default do double else enum extern "
+    "float for goto if inline int long register restrict return short signed "
+    "sizeof static struct switch typedef union unsigned void volatile while "
+    "p q dq A C Q J tau_f arm frame".split()
+)
+
+
+class ModelError(ValueError):
+    """A model or parameter file that cannot describe a robot."""
+
+
+def check_identifier(name: str, what: str) -> str:
+    if not isinstance(name, str) or not _IDENT.match(name):
+        raise ModelError(f"{what} {name!r} is not a C identifier")
+    if name in C_RESERVED or keyword.iskeyword(name):
+        raise ModelError(f"{what} {name!r} is a reserved word in the generated code")
+    return name
+
+
+@dataclass(frozen=True)
+class Frame:
+    key: str
+    parent: str
+    joint: str | None  # generalized coordinate name; None for a fixed frame
+    type: str
+    axis: tuple  # unit joint axis e in this frame (sympy Integers/Rationals)
+    rotation: sp.Matrix  # parentR_frame at q = 0
+    origin: tuple  # parentP_frame, sympy expressions in the geometry symbols
+    index: int  # position in q, -1 for a fixed frame
+
+    @property
+    def moving(self) -> bool:
+        return self.type != "fixed"
+
+    def param_names(self) -> tuple:
+        names = INERTIAL + (ACTUATOR if self.moving else ())
+        return tuple(f"{n}_{self.key}" for n in names)
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    frames: tuple  # parents before children
+    geometry: tuple
+    gravity: tuple
+    end_effectors: tuple  # ((name, frame key), ...)
+    sha256: str
+
+    @property
+    def joints(self) -> tuple:
+        return tuple(f for f in self.frames if f.moving)
+
+    @property
+    def joint_names(self) -> tuple:
+        return tuple(f.joint for f in self.joints)
+
+    @property
+    def ndof(self) -> int:
+        return len(self.joints)
+
+    @property
+    def param_names(self) -> tuple:
+        names = list(self.geometry) + ["g"]
+        for f in self.frames:
+            names += f.param_names()
+        return tuple(names)
+
+    def frame(self, key: str) -> Frame:
+        for f in self.frames:
+            if f.key == key:
+                return f
+        raise KeyError(key)
+
+    def chain(self, key: str) -> list:
+        """Frames from the root to `key` (inclusive)."""
+        out = []
+        while key != "0":
+            f = self.frame(key)
+            out.append(f)
+            key = f.parent
+        return out[::-1]
+
+
+def _vector(value, what, length=3):
+    if not isinstance(value, list) or len(value) != length:
+        raise ModelError(f"{what} must be a list of {length} numbers, got {value!r}")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ModelError(f"{what} must hold numbers, got {v!r}")
+        out.append(sp.nsimplify(v, rational=True))
+    return out
+
+
+def _expression(text, symbols, what):
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return sp.nsimplify(text, rational=True)
+    if not isinstance(text, str):
+        raise ModelError(f"{what}: expected an expression string, got {text!r}")
+    try:
+        expr = sp.sympify(text, locals=dict(symbols), rational=True)
+    except (sp.SympifyError, SyntaxError, TypeError) as exc:
+        raise ModelError(f"{what}: cannot parse {text!r}: {exc}") from None
+    unknown = {str(s) for s in expr.free_symbols} - set(symbols)
+    if unknown:
+        raise ModelError(f"{what}: {text!r} uses undeclared geometry {sorted(unknown)}")
+    return expr
+
+
+def _frame(raw, index, geometry_symbols, where):
+    if not isinstance(raw, dict):
+        raise ModelError(f"{where}: a frame must be a table")
+    allowed = {"key", "parent", "joint", "type", "axis", "rotation", "origin"}
+    extra = set(raw) - allowed
+    if extra:
+        raise ModelError(f"{where}: unknown field(s) {sorted(extra)}")
+    for field in ("key", "parent", "type", "rotation", "origin"):
+        if field not in raw:
+            raise ModelError(f"{where}: missing field {field!r}")
+    key = raw["key"]
+    if not isinstance(key, str) or not _KEY.match(key) or key == "0":
+        raise ModelError(f"{where}: frame key {key!r} must be letters/digits/_ and not '0'")
+    where = f"frame {key!r}"
+    jtype = raw["type"]
+    if jtype not in JOINT_TYPES:
+        raise ModelError(f"{where}: type {jtype!r} is not one of {JOINT_TYPES}")
+    rows = raw["rotation"]
+    if not isinstance(rows, list) or len(rows) != 3:
+        raise ModelError(f"{where}: rotation must be 3 rows of 3 numbers")
+    rot = sp.Matrix([_vector(r, f"{where}: rotation row") for r in rows])
+    if rot.T * rot != sp.eye(3) or rot.det() != 1:
+        raise ModelError(f"{where}: rotation is not a proper rotation matrix (R^T R = I, det R = 1)")
+    origin = raw["origin"]
+    if not isinstance(origin, list) or len(origin) != 3:
+        raise ModelError(f"{where}: origin must be a list of 3 expressions")
+    origin = tuple(_expression(o, geometry_symbols, f"{where}: origin") for o in origin)
+    if jtype == "fixed":
+        if raw.get("joint") is not None or "axis" in raw:
+            raise ModelError(f"{where}: a fixed frame has no joint name and no axis")
+        return Frame(key, raw["parent"], None, jtype, (0, 0, 0), rot, origin, -1)
+    if "joint" not in raw or "axis" not in raw:
+        raise ModelError(f"{where}: a {jtype} frame needs 'joint' and 'axis'")
+    joint = check_identifier(raw["joint"], f"{where}: joint name")
+    axis = _vector(raw["axis"], f"{where}: axis")
+    if sum(a * a for a in axis) != 1:
+        raise ModelError(f"{where}: axis {raw['axis']} is not a unit vector")
+    return Frame(key, raw["parent"], joint, jtype, tuple(axis), rot, origin, index)
+
+
+def parse_model(text: str, source: str = "<model>") -> Model:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelError(f"{source}: not valid TOML: {exc}") from None
+    extra = set(raw) - {"name", "geometry", "gravity", "frame", "end_effector"}
+    if extra:
+        raise ModelError(f"{source}: unknown top-level field(s) {sorted(extra)}")
+    name = check_identifier(raw.get("name"), "model name")
+    geometry = tuple(raw.get("geometry", []))
+    for g in geometry:
+        check_identifier(g, "geometry parameter")
+    if "g" in geometry or len(set(geometry)) != len(geometry):
+        raise ModelError("geometry names must be unique and must not be 'g'")
+    gsyms = {g: sp.Symbol(g, real=True) for g in geometry}
+    gravity = tuple(_vector(raw.get("gravity", [0, 0, -1]), "gravity"))
+    if sum(x * x for x in gravity) != 1:
+        raise ModelError("gravity must be a unit direction (its magnitude is parameter g)")
+    raw_frames = raw.get("frame")
+    if not isinstance(raw_frames, list) or not raw_frames:
+        raise ModelError(f"{source}: no [[frame]] tables")
+    frames, known, index = [], {"0"}, 0
+    for n, rf in enumerate(raw_frames):
+        f = _frame(rf, index, gsyms, f"{source}: frame #{n + 1}")
+        if f.key in known:
+            raise ModelError(f"frame {f.key!r} is defined twice")
+        if f.parent not in known:
+            raise ModelError(f"frame {f.key!r}: parent {f.parent!r} is not defined before it")
+        known.add(f.key)
+        frames.append(f)
+        index += f.moving
+    model = Model(name, tuple(frames), geometry, gravity, (), hashlib.sha256(text.encode()).hexdigest())
+    if len(set(model.joint_names)) != model.ndof:
+        raise ModelError("joint names must be unique")
+    if model.ndof == 0:
+        raise ModelError("the model has no moving joint")
+    ees = []
+    for e in raw.get("end_effector", []):
+        ename = check_identifier(e.get("name"), "end-effector name")
+        if e.get("frame") not in known - {"0"}:
+            raise ModelError(f"end effector {ename!r}: unknown frame {e.get('frame')!r}")
+        ees.append((ename, e["frame"]))
+    if len({e[0] for e in ees}) != len(ees):
+        raise ModelError("end-effector names must be unique")
+    names = model.param_names
+    clash = set(names) & set(model.joint_names)
+    if clash:
+        raise ModelError(f"names used both as joint and parameter: {sorted(clash)}")
+    for n in names:
+        check_identifier(n, "parameter name")
+    return Model(name, model.frames, geometry, gravity, tuple(ees), model.sha256)
+
+
+def load_model(path) -> Model:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ModelError(f"cannot read model file {path}: {exc}") from None
+    return parse_model(text, path.name)
+
+
+def load_param_values(path, model: Model) -> list:
+    """Values of the parameter vector, in model.param_names order.
+
+    The file is TOML with a [values] table name -> number. Ia/Fv/Fc default
+    to 0; every other parameter must be given.
+    """
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ModelError(f"cannot read parameter file {path}: {exc}") from None
+    values = raw.get("values")
+    if not isinstance(values, dict):
+        raise ModelError(f"{path.name}: needs a [values] table")
+    names = model.param_names
+    unknown = set(values) - set(names)
+    if unknown:
+        raise ModelError(f"{path.name}: unknown parameter(s) {sorted(unknown)}")
+    out = []
+    for n in names:
+        if n in values:
+            v = values[n]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or abs(v) == float("inf"):
+                raise ModelError(f"{path.name}: {n} = {v!r} is not a finite number")
+            out.append(float(v))
+        elif n.split("_", 1)[0] in ACTUATOR:
+            out.append(0.0)
+        else:
+            raise ModelError(f"{path.name}: missing value for {n}")
+    return out
