@@ -6,7 +6,7 @@ sets and the default geometry with random inertias; random states with q
 uniform in [-pi, pi] and dq in [-3, 3]; error per matrix
 max|ours - ref| / (1 + max|ref|).
 
-    python benchmarks/errors_vs_pinocchio.py [--states 200] [--random-sets 5] [--out PATH]
+    python benchmarks/errors_vs_pinocchio.py [--states 1000] [--random-sets 5] [--out PATH]
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ TOL = 1e-10
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--states", type=int, default=200, help="random states per parameter set")
+    ap.add_argument("--states", type=int, default=1000, help="random states per parameter set")
     ap.add_argument("--random-sets", type=int, default=5, help="random parameter sets")
     ap.add_argument("--seed", type=int, default=20240601)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "errors_vs_pinocchio.json")

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pin_reference import build_pin_model, compare, krang_eval, krang_param_sets, pin_reference  # noqa: E402
 from reference_fk import KRANG_MODEL, KRANG_PARAMS, load_model, load_param_values, random_states, rel_err  # noqa: E402
 
-N_STATES = 200
+N_STATES = 1000
 N_RANDOM_SETS = 5
 TOL = 1e-10
 

@@ -329,7 +329,9 @@ def _out_cases():
 def _bad_outs(shape):
     big = tuple(2 * s for s in shape)
     return {
-        "transposed_shape": np.zeros(shape[::-1] if len(shape) == 2 else (shape[0], 1)),
+        "extra_axis": np.zeros(shape + (1,)),
+        "extra_column": np.zeros((shape[0], shape[1] + 1) if len(shape) == 2 else (shape[0], 1)),
+        "transposed": np.zeros(shape[::-1] if shape[0] != shape[-1] else (shape[0] + 1, shape[0])),
         "too_small": np.zeros(tuple(s - 1 for s in shape)),
         "flat": np.zeros(int(np.prod(shape)) if len(shape) == 2 else shape[0] + 1),
         "float32": np.zeros(shape, dtype=np.float32),
