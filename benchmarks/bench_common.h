@@ -89,7 +89,8 @@ typedef struct {
     int first; /* for the JSON separator */
 } bench_opts;
 
-/* Time the statement(s) in ... (which may use `q`, `dq`: const double * of the current state)
+/* Time the statement(s) in ... (which may use `q`, `dq`: const double * of the current state,
+ * and s_, the index of the current state)
  * and print  "NAME": [median_ns, min_ns]  as one JSON member. */
 #define BENCH_TIME(opts, st, NAME, ...)                                                   \
     do {                                                                                  \

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "pinocchio/algorithm/crba.hpp"
+#include "pinocchio/algorithm/frames.hpp"
 #include "pinocchio/algorithm/jacobian.hpp"
 #include "pinocchio/algorithm/rnea.hpp"
 #include "pinocchio/multibody/joint.hpp"
@@ -38,6 +39,7 @@ struct Loaded {
     pin::Model model;
     std::vector<int> perm;  // perm[i] = Pinocchio's q index of our q[i]
     pin::JointIndex ee_left = 0, ee_right = 0;
+    pin::FrameIndex fr_left = 0, fr_right = 0;  // the JOINT frames of the end-effector joints
 };
 
 static Loaded load(const char *path)
@@ -79,6 +81,7 @@ static Loaded load(const char *path)
             else if (type == "PY") m.addJoint(pid, pin::JointModelPY(), placement, name);
             else if (type == "PZ") m.addJoint(pid, pin::JointModelPZ(), placement, name);
             else throw std::runtime_error("unsupported joint type " + type);
+            m.addJointFrame(m.getJointId(name));  // as the URDF parser does: a JOINT frame named after it
 #endif
         } else if (tag == "inertia") {
 #ifndef BENCH_PIN_LIB
@@ -129,14 +132,16 @@ static Loaded load(const char *path)
     L.ee_right = m.getJointId(ee_r);
     if (L.ee_left >= (pin::JointIndex)m.njoints || L.ee_right >= (pin::JointIndex)m.njoints)
         throw std::runtime_error("end-effector joints not found");
+    L.fr_left = m.getFrameId(ee_l, pin::JOINT);
+    L.fr_right = m.getFrameId(ee_r, pin::JOINT);
+    if (L.fr_left >= m.frames.size() || L.fr_right >= m.frames.size())
+        throw std::runtime_error("end-effector joint frames not found");
     return L;
 }
 
-typedef Eigen::Map<const Eigen::VectorXd> CMap;
-
 // Joint Jacobian in LOCAL frame of `jid` (support-chain pass), then rotated to LOCAL_WORLD_ALIGNED.
 // After computeJointJacobian, data.iMf[0] is the world placement of joint jid.
-static inline void jac_world(const pin::Model &m, pin::Data &d, const CMap &q, pin::JointIndex jid,
+static inline void jac_world(const pin::Model &m, pin::Data &d, const Eigen::VectorXd &q, pin::JointIndex jid,
                              pin::Data::Matrix6x &Jloc, pin::Data::Matrix6x &Jw)
 {
     pin::computeJointJacobian(m, d, q, jid, Jloc);
@@ -164,14 +169,15 @@ int main(int argc, char **argv)
     bench_states st0 = bench_read_states(argv[2]);
     const int nd = st0.ndof;
     if (nd != model.nv) bench_die("states file ndof differs from the model's nv");
-    // The same states, in Pinocchio's joint order.
+    // The same states, in Pinocchio's joint order, as Eigen::VectorXd (the argument type
+    // Pinocchio's explicit instantiations are declared for, so that the BENCH_PIN_LIB build
+    // really runs the library's code). The timed statements index them by the state number s_.
     bench_states st = st0;
-    st.q = (double *)malloc(sizeof(double) * nd * st.nstates);
-    st.dq = (double *)malloc(sizeof(double) * nd * st.nstates);
+    std::vector<Eigen::VectorXd> qs(st.nstates, Eigen::VectorXd(nd)), vs = qs;
     for (int s = 0; s < st.nstates; s++)
         for (int i = 0; i < nd; i++) {
-            st.q[s * nd + L.perm[i]] = st0.q[s * nd + i];
-            st.dq[s * nd + L.perm[i]] = st0.dq[s * nd + i];
+            qs[s][L.perm[i]] = st0.q[s * nd + i];
+            vs[s][L.perm[i]] = st0.dq[s * nd + i];
         }
     const pin::JointIndex jl = L.ee_left, jr = L.ee_right;
     pin::Data::Matrix6x Jl = pin::Data::Matrix6x::Zero(6, nd), Jr = Jl, Jlw = Jl, Jrw = Jl, Jl2 = Jl, Jr2 = Jl;
@@ -184,7 +190,7 @@ int main(int argc, char **argv)
         if (!f) bench_die("cannot write the dump file");
         std::vector<double> buf;
         for (int s = 0; s < kdump && s < st.nstates; s++) {
-            CMap q(st.q + s * nd, nd), v(st.dq + s * nd, nd);
+            const Eigen::VectorXd &q = qs[s], &v = vs[s];
             Eigen::MatrixXd M = pin::crba(model, data, q);
             M.triangularView<Eigen::StrictlyLower>() = M.transpose().triangularView<Eigen::StrictlyLower>();
             Eigen::MatrixXd C = pin::computeCoriolisMatrix(model, data, q, v);
@@ -215,8 +221,8 @@ int main(int argc, char **argv)
     printf("{\n  \"harness\": \"pin\",\n");
 #endif
     printf("  \"nstates\": %d,\n  \"ns\": {", st.nstates);
-#define Q_ CMap(q, nd)
-#define V_ CMap(dq, nd)
+#define Q_ qs[s_]
+#define V_ vs[s_]
     BENCH_TIME(o, st, "A", pin::crba(model, data, Q_));
     BENCH_TIME(o, st, "A_sym", {
         pin::crba(model, data, Q_);
@@ -236,6 +242,10 @@ int main(int argc, char **argv)
         pin::computeJointJacobians(model, data, Q_);
         pin::getJointJacobian(model, data, jl, pin::LOCAL_WORLD_ALIGNED, Jl2);
         pin::getJointJacobian(model, data, jr, pin::LOCAL_WORLD_ALIGNED, Jr2);
+    });
+    BENCH_TIME(o, st, "J_both_framejac", {
+        pin::computeFrameJacobian(model, data, Q_, L.fr_left, pin::LOCAL_WORLD_ALIGNED, Jl2);
+        pin::computeFrameJacobian(model, data, Q_, L.fr_right, pin::LOCAL_WORLD_ALIGNED, Jr2);
     });
     BENCH_TIME(o, st, "J_left_local", pin::computeJointJacobian(model, data, Q_, jl, Jl));
     BENCH_TIME(o, st, "J_both_local", {

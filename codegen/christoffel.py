@@ -18,27 +18,54 @@ from __future__ import annotations
 import sympy as sp
 
 from . import spatial as sv
-from .composite_inertia import inertia_times_var, pair, propagate_up
+from .composite_inertia import ancestors, inertia_times_var, pair, propagate_up
 from .kinematics import Kinematics
 
 
-def _vec6(m):
-    return sp.Matrix(list(m[0]) + list(m[1]))
-
-
-def _split(prog, col):
-    return (prog.vec(col[:3]), prog.vec(col[3:]))
-
-
 def body_coriolis(prog, I, v):
-    """B(I, v) of one link, a 6x6 matrix in the link frame."""
-    Iv = sv.inertia_times(I, v)
-    Iv = (prog.vec(Iv[0]), prog.vec(Iv[1]))
-    I6 = sv.matrix6(I)
-    vx = sv.motion_cross_matrix(v)
-    vxf = -vx.T
-    B = (vxf * I6 - I6 * vx + sv.force_bar_matrix(Iv)) / 2
-    return prog.mat(B.applyfunc(sp.expand))
+    """B(I, v) of one link in the link frame, as (M, f):  B = [[M, 0], [-hat(f), 0]].
+
+    Writing I = [[J, hat(h)], [hat(h)^T, m]] and v = (w, u), the blocks of B
+    reduce to  f = m u + w x h  (the link's linear momentum) and
+        M = 1/2 [hat(w) J - J hat(w) - hat(u) hat(h) - hat(h) hat(u) - hat(n)]
+    with n = J w + h x u; the other two blocks vanish. This form is kept by
+    the change of frame, so subtree sums B^C need one 3x3 and one 3-vector.
+    """
+    mass, h, J = I
+    w, u = v
+    n = prog.vec(sv.add(sv.matvec(J, w), sv.cross(h, u)))
+    f = prog.vec(sv.add([mass * x for x in u], sv.cross(w, h)))
+    WJ = prog.mat(sv.hat(w) * J)
+    uh = sv.dot(u, h)
+    M = sp.zeros(3, 3)
+    half_n = [x / 2 for x in n]
+    for i in range(3):
+        for k in range(i, 3):
+            sym = prog.var((WJ[i, k] + WJ[k, i] - h[i] * u[k] - u[i] * h[k]) / 2 + (uh if i == k else 0))
+            skew = sv.hat(half_n)[i, k]
+            M[i, k] = prog.var(sym - skew)
+            M[k, i] = prog.var(sym + skew)
+    return (M, f)
+
+
+def coriolis_to_parent(kin, key, B):
+    """(M, f) of a subtree, from its root frame to the parent frame:
+    f' = R f,  M' = R M R^T - hat(r) hat(f')."""
+    prog = kin.prog
+    M, f = B
+    for R, r in kin.stages(key):
+        f = prog.vec(sv.matvec(R, f))
+        M = prog.mat(R * prog.mat(M * R.T) - sv.hat(r) * sv.hat(f))
+    return (M, f)
+
+
+def coriolis_times(prog, B, m):
+    """B m and B^T m for a motion m = (w, u): forces."""
+    M, f = B
+    w, u = m
+    Bm = (prog.vec(sv.matvec(M, w)), prog.vec(sv.cross(w, f)))
+    BTm = (prog.vec(sv.add(sv.matvec(M.T, w), sv.cross(f, u))), [sp.S.Zero] * 3)
+    return Bm, BTm
 
 
 def coriolis_matrix(kin: Kinematics, comp, vel):
@@ -47,8 +74,9 @@ def coriolis_matrix(kin: Kinematics, comp, vel):
     BC = {f.key: body_coriolis(prog, kin.syms.inertia(f), vel[f.key]) for f in model.frames}
     for f in reversed(model.frames):
         if f.parent != "0":
-            Bp = kin.matrix6_to_parent(f.key, BC[f.key])
-            BC[f.parent] = prog.mat(BC[f.parent] + Bp)
+            M, fl = coriolis_to_parent(kin, f.key, BC[f.key])
+            Mp, fp = BC[f.parent]
+            BC[f.parent] = (prog.mat(Mp + M), prog.vec(sv.add(fp, fl)))
 
     Sdot = {}
     for f in model.joints:
@@ -59,11 +87,11 @@ def coriolis_matrix(kin: Kinematics, comp, vel):
     for f in model.joints:
         j = f.index
         S = kin.joint_motion(f)
-        S6 = _vec6(S)
-        IS = inertia_times_var(prog, comp[f.key], Sdot[f.key])
-        F1 = _split(prog, _vec6(IS) + BC[f.key] * S6)
+        IS = sv.inertia_times(comp[f.key], Sdot[f.key])
+        BS, BTS = coriolis_times(prog, BC[f.key], S)
+        F1 = (prog.vec(sv.add(IS[0], BS[0])), prog.vec(sv.add(IS[1], BS[1])))
         F2 = inertia_times_var(prog, comp[f.key], S)
-        F3 = _split(prog, BC[f.key].T * S6)
+        F3 = BTS
         C[j, j] = prog.var(pair(S, F1))
 
         def upper(a, force, j=j):
@@ -80,8 +108,6 @@ def coriolis_matrix(kin: Kinematics, comp, vel):
 
 def _propagate_pair(kin, f, F2, F3, visit):
     """propagate_up for two forces at once."""
-    from .composite_inertia import ancestors
-
     key = f.key
     for a in ancestors(kin.model, key):
         F2 = kin.force_to_parent(key, F2)

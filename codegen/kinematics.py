@@ -63,13 +63,6 @@ class Kinematics:
             I = (mass, self.prog.vec(h), self.prog.mat(J))
         return I
 
-    def matrix6_to_parent(self, key, B):
-        for R, r in self.stages(key):
-            E = R.T
-            X = sp.Matrix(sp.BlockMatrix([[E, sp.zeros(3)], [-E * sv.hat(r), E]]))
-            B = self.prog.mat(X.T * self.prog.mat(B * X))
-        return B
-
     # -- recursions -----------------------------------------------------------
     def velocities(self):
         """Spatial velocity (w, v) of every link in its own frame (eq. 7-8)."""

@@ -28,7 +28,13 @@ C_RESERVED = frozenset(
     "float for goto if inline int long register restrict return short signed "
     "sizeof static struct switch typedef union unsigned void volatile while "
     "p q dq A C Q J tau_f arm frame".split()
+    # math.h functions and object-like macros the generated code may use
+    + "sin cos tan asin acos atan atan2 sinh cosh tanh exp log log10 pow sqrt cbrt fabs "
+    "floor ceil fmod copysign hypot NAN INFINITY HUGE_VAL HUGE_VALF HUGE_VALL "
+    "math_errhandling MATH_ERRNO MATH_ERREXCEPT".split()
 )
+# Names the generated C uses for its own locals and macros.
+_GENERATED = re.compile(r"^(t[0-9]+|(M|FP)_[A-Za-z0-9_]*|_.*)$")
 
 
 class ModelError(ValueError):
@@ -38,7 +44,7 @@ class ModelError(ValueError):
 def check_identifier(name: str, what: str) -> str:
     if not isinstance(name, str) or not _IDENT.match(name):
         raise ModelError(f"{what} {name!r} is not a C identifier")
-    if name in C_RESERVED or keyword.iskeyword(name):
+    if name in C_RESERVED or keyword.iskeyword(name) or _GENERATED.match(name):
         raise ModelError(f"{what} {name!r} is a reserved word in the generated code")
     return name
 
@@ -120,16 +126,23 @@ def _vector(value, what, length=3):
 
 def _expression(text, symbols, what):
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return sp.nsimplify(text, rational=True)
-    if not isinstance(text, str):
+        expr = sp.nsimplify(text, rational=True)
+    elif not isinstance(text, str):
         raise ModelError(f"{what}: expected an expression string, got {text!r}")
-    try:
-        expr = sp.sympify(text, locals=dict(symbols), rational=True)
-    except (sp.SympifyError, SyntaxError, TypeError) as exc:
-        raise ModelError(f"{what}: cannot parse {text!r}: {exc}") from None
+    elif "__" in text or not text.strip():  # sympify evaluates Python: no dunders
+        raise ModelError(f"{what}: cannot parse {text!r}")
+    else:
+        try:
+            expr = sp.sympify(text, locals=dict(symbols), rational=True)
+        except Exception as exc:  # sympify can raise almost anything on bad text
+            raise ModelError(f"{what}: cannot parse {text!r} ({type(exc).__name__})") from None
+    if not isinstance(expr, sp.Expr) or isinstance(expr, sp.Lambda):
+        raise ModelError(f"{what}: cannot parse {text!r} as a scalar expression")
     unknown = {str(s) for s in expr.free_symbols} - set(symbols)
     if unknown:
         raise ModelError(f"{what}: {text!r} uses undeclared geometry {sorted(unknown)}")
+    if expr.has(sp.oo, -sp.oo, sp.zoo, sp.nan, sp.I) or expr.is_extended_real is False:
+        raise ModelError(f"{what}: {text!r} is not a finite real expression")
     return expr
 
 
@@ -147,6 +160,8 @@ def _frame(raw, index, geometry_symbols, where):
     if not isinstance(key, str) or not _KEY.match(key) or key == "0":
         raise ModelError(f"{where}: frame key {key!r} must be letters/digits/_ and not '0'")
     where = f"frame {key!r}"
+    if not isinstance(raw["parent"], str):
+        raise ModelError(f"{where}: parent {raw['parent']!r} must be a frame key (a string)")
     jtype = raw["type"]
     if jtype not in JOINT_TYPES:
         raise ModelError(f"{where}: type {jtype!r} is not one of {JOINT_TYPES}")
@@ -182,6 +197,8 @@ def parse_model(text: str, source: str = "<model>") -> Model:
     if extra:
         raise ModelError(f"{source}: unknown top-level field(s) {sorted(extra)}")
     name = check_identifier(raw.get("name"), "model name")
+    if not isinstance(raw.get("geometry", []), list):
+        raise ModelError(f"{source}: geometry must be a list of names")
     geometry = tuple(raw.get("geometry", []))
     for g in geometry:
         check_identifier(g, "geometry parameter")
@@ -210,19 +227,34 @@ def parse_model(text: str, source: str = "<model>") -> Model:
     if model.ndof == 0:
         raise ModelError("the model has no moving joint")
     ees = []
-    for e in raw.get("end_effector", []):
+    raw_ees = raw.get("end_effector", [])
+    if not isinstance(raw_ees, list) or not all(isinstance(e, dict) for e in raw_ees):
+        raise ModelError(f"{source}: end_effector must be [[end_effector]] tables")
+    for e in raw_ees:
+        extra = set(e) - {"name", "frame"}
+        if extra:
+            raise ModelError(f"{source}: end effector: unknown field(s) {sorted(extra)}")
         ename = check_identifier(e.get("name"), "end-effector name")
         if e.get("frame") not in known - {"0"}:
             raise ModelError(f"end effector {ename!r}: unknown frame {e.get('frame')!r}")
         ees.append((ename, e["frame"]))
-    if len({e[0] for e in ees}) != len(ees):
-        raise ModelError("end-effector names must be unique")
+    upper = [e[0].upper() for e in ees]
+    if len(set(upper)) != len(ees) or set(upper) & {"WORLD", "LOCAL", "NDOF", "NP", "KERNELS_H"}:
+        # each becomes a macro <NAME>_<EE>, next to <NAME>_WORLD etc.
+        raise ModelError("end-effector names must be unique (ignoring case) and not world/local/ndof/np")
     names = model.param_names
-    clash = set(names) & set(model.joint_names)
-    if clash:
-        raise ModelError(f"names used both as joint and parameter: {sorted(clash)}")
     for n in names:
         check_identifier(n, "parameter name")
+    # every name the generated C declares as a local must be distinct
+    locals_ = list(names) + [f"J_{e}" for e, _ in ees]
+    for j in model.joint_names:
+        locals_ += [j, f"s_{j}", f"c_{j}", f"d{j}"]
+    seen, clash = set(), set()
+    for n in locals_:
+        (clash if n in seen else seen).add(n)
+    if clash:
+        raise ModelError(f"name clash in the generated code (joint, parameter or derived "
+                         f"s_/c_/d<joint> names): {sorted(clash)}")
     return Model(name, model.frames, geometry, gravity, tuple(ees), model.sha256)
 
 

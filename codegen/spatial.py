@@ -81,31 +81,3 @@ def inertia_to_parent(R, r, I):
         for k in range(3):
             out[i, k] = JR[i, k] - hr[i] * r[k] - r[i] * hr[k] - mass * r[i] * r[k] + (s if i == k else 0)
     return (mass, hp, out)
-
-
-def matrix6(I):
-    """The 6x6 matrix of an inertia (mass, h, J)."""
-    mass, h, J = I
-    H = hat(h)
-    return sp.Matrix(sp.BlockMatrix([[J, H], [H.T, mass * sp.eye(3)]]))
-
-
-def motion_cross_matrix(m):
-    w, v = m
-    W, V = hat(w), hat(v)
-    return sp.Matrix(sp.BlockMatrix([[W, sp.zeros(3)], [V, W]]))
-
-
-def force_bar_matrix(f):
-    """Matrix of  x -> x x* f  (skew-symmetric)."""
-    n, fl = f
-    N, F = hat(n), hat(fl)
-    return sp.Matrix(sp.BlockMatrix([[-N, -F], [-F, sp.zeros(3)]]))
-
-
-def transform6_to_parent(R, r, B):
-    """X^T B X for the motion transform X = childX_parent: a 6x6 map from motion
-    to force, given in the child frame, expressed in the parent frame."""
-    E = R.T
-    X = sp.Matrix(sp.BlockMatrix([[E, sp.zeros(3)], [-E * hat(r), E]]))
-    return X.T * B * X

@@ -2,17 +2,17 @@
  * Regenerate with `make generate`; edit the model file or the generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        cdb5ca30e344ee8305d76c577396721c05f72d0c595392df54ade8da03d87caf
+ * generator        e8d717a2ab005e196d76f5bfcac4ad86f6a9a30487189531982e2a68f7698f69
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
- *   krang_compute_C               9470
+ *   krang_compute_C               6774
  *   krang_compute_Q                340
  *   krang_jacobian_left_world      248
  *   krang_jacobian_left_local      525
  *   krang_jacobian_right_world     242
  *   krang_jacobian_right_local     521
  *   krang_friction                  68
- *   krang_compute_all            10596
+ *   krang_compute_all             7900
  */
 #ifndef KRANG_KERNELS_H
 #define KRANG_KERNELS_H

@@ -33,7 +33,7 @@ try:  # codegen/ is a plain directory of the repository, not an installed packag
     import codegen.model  # noqa: F401
 except ImportError:  # pragma: no cover - depends on how pytest was started
     sys.path.append(str(ROOT))
-from codegen.model import ACTUATOR, INERTIAL, Model, load_model, load_param_values  # noqa: E402,F401
+from codegen.model import Model, load_model, load_param_values  # noqa: E402,F401  (re-exported)
 
 KRANG_MODEL = ROOT / "models" / "krang.toml"
 KRANG_PARAMS = ROOT / "models" / "krang_params.toml"
