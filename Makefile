@@ -23,8 +23,12 @@ generate: $(STAMP)
 	$(PYTHON) -m codegen $(MODEL) $(PARAMS) --out generated
 	$(MAKE) build
 
-build: $(STAMP)
-	$(PYTHON) setup.py -q build_ext --inplace
+EXT := build/.extension
+$(EXT): $(STAMP) setup.py krang_kernels/_kernels.pyx $(wildcard generated/*.c generated/*.h)
+	$(PYTHON) setup.py -q build_ext --inplace --force
+	@touch $(EXT)
+
+build: $(EXT)
 
 demo: build
 	$(PYTHON) examples/demo.py

@@ -59,6 +59,10 @@ int main(int argc, char **argv)
     BENCH_TIME(o, st, "J_right", krang_jacobian(q, p, KRANG_RIGHT, KRANG_WORLD, Jr));
     BENCH_TIME(o, st, "J_both", krang_jacobian(q, p, KRANG_LEFT, KRANG_WORLD, Jl);
                krang_jacobian(q, p, KRANG_RIGHT, KRANG_WORLD, Jr));
+#ifdef BENCH_HAVE_EE_FUNCS /* the per-end-effector functions, without krang_jacobian's dispatch */
+    BENCH_TIME(o, st, "J_left_direct", krang_jacobian_left_world(q, p, Jl));
+    BENCH_TIME(o, st, "J_both_direct", krang_jacobian_left_world(q, p, Jl); krang_jacobian_right_world(q, p, Jr));
+#endif
     BENCH_TIME(o, st, "J_left_local", krang_jacobian(q, p, KRANG_LEFT, KRANG_LOCAL, Jl));
     BENCH_TIME(o, st, "J_both_local", krang_jacobian(q, p, KRANG_LEFT, KRANG_LOCAL, Jl);
                krang_jacobian(q, p, KRANG_RIGHT, KRANG_LOCAL, Jr));

@@ -27,7 +27,7 @@ C_RESERVED = frozenset(
     "auto break case char const continue default do double else enum extern "
     "float for goto if inline int long register restrict return short signed "
     "sizeof static struct switch typedef union unsigned void volatile while "
-    "p q dq A C Q J tau_f arm frame".split()
+    "p q dq A C Q J tau_f arm frame ee i sq cq NDOF sincos_q".split()
     # math.h functions and object-like macros the generated code may use
     + "sin cos tan asin acos atan atan2 sinh cosh tanh exp log log10 pow sqrt cbrt fabs "
     "floor ceil fmod copysign hypot NAN INFINITY HUGE_VAL HUGE_VALF HUGE_VALL "
@@ -260,9 +260,9 @@ def parse_model(text: str, source: str = "<model>") -> Model:
 
 def load_model(path) -> Model:
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
+    try:  # bytes decoded as UTF-8 (TOML), no newline translation: the hash is of the file
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise ModelError(f"cannot read model file {path}: {exc}") from None
     return parse_model(text, path.name)
 
@@ -275,8 +275,8 @@ def load_param_values(path, model: Model) -> list:
     """
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raw = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ModelError(f"cannot read parameter file {path}: {exc}") from None
     values = raw.get("values")
     if not isinstance(values, dict):

@@ -2,7 +2,7 @@
  * Regenerate with `make generate`; edit the model file or the generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        e8d717a2ab005e196d76f5bfcac4ad86f6a9a30487189531982e2a68f7698f69
+ * generator        04ce05f10fb17458bdc3b72cd2ece5d1fd259fdc76fbd473451ca82db5128112
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
@@ -286,7 +286,10 @@ extern "C" {
  *   230  Fc_10r
  *
  * All functions are reentrant: no allocation, no global state. Matrices are
- * row-major. Outputs are caller-owned and completely overwritten.
+ * row-major. Outputs are caller-owned and completely overwritten; every input
+ * is read before the first output is written, so an output may alias an input.
+ * Plain C99; compile with -O2 or -O3 and -ffp-contract=fast (fused
+ * multiply-add, GCC's default in GNU mode): about twice as fast.
  */
 
 /* Inertia matrix A(q), NDOF x NDOF, rotor inertia included. */

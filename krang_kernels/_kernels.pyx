@@ -101,24 +101,32 @@ cdef inline object _params(object params):
 
 cdef object _out(object out, str name, Py_ssize_t rows, Py_ssize_t cols):
     cdef cnp.npy_intp dims[2]
-    cdef tuple shape
+    cdef int nd = 1 if cols == 0 else 2
+    cdef cnp.ndarray a
     dims[0] = rows
     dims[1] = cols
     if out is None:
-        return cnp.PyArray_EMPTY(1 if cols == 0 else 2, dims, cnp.NPY_DOUBLE, 0)
-    if cols == 0:
-        shape = (rows,)
-    else:
-        shape = (rows, cols)
+        return cnp.PyArray_EMPTY(nd, dims, cnp.NPY_DOUBLE, 0)
+    if type(out) is np.ndarray:
+        a = <cnp.ndarray>out
+        if (cnp.PyArray_TYPE(a) == cnp.NPY_DOUBLE and cnp.PyArray_NDIM(a) == nd
+                and cnp.PyArray_DIM(a, 0) == rows and (nd == 1 or cnp.PyArray_DIM(a, 1) == cols)
+                and cnp.PyArray_IS_C_CONTIGUOUS(a) and cnp.PyArray_ISWRITEABLE(a)):
+            return out
+    if nd == 1:
+        _bad_out(out, name, (rows,))
+    _bad_out(out, name, (rows, cols))
+
+
+cdef _bad_out(object out, str name, tuple shape):
+    """Raise the error that says what is wrong with `out`."""
     if type(out) is not np.ndarray:
         raise TypeError(f"{name} must be a numpy.ndarray, got {type(out).__name__}")
-    if cnp.PyArray_TYPE(<cnp.ndarray>out) != cnp.NPY_DOUBLE:
+    if out.dtype != np.float64:
         raise TypeError(f"{name} must have dtype float64, got {out.dtype}")
     if out.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got {out.shape}")
-    if not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>out) or not out.flags.writeable:
-        raise ValueError(f"{name} must be a writeable C-contiguous array")
-    return out
+    raise ValueError(f"{name} must be a writeable C-contiguous array")
 
 
 cdef inline double *_data(object a):
