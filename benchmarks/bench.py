@@ -15,8 +15,13 @@ What it does, in order:
 4. Agreement: outputs of the three harnesses on the first states (--dump).
 5. Timing: `--rounds` rounds, each running every harness once pinned to one core
    (taskset), alternating which goes first; median over rounds of each
-   harness's own median. Python level: timeit medians of krang_kernels and
-   pinocchio Python calls. Generation: sizes, op counts, -O2 compile times.
+   harness's own median. Two measurements per harness run: the tight loop (each
+   kernel called alone, over and over: throughput of a hot kernel) and the
+   control tick (A, C, Q, J_left, J_right called in sequence per state, each
+   call timed on its own: latency as a controller sees it; also "cold", with
+   the caches evicted before every tick). Python level: timeit medians of
+   krang_kernels and pinocchio Python calls. Generation: sizes, op counts,
+   -O2 compile times.
 6. Writes benchmarks/results/bench.md, bench.json and bench.png.
 
 No timing is asserted anywhere: the machine may be shared and noisy.
@@ -103,6 +108,18 @@ def cpu_flags() -> str:
     except OSError:
         pass
     return "?"
+
+
+def cpu_caches() -> str:
+    """Core 0's caches from sysfs, e.g. 'L1d 48K, L1i 64K, L2 2048K, L3 491520K'."""
+    out = []
+    for d in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            level, kind, size = ((d / f).read_text().strip() for f in ("level", "type", "size"))
+        except OSError:
+            continue
+        out.append(f"L{level}{dict(Data='d', Instruction='i').get(kind, '')} {size}")
+    return ", ".join(out) or "?"
 
 
 def loadavg() -> str:
@@ -316,8 +333,11 @@ def run_harness(cmd, core, parse=True):
 
 
 def timing_rounds(harnesses, rounds, core, extra):
-    """harnesses: {name: argv}. Returns {name: {kernel: [median per round]}}."""
+    """harnesses: {name: argv}. Returns ({name: {kernel: [median per round]}},
+    {name: {mode: {call: [median per round]}}} for the control tick, {name: timer info})."""
     res = {name: {} for name in harnesses}
+    tick = {name: {} for name in harnesses}
+    timer = {}
     names = list(harnesses)
     for r in range(rounds):
         order = names if r % 2 == 0 else names[::-1]
@@ -325,13 +345,40 @@ def timing_rounds(harnesses, rounds, core, extra):
             out = run_harness(harnesses[name] + extra, core)
             for k, (med, _mn) in out["ns"].items():
                 res[name].setdefault(k, []).append(med)
+            t = out.get("tick")
+            if t:
+                for mode in ("warm", "cold"):
+                    for k, (med, _mn, p90) in t.get(mode, {}).items():
+                        tick[name].setdefault(mode, {}).setdefault(k, []).append(med)
+                        tick[name].setdefault(mode + "_p90", {}).setdefault(k, []).append(p90)
+                timer.setdefault(name, []).append(
+                    {k: v for k, v in t.items() if not isinstance(v, dict)})
         log(f"round {r + 1}/{rounds} done (load {loadavg()})")
-    return res
+    return res, tick, timer
 
 
 def summarize(per_round):
     return {h: {k: dict(median=statistics.median(v), lo=min(v), hi=max(v), n=len(v)) for k, v in ks.items()}
             for h, ks in per_round.items()}
+
+
+def summarize_tick(tick_rounds):
+    return {h: {mode: {k: dict(median=statistics.median(v), lo=min(v), hi=max(v), n=len(v)) for k, v in ks.items()}
+                for mode, ks in modes.items()}
+            for h, modes in tick_rounds.items()}
+
+
+def summarize_timer(timer):
+    """Per harness: the timer's name and the medians over runs of its numbers."""
+    out = {}
+    for h, runs in timer.items():
+        d = {"timer": runs[0].get("timer")}
+        for k in ("ns_per_count", "overhead_ns", "clock_gettime_ns", "cold_bytes", "warm_ticks", "cold_ticks"):
+            v = [r[k] for r in runs if k in r]
+            if v:
+                d[k] = statistics.median(v)
+        out[h] = d
+    return out
 
 
 def per_call_us(fn, repeat):
@@ -452,6 +499,20 @@ def generation_figures(gen: Path, cc: str, measure_compile: bool):
     return files
 
 
+def machine_code_sizes(objdir: Path):
+    """{function: bytes of machine code} of our kernels' cached objects (nm -S), {} if unavailable."""
+    sizes = {}
+    if shutil.which("nm") is None:
+        return sizes
+    for obj in sorted(objdir.glob("*.o")):
+        r = subprocess.run(["nm", "-S", str(obj)], capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            f = line.split()
+            if len(f) == 4 and f[2] in "Tt" and f[3].startswith("krang_"):
+                sizes[f[3]] = int(f[1], 16)
+    return sizes
+
+
 # ---------------------------------------------------------------- report
 def fmt_ns(v):
     if v is None:
@@ -491,6 +552,7 @@ OUR_CALLS = {
     "J_both_direct": "krang_jacobian_left_world + krang_jacobian_right_world", "J_left_local": "krang_jacobian(LEFT, LOCAL)",
     "J_both_local": "krang_jacobian LEFT + RIGHT (LOCAL)", "friction": "krang_friction",
     "all": "krang_compute_all",
+    "all_seq": "krang_compute_A + _C + _Q + jacobian_left_world + jacobian_right_world (in sequence)",
 }
 J_VARIANTS = ("J_both", "J_both_alljac", "J_both_framejac")
 
@@ -528,16 +590,63 @@ def headline(summary):
     return rows, pj_name
 
 
-def write_report(out_dir: Path, info, summary, agreement, py_rows, py_note, gen_files, gen_time):
+TICK_ROWS = [("A", "A"), ("C", "C"), ("Q", "Q"), ("J_left + J_right", "J_left+J_right"),
+             ("whole tick", "tick")]
+# The tight-loop key of each tick row (the whole tick: the sum of the four rows above it).
+TICK_TIGHT = {"A": ["A"], "C": ["C"], "Q": ["Q"], "J_left+J_right": ["J_both"],
+              "tick": ["A", "C", "Q", "J_both"]}
+# Python-level row -> (tight-loop key of ours, control-tick key of ours)
+PY_C_KEYS = {"A": ("A", "A"), "C": ("C", "C"), "Q": ("Q", "Q"), "J_left": ("J_left", "J_left"),
+             "J_left + J_right": ("J_both", "J_left+J_right")}
+
+
+def tick_rows(summary, tick_summary, mode):
+    """Rows label | ours | pin | pin-lib | ours tight | pin tight, ns (None where missing)."""
+    def tk(h, k):
+        d = tick_summary.get(h, {}).get(mode, {})
+        return d[k]["median"] if k in d else None
+
+    def tight(h, k):
+        d = summary.get(h, {})
+        vals = [d[x]["median"] if x in d else None for x in TICK_TIGHT[k]]
+        return sum(vals) if None not in vals else None
+
+    return [(label, tk("ours", k), tk("pin", k), tk("pin-lib", k), tight("ours", k), tight("pin", k))
+            for label, k in TICK_ROWS]
+
+
+def add_c_columns(py_rows, summary, tick_summary):
+    """Python out= minus the C tight loop and minus the C control tick (ours), µs."""
+    ours = summary.get("ours", {})
+    warm = tick_summary.get("ours", {}).get("warm", {})
+    for r in py_rows:
+        tight_k, tick_k = PY_C_KEYS.get(r["kernel"], (None, None))
+        c_tight = ours[tight_k]["median"] / 1e3 if tight_k in ours else None
+        c_tick = warm[tick_k]["median"] / 1e3 if tick_k in warm else None
+        py = r.get("ours_out")
+        r["c_tight_us"], r["c_tick_us"] = c_tight, c_tick
+        r["out_minus_c_tight_us"] = py - c_tight if py is not None and c_tight is not None else None
+        r["out_minus_c_tick_us"] = py - c_tick if py is not None and c_tick is not None else None
+    return py_rows
+
+
+def fmt_dus(v):
+    return "n/a" if v is None else f"{v:+.2f}"
+
+
+def write_report(out_dir: Path, info, summary, agreement, py_rows, py_note, gen_files, gen_time,
+                 tick_summary=None, timer=None):
     out_dir.mkdir(parents=True, exist_ok=True)
+    tick_summary = tick_summary or {}
+    timer = timer or {}
     rows, pj_name = headline(summary)
     L = []
     L.append("# krang-kernels benchmark: generated C vs Pinocchio\n")
     L.append(f"Made by `benchmarks/bench.py` on {info['date']}. No timing is asserted anywhere; "
              "the machine may be shared, so treat differences under ~10 % as noise.\n")
     L.append("| | |\n|---|---|")
-    for k in ("cpu", "cpu_flags", "cores", "cc", "cxx", "flags_ours", "flags_pin", "flags_pin_lib", "pin",
-              "python", "numpy", "params", "states", "rounds", "pinned", "load"):
+    for k in ("cpu", "cpu_flags", "cpu_caches", "cores", "cc", "cxx", "flags_ours", "flags_pin", "flags_pin_lib", "pin",
+              "python", "numpy", "params", "states", "rounds", "pinned", "load", "code_bytes"):
         L.append(f"| {k} | {info.get(k, '')} |")
     L.append("")
     L.append("## C / C++ level: ns per call\n")
@@ -554,6 +663,64 @@ def write_report(out_dir: Path, info, summary, agreement, py_rows, py_note, gen_
              "adds the copy). Our `world` Jacobian is Pinocchio's `LOCAL_WORLD_ALIGNED`. For J_left + J_right "
              "the fastest of three Pinocchio ways is taken"
              + (f" (here `{pj_name}`)" if pj_name else "") + ".\n")
+    if tick_summary:
+        t_ours = timer.get("ours") or next(iter(timer.values()), {})
+        cold_kib = (t_ours.get("cold_bytes") or 0) / 1024
+        L.append("## Control tick: per-call latency in sequence (ns)\n")
+        L.append(
+            "The table above is throughput of a hot kernel: each kernel is called alone in a tight loop, so its "
+            "code and data stay in L1/L2. A controller instead runs the kernels one after the other once per tick. "
+            "Here, for each pre-drawn state in turn, one tick calls A, C, Q, J_left, J_right "
+            "(ours: `krang_compute_A`, `krang_compute_C`, `krang_compute_Q`, `krang_jacobian_left_world`, "
+            "`krang_jacobian_right_world`; Pinocchio: `crba`, `computeCoriolisMatrix`, "
+            "`computeGeneralizedGravity`, and the main table's J_left/J_right method "
+            "(`computeJointJacobian` + rotate to LOCAL_WORLD_ALIGNED) once per arm), and every call is timed on "
+            f"its own with {t_ours.get('timer', '?')}; the timer overhead, measured as the median of empty timed "
+            f"regions ({t_ours.get('overhead_ns', float('nan')):.1f} ns here; `clock_gettime` costs "
+            f"{t_ours.get('clock_gettime_ns', float('nan')):.0f} ns), is subtracted from each call. Figures: median "
+            "over ticks (about "
+            f"{t_ours.get('warm_ticks', 0):,.0f} ticks per measurement for ours), median over measurements and "
+            "rounds; rounds alternate ours / Pinocchio as above. *whole tick* is timed in a separate pass with no "
+            "timestamps inside the tick; its *tight loop* figure is the sum of the four tight-loop rows. The "
+            "ratio columns are ours / Pinocchio; *tick / tight* is how much longer the same call takes inside "
+            "the tick than in its tight loop.\n")
+
+        def tick_table(mode):
+            L.append("| call | ours ns | Pinocchio ns | ratio ours/pin | Pinocchio libs ns | tight loop: ours ns "
+                     "| tight loop: Pinocchio ns | tight loop ratio | ours tick / tight | Pinocchio tick / tight |")
+            L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            for label, o, p, lb, ot, pt in tick_rows(summary, tick_summary, mode):
+                L.append(f"| {label} | {fmt_ns(o)} | {fmt_ns(p)} | {ratio(o, p)} | {fmt_ns(lb)} | {fmt_ns(ot)} | "
+                         f"{fmt_ns(pt)} | {ratio(ot, pt)} | {ratio(o, ot)} | {ratio(p, pt)} |")
+            L.append("")
+
+        tick_table("warm")
+        ours_w = tick_summary.get("ours", {}).get("warm", {})
+        if "sum" in ours_w and "tick" in ours_w:
+            pin_w = tick_summary.get("pin", {}).get("warm", {})
+            extra = (f"; Pinocchio {fmt_ns(pin_w['sum']['median'])} vs {fmt_ns(pin_w['tick']['median'])}"
+                     if "sum" in pin_w and "tick" in pin_w else "")
+            all_seq = summary.get("ours", {}).get("all_seq", {}).get("median")
+            pin_seq = summary.get("pin", {}).get("all_seq", {}).get("median")
+            L.append(f"Check: the sum of the individually timed calls of a tick, ours "
+                     f"{fmt_ns(ours_w['sum']['median'])} ns vs the whole tick timed alone "
+                     f"{fmt_ns(ours_w['tick']['median'])} ns{extra}; the same sequence in a tight loop over the "
+                     f"states (`all_seq`): ours {fmt_ns(all_seq)} ns, Pinocchio {fmt_ns(pin_seq)} ns.\n")
+        if any("cold" in m for m in tick_summary.values()):
+            L.append(f"### Cold tick: caches evicted before every tick (ns)\n")
+            L.append(f"Before every tick the harness reads one byte of every cache line of a {cold_kib:,.0f} KiB "
+                     f"buffer (`--cold-kib`; caches per core: {info.get('cpu_caches', '?')}). With L2 = 2 MiB a "
+                     "2 MiB buffer evicts only part of it; on the machine this was written on, 4 and 8 MiB gave "
+                     "the same figures. So each tick starts with its code and data out of L1/L2 (served from L3). "
+                     "This is the other bound: a real tick that follows other work (estimation, I/O, a Python "
+                     "step) lies between the warm and the cold figures, depending on how much that work "
+                     "displaces. Our kernels are long straight-line code (machine code: "
+                     f"{info.get('code_bytes', '?')}), Pinocchio's are small loops over the joints, so cache "
+                     f"misses cost ours much more. About {t_ours.get('cold_ticks', 0):,.0f} ticks per "
+                     "measurement.\n")
+            tick_table("cold")
+        L.append("Per-tick 90th percentiles (median over rounds, ns) are in bench.json (`tick_summary`, "
+                 "modes `warm_p90` / `cold_p90`).\n")
     L.append("### Every timed call (median [min - max over rounds], ns)\n")
     L.append("| harness | name | median | range | call |")
     L.append("|---|---|---:|---|---|")
@@ -578,13 +745,22 @@ def write_report(out_dir: Path, info, summary, agreement, py_rows, py_note, gen_
              "Python calls write into its `data` (they have no `out=`).\n")
     if py_note:
         L.append(f"Note: {py_note}\n")
-    L.append("| kernel | krang_kernels µs | with out= µs | pinocchio µs | ratio ours (faster of the two)/pin "
+    L.append("The two *minus C* columns are a `krang_kernels` call with `out=` minus ours in C, the C time taken "
+             "from the tight loop (C/C++ table) and from the warm control tick. Neither is purely the wrapper's "
+             "cost: in timeit's loop the kernel runs between interpreter code, which displaces part of its code, "
+             "so it is colder than in the tight loop (the tight-loop column also counts that slowdown, large for "
+             "the long C) but can be warmer than in the tick, where the much longer compute_C runs between two "
+             "A calls (hence negative values). The small kernels (Q, J), whose C time hardly depends on the "
+             "context, show the wrapper's own cost. compute_all has no `out=`.\n")
+    L.append("| kernel | krang_kernels µs | with out= µs | Python out= minus C (tight loop) µs "
+             "| Python out= minus C (tick latency) µs | pinocchio µs | ratio ours (faster of the two)/pin "
              "| pinocchio call |")
-    L.append("|---|---:|---:|---:|---:|---|")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---|")
     for r in py_rows:
         best = min((v for v in (r["ours"], r["ours_out"]) if v is not None), default=None)
-        L.append(f"| {r['kernel']} | {fmt_us(r['ours'])} | {fmt_us(r['ours_out'])} | {fmt_us(r['pin'])} | "
-                 f"{ratio(best, r['pin'])} | {r['pin_call']} |")
+        L.append(f"| {r['kernel']} | {fmt_us(r['ours'])} | {fmt_us(r['ours_out'])} | "
+                 f"{fmt_dus(r.get('out_minus_c_tight_us'))} | {fmt_dus(r.get('out_minus_c_tick_us'))} | "
+                 f"{fmt_us(r['pin'])} | {ratio(best, r['pin'])} | {r['pin_call']} |")
     L.append("")
     L.append("## Generation\n")
     if gen_files:
@@ -606,7 +782,7 @@ def write_report(out_dir: Path, info, summary, agreement, py_rows, py_note, gen_
     return rows
 
 
-def plot(out_dir: Path, rows, py_rows):
+def plot(out_dir: Path, rows, py_rows, summary=None, tick_summary=None):
     try:
         import matplotlib
 
@@ -615,7 +791,10 @@ def plot(out_dir: Path, rows, py_rows):
     except ImportError:
         log("matplotlib missing (pip install matplotlib, the `bench` extra): no bench.png")
         return False
-    fig, axes = plt.subplots(1, 2, figsize=(14, 5.5), gridspec_kw=dict(width_ratios=[7, 6]))
+    have_tick = bool(tick_summary) and bool(tick_summary.get("ours"))
+    ncols = 3 if have_tick else 2
+    fig, axes = plt.subplots(1, ncols, figsize=(20 if have_tick else 14, 5.5),
+                             gridspec_kw=dict(width_ratios=[7, 6, 6][:ncols]))
     series = [("ours", 1, "#1f77b4"), ("Pinocchio (same flags)", 2, "#ff7f0e"), ("Pinocchio libs", 3, "#bbbbbb")]
     x = np.arange(len(rows))
     w = 0.27
@@ -632,7 +811,7 @@ def plot(out_dir: Path, rows, py_rows):
                   rotation=20, ha="right")
     ax.set_ylabel("ns per call (median)")
     ax.set_yscale("log")
-    ax.set_title("C / C++ level (label: ours / Pinocchio)")
+    ax.set_title("C / C++ level, tight loop (label: ours / Pinocchio)")
     ax.legend(fontsize=8)
     ax = axes[1]
     x = np.arange(len(py_rows))
@@ -646,6 +825,31 @@ def plot(out_dir: Path, rows, py_rows):
     ax.set_yscale("log")
     ax.set_title("Python level")
     ax.legend(fontsize=8)
+    if have_tick:
+        ax = axes[2]
+        modes = [("tight", "tight loop", "#9ecae1")] + [
+            (m, lab, c) for m, lab, c in (("warm", "control tick", "#3182bd"), ("cold", "cold tick", "#08306b"))
+            if any(m in v for v in tick_summary.values())]
+        labels = [label for label, _ in TICK_ROWS]
+        x = np.arange(len(labels))
+        w = 0.8 / len(modes)
+        for n, (mode, lab, color) in enumerate(modes):
+            if mode == "tight":
+                tr = tick_rows(summary, tick_summary, "warm")
+                vals = [r[4] / r[5] if r[4] is not None and r[5] else 0 for r in tr]
+            else:
+                tr = tick_rows(summary, tick_summary, mode)
+                vals = [r[1] / r[2] if r[1] is not None and r[2] else 0 for r in tr]
+            bars = ax.bar(x + (n - (len(modes) - 1) / 2) * w, vals, w, label=lab, color=color)
+            for b, v in zip(bars, vals):
+                if v:
+                    ax.annotate(f"{v:.2f}", (b.get_x() + b.get_width() / 2, b.get_height()),
+                                ha="center", va="bottom", fontsize=7)
+        ax.axhline(1.0, color="k", lw=0.8, ls="--")
+        ax.set_xticks(x, labels, rotation=20, ha="right")
+        ax.set_ylabel("ratio ours / Pinocchio (lower: ours faster)")
+        ax.set_title("C / C++ level: tight loop vs control tick")
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out_dir / "bench.png", dpi=110)
     plt.close(fig)
@@ -669,6 +873,10 @@ def main(argv=None):
     ap.add_argument("--no-pin", dest="pin_core", action="store_false", help="do not pin to a core")
     ap.add_argument("--no-pin-lib", action="store_true", help="skip the shipped-libraries Pinocchio build")
     ap.add_argument("--no-python", action="store_true", help="skip the Python-level timings")
+    ap.add_argument("--no-tick", action="store_true", help="skip the control-tick measurement")
+    ap.add_argument("--cold-kib", type=int, default=4096,
+                    help="buffer read before every cold tick, KiB (0: no cold tick; default 4096 = 2x this "
+                         "machine's L2 per core)")
     ap.add_argument("--no-compile-time", action="store_true", help="skip the -O2 compile-time measurement")
     ap.add_argument("--random-params", action="store_true", help="ignore models/krang_params.toml")
     ap.add_argument("--generate-time", type=float, default=None, help="`make generate` wall time to report (s)")
@@ -754,18 +962,23 @@ def main(argv=None):
 
     log(f"timing: {args.rounds} round(s) of {', '.join(harnesses)}; core {core}")
     load_before = loadavg()
-    per_round = timing_rounds(harnesses, args.rounds, core,
-                              ["--target-ms", args.target_ms, "--inner", args.inner])
+    extra = ["--target-ms", args.target_ms, "--inner", args.inner, "--cold-kib", args.cold_kib]
+    if args.no_tick:
+        extra.append("--no-tick")
+    per_round, tick_per_round, timer_runs = timing_rounds(harnesses, args.rounds, core, extra)
     summary = summarize(per_round)
+    tick_summary = summarize_tick(tick_per_round)
+    timer = summarize_timer(timer_runs)
 
     py_rows, py_note = [], "skipped (--no-python)"
     if not args.no_python:
         log("Python level")
         py_rows, py_note = python_level(pmodel, model, q[0], dq[0], args.py_repeat, core)
+        add_c_columns(py_rows, summary, tick_summary)
 
     info = dict(
         date=_dt.datetime.now().isoformat(timespec="seconds"),
-        cpu=cpu_model(), cpu_flags=cpu_flags(), cores=os.cpu_count(),
+        cpu=cpu_model(), cpu_flags=cpu_flags(), cpu_caches=cpu_caches(), cores=os.cpu_count(),
         cc=first_line([args.cc, "--version"]), cxx=first_line([args.cxx, "--version"]),
         flags_ours=" ".join(["-std=c99", *OPT]),
         flags_pin=" ".join(["-std=c++17", *OPT, *BOOST_DEFS]),
@@ -773,15 +986,24 @@ def main(argv=None):
                       "+ boost defines; -lpinocchio_default -lpinocchio_parsers",
         pin=pin.__version__, python=platform.python_version(), numpy=np.__version__,
         params=params_src, states=f"{args.states} random (q in [-pi, pi], dq in [-2, 2]), seed {args.seed}",
-        rounds=f"{args.rounds} x {args.inner} measurements of ~{args.target_ms:g} ms",
+        rounds=f"{args.rounds} x {args.inner} measurements of ~{args.target_ms:g} ms"
+               + ("" if args.no_tick else " (tight loop; then the same for the control tick, warm"
+                  + (f" and cold ({args.cold_kib} KiB read before each tick)" if args.cold_kib else "") + ")"),
         pinned=f"taskset -c {core}" if taskset_prefix(core) else "no",
         load=f"{load_before} before timing, {loadavg()} after",
     )
-    rows = write_report(args.out, info, summary, agreement, py_rows, py_note, gen_files, gen_time)
-    plot(args.out, rows, py_rows)
+    code = machine_code_sizes(build / "obj")
+    if code:
+        info["code_bytes"] = ", ".join(f"{k.removeprefix('krang_')} {v:,} B" for k, v in code.items()
+                                       if k in ("krang_compute_A", "krang_compute_C", "krang_compute_Q",
+                                                "krang_jacobian_left_world", "krang_jacobian_right_world"))
+    rows = write_report(args.out, info, summary, agreement, py_rows, py_note, gen_files, gen_time,
+                        tick_summary, timer)
+    plot(args.out, rows, py_rows, summary, tick_summary)
     (args.out / "bench.json").write_text(json.dumps(
         dict(info=info, per_round=per_round, summary=summary, agreement=agreement, python=py_rows,
-             python_note=py_note, generation=gen_files, make_generate=gen_time), indent=1, default=str))
+             python_note=py_note, generation=gen_files, make_generate=gen_time,
+             tick_per_round=tick_per_round, tick_summary=tick_summary, tick_timer=timer), indent=1, default=str))
     print((args.out / "bench.md").read_text())
     return 0
 

@@ -1,6 +1,6 @@
 /* Our side of `make bench`: times the generated C kernels (generated/ *.c) on
  * the same pre-drawn states as bench_pin.cpp. Usage:
- *   bench_c STATES.bin [--target-ms T] [--inner N] [--only NAME] [--dump FILE K]
+ *   bench_c STATES.bin [--target-ms T] [--inner N] [--only NAME] [--no-tick] [--cold-kib K] [--dump FILE K]
  * The parameter vector is the one stored in STATES.bin (bench.py writes the
  * default parameters there, the same values the Pinocchio model is built from).
  * Plain C99; compiled with the same flags as bench_pin.cpp (-O3 -march=native).
@@ -8,6 +8,14 @@
 #include "bench_common.h"
 
 #include "krang_kernels.h"
+
+#ifdef BENCH_HAVE_EE_FUNCS
+#define TICK_J_LEFT krang_jacobian_left_world(q, p, Jl)
+#define TICK_J_RIGHT krang_jacobian_right_world(q, p, Jr)
+#else
+#define TICK_J_LEFT krang_jacobian(q, p, KRANG_LEFT, KRANG_WORLD, Jl)
+#define TICK_J_RIGHT krang_jacobian(q, p, KRANG_RIGHT, KRANG_WORLD, Jr)
+#endif
 
 int main(int argc, char **argv)
 {
@@ -68,7 +76,23 @@ int main(int argc, char **argv)
                krang_jacobian(q, p, KRANG_RIGHT, KRANG_LOCAL, Jr));
     BENCH_TIME(o, st, "friction", krang_friction(dq, p, tau));
     BENCH_TIME(o, st, "all", krang_compute_all(q, dq, p, A, C, Qv, Jl, Jr));
+    /* The control tick's sequence, in a tight loop (no timestamps inside). */
+    BENCH_TIME(o, st, "all_seq", krang_compute_A(q, p, A); krang_compute_C(q, dq, p, C); krang_compute_Q(q, p, Qv);
+               TICK_J_LEFT; TICK_J_RIGHT);
+    printf("\n  }");
+
+    /* Control tick: the same calls in sequence, each timed on its own (bench_common.h). */
+    if (!o.only) {
+        static const char *const names[] = {"A", "C", "Q", "J_left", "J_right"};
+        bench_tick T;
+        bench_tick_init(&T, &o, names, 5, 3, "J_left+J_right");
+        BENCH_TICK(o, st, T, krang_compute_A(q, p, A); BENCH_MARK(1);
+                   krang_compute_C(q, dq, p, C); BENCH_MARK(2);
+                   krang_compute_Q(q, p, Qv); BENCH_MARK(3);
+                   TICK_J_LEFT; BENCH_MARK(4);
+                   TICK_J_RIGHT);
+    }
     for (i = 0; i < KRANG_NDOF; i++) sink += A[i * KRANG_NDOF + i] + C[i] + Qv[i] + Jl[i] + Jr[i] + tau[i];
-    printf("\n  },\n  \"checksum\": %.17g\n}\n", sink);
+    printf(",\n  \"checksum\": %.17g\n}\n", sink);
     return 0;
 }

@@ -10,6 +10,16 @@
  * so that one such measurement lasts about target_ms; `inner` measurements
  * are taken and the harness prints their median and minimum. bench.py runs the
  * harnesses several times, alternating, and takes the median across runs.
+ *
+ * That is the throughput of one hot kernel: its code and data stay in the
+ * caches from one call to the next. The "control tick" (BENCH_TICK below)
+ * measures latency instead: per pre-drawn state, the kernels of one controller
+ * tick are called in sequence (ours: A, C, Q, J_left, J_right) and each call is
+ * timed on its own with a cheap timestamp (rdtsc between lfences on x86,
+ * else CLOCK_MONOTONIC), minus the timer overhead (median of empty timed
+ * regions). A second pass times the whole tick with no timestamps inside it.
+ * The "cold" variant reads a buffer of --cold-kib KiB (default 4096; 0: off)
+ * before every tick, evicting L1/L2 of code and data.
  */
 #ifndef KRANG_BENCH_COMMON_H
 #define KRANG_BENCH_COMMON_H
@@ -22,6 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define BENCH_TSC 1
+#endif
 
 typedef struct {
     int nstates, ndof, np;
@@ -87,6 +101,8 @@ typedef struct {
     int inner;
     const char *only;
     int first; /* for the JSON separator */
+    int tick;  /* run the control-tick measurement (--no-tick: 0) */
+    long cold_kib;
 } bench_opts;
 
 /* Time the statement(s) in ... (which may use `q`, `dq`: const double * of the current state,
@@ -138,16 +154,268 @@ static void bench_parse_opts(int argc, char **argv, int start, bench_opts *o)
     o->inner = 5;
     o->only = NULL;
     o->first = 1;
+    o->tick = 1;
+    o->cold_kib = 4096;
     for (i = start; i < argc; i++) {
         if (!strcmp(argv[i], "--target-ms") && i + 1 < argc) o->target_ns = atof(argv[++i]) * 1e6;
+        else if (!strcmp(argv[i], "--no-tick")) o->tick = 0;
+        else if (!strcmp(argv[i], "--cold-kib") && i + 1 < argc) o->cold_kib = atol(argv[++i]);
         else if (!strcmp(argv[i], "--inner") && i + 1 < argc) o->inner = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) o->only = argv[++i];
         else if (!strcmp(argv[i], "--dump") && i + 2 < argc) i += 2; /* handled by the harness */
-        else bench_die("unknown option (use --target-ms T --inner N --only NAME --dump FILE K)");
+        else bench_die("unknown option (use --target-ms T --inner N --only NAME --no-tick --cold-kib K "
+                       "--dump FILE K)");
     }
     if (o->inner < 1 || o->inner > BENCH_MAX_INNER) bench_die("--inner must be 1..64");
     if (o->target_ns <= 0) bench_die("--target-ms must be > 0");
+    if (o->cold_kib < 0) bench_die("--cold-kib must be >= 0");
 }
+
+/* ------------------------------------------------------------------ control tick */
+
+/* Timestamp in counts: the TSC between lfences (so the calls around it do not
+ * overlap it), or CLOCK_MONOTONIC ns where there is no TSC. */
+static inline uint64_t bench_stamp(void)
+{
+#ifdef BENCH_TSC
+    uint64_t t;
+    _mm_lfence();
+    t = __rdtsc();
+    _mm_lfence();
+    return t;
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+#define BENCH_TICK_MAXCALLS 8
+#define BENCH_TICK_CAP 65536L /* ticks kept per measurement */
+
+typedef struct {
+    int ncalls;                /* calls per tick, separated by BENCH_MARK(1..ncalls-1) */
+    const char *const *names;  /* their names */
+    int pair;                  /* calls pair, pair+1 are also reported together as pair_name (-1: none) */
+    const char *pair_name;
+    double target_ns;
+    double ns_per_count, overhead_counts, overhead_ns, clock_gettime_ns;
+    unsigned char *evict;
+    size_t evict_bytes;
+    double *raw; /* BENCH_TICK_CAP rows of ncalls + 1 deltas in counts (per call, then the whole tick) */
+    double *col;
+    long n;
+} bench_tick;
+
+static volatile double bench_sink_;
+
+/* Read one byte of every cache line of the eviction buffer. */
+static void bench_evict(const bench_tick *T)
+{
+    const volatile unsigned char *b = T->evict;
+    unsigned acc = 0;
+    size_t i;
+    for (i = 0; i < T->evict_bytes; i += 64) acc += b[i];
+    bench_sink_ += acc;
+}
+
+static void bench_tick_init(bench_tick *T, const bench_opts *o, const char *const *names, int ncalls, int pair,
+                            const char *pair_name)
+{
+    enum { NE = 100001 };
+    static double e[NE];
+    double t0, t1;
+    uint64_t c0, c1;
+    int i;
+    if (ncalls < 1 || ncalls > BENCH_TICK_MAXCALLS) bench_die("bad tick call count");
+    T->ncalls = ncalls;
+    T->names = names;
+    T->pair = pair;
+    T->pair_name = pair_name;
+    T->target_ns = o->target_ns;
+    T->raw = (double *)malloc(sizeof(double) * (size_t)BENCH_TICK_CAP * (size_t)(ncalls + 1));
+    T->col = (double *)malloc(sizeof(double) * (size_t)BENCH_TICK_CAP);
+    T->evict_bytes = (size_t)o->cold_kib * 1024u;
+    T->evict = T->evict_bytes ? (unsigned char *)malloc(T->evict_bytes) : NULL;
+    if (!T->raw || !T->col || (T->evict_bytes && !T->evict)) bench_die("out of memory");
+    if (T->evict) memset(T->evict, 1, T->evict_bytes); /* real pages, not the shared zero page */
+    /* counts -> ns, against CLOCK_MONOTONIC over ~50 ms */
+#ifdef BENCH_TSC
+    t0 = bench_now_ns();
+    c0 = bench_stamp();
+    do t1 = bench_now_ns(); while (t1 - t0 < 50e6);
+    c1 = bench_stamp();
+    T->ns_per_count = (t1 - t0) / (double)(c1 - c0);
+#else
+    (void)c0; (void)c1;
+    T->ns_per_count = 1.0;
+#endif
+    /* timer overhead: median of empty timed regions */
+    for (i = 0; i < NE; i++) {
+        c0 = bench_stamp();
+        c1 = bench_stamp();
+        e[i] = (double)(c1 - c0);
+    }
+    T->overhead_counts = bench_median(e, NE);
+    T->overhead_ns = T->overhead_counts * T->ns_per_count;
+    for (i = 0; i < NE; i++) {
+        t0 = bench_now_ns();
+        t1 = bench_now_ns();
+        e[i] = t1 - t0;
+    }
+    T->clock_gettime_ns = bench_median(e, NE);
+}
+
+/* Quantile (0..1, nearest rank) of v[0..n), sorting v. */
+static double bench_quantile(double *v, long n, double f)
+{
+    long k = (long)(f * (double)(n - 1) + 0.5);
+    qsort(v, (size_t)n, sizeof(double), bench_cmp_double);
+    return v[k < 0 ? 0 : (k >= n ? n - 1 : k)];
+}
+
+/* Statistics of one measurement, in ns, overhead subtracted: out[c][0] median, out[c][1] p90,
+ * for c = each call, the pair, the sum of the calls (instrumented pass) -- or, for the
+ * uninstrumented pass, only out[0] = the whole tick. */
+static void bench_tick_stats(bench_tick *T, int instr, double out[][2])
+{
+    const int nc = T->ncalls, w = nc + 1;
+    long t;
+    int c;
+    if (!instr) {
+        for (t = 0; t < T->n; t++) T->col[t] = (T->raw[t * w + nc] - T->overhead_counts) * T->ns_per_count;
+        out[0][1] = bench_quantile(T->col, T->n, 0.9);
+        out[0][0] = bench_quantile(T->col, T->n, 0.5);
+        return;
+    }
+    for (c = 0; c < nc + 2; c++) {
+        for (t = 0; t < T->n; t++) {
+            const double *r = T->raw + t * w;
+            double d;
+            if (c < nc) d = r[c] - T->overhead_counts;
+            else if (c == nc) d = T->pair >= 0 ? r[T->pair] + r[T->pair + 1] - 2 * T->overhead_counts : 0;
+            else d = r[nc] - nc * T->overhead_counts;
+            T->col[t] = d * T->ns_per_count;
+        }
+        out[c][1] = bench_quantile(T->col, T->n, 0.9);
+        out[c][0] = bench_quantile(T->col, T->n, 0.5);
+    }
+}
+
+/* Inside the tick body: the timestamp after call i (i = 1 .. ncalls-1). */
+#define BENCH_MARK(i)                              \
+    do {                                           \
+        if (instr_) tk_[i] = bench_stamp();        \
+    } while (0)
+
+/* One measurement: ticks over the states in turn until ~target_ns has passed (or
+ * BENCH_TICK_CAP ticks), each preceded by the eviction if cold_. */
+#define BENCH_TICK_RUN_(T, st, body)                                                      \
+    do {                                                                                  \
+        const int nc_ = (T).ncalls;                                                       \
+        long n_ = 0;                                                                      \
+        int s_ = 0, c_;                                                                   \
+        double ts_ = bench_now_ns();                                                      \
+        for (;;) {                                                                        \
+            const double *q = (st).q + (size_t)s_ * (st).ndof;                            \
+            const double *dq = (st).dq + (size_t)s_ * (st).ndof;                          \
+            double *row_ = (T).raw + n_ * (nc_ + 1);                                      \
+            (void)q; (void)dq;                                                            \
+            if (cold_) bench_evict(&(T));                                                 \
+            tk_[0] = bench_stamp();                                                       \
+            body;                                                                         \
+            tk_[nc_] = bench_stamp();                                                     \
+            if (instr_)                                                                   \
+                for (c_ = 0; c_ < nc_; c_++) row_[c_] = (double)(tk_[c_ + 1] - tk_[c_]);  \
+            row_[nc_] = (double)(tk_[nc_] - tk_[0]);                                      \
+            n_++;                                                                         \
+            if (++s_ == (st).nstates) s_ = 0;                                             \
+            if (n_ == BENCH_TICK_CAP) break;                                              \
+            if ((cold_ || (n_ & 15) == 0) && bench_now_ns() - ts_ >= (T).target_ns) break; \
+        }                                                                                 \
+        (T).n = n_;                                                                       \
+    } while (0)
+
+static void bench_tick_print_row(const char *name, double *med, double *p90, int inner, int *first)
+{
+    double mn = med[0];
+    int k;
+    for (k = 1; k < inner; k++) if (med[k] < mn) mn = med[k];
+    printf("%s\n      \"%s\": [%.3f, %.3f, %.3f]", *first ? "" : ",", name, bench_median(med, inner), mn,
+           bench_median(p90, inner));
+    *first = 0;
+}
+
+/* The control tick: the statements in ... are one tick (they may use q, dq, s_ as in
+ * BENCH_TIME and must contain BENCH_MARK(1) .. BENCH_MARK(ncalls-1) between the calls).
+ * Prints  "tick": {...}  as one JSON member (leading comma included): per mode (warm, and
+ * cold if --cold-kib > 0), "NAME": [median over measurements of the per-tick median,
+ * min over measurements, median of the per-measurement p90], in ns. */
+#define BENCH_TICK(opts, st, T, ...)                                                        \
+    do {                                                                                    \
+        static double m_[2][BENCH_TICK_MAXCALLS + 3][BENCH_MAX_INNER];                      \
+        static double p_[2][BENCH_TICK_MAXCALLS + 3][BENCH_MAX_INNER];                      \
+        double one_[BENCH_TICK_MAXCALLS + 2][2];                                            \
+        long nt_[2][BENCH_MAX_INNER];                                                       \
+        uint64_t tk_[BENCH_TICK_MAXCALLS + 1];                                              \
+        int mode_, k_, instr_, cold_, c2_, first_;                                          \
+        const int ncs_ = (T).ncalls;                                                        \
+        if (!(opts).tick) break;                                                            \
+        for (mode_ = 0; mode_ < ((T).evict_bytes ? 2 : 1); mode_++) {                       \
+            cold_ = mode_;                                                                  \
+            double tgt_ = (T).target_ns;                                                    \
+            (T).target_ns = 0.1 * tgt_; /* warm-up */                                       \
+            instr_ = 1;                                                                     \
+            BENCH_TICK_RUN_(T, st, __VA_ARGS__);                                            \
+            (T).target_ns = tgt_;                                                           \
+            for (k_ = 0; k_ < (opts).inner; k_++) {                                         \
+                instr_ = 1;                                                                 \
+                BENCH_TICK_RUN_(T, st, __VA_ARGS__);                                        \
+                nt_[mode_][k_] = (T).n;                                                     \
+                bench_tick_stats(&(T), 1, one_);                                            \
+                for (c2_ = 0; c2_ < ncs_ + 2; c2_++) {                                      \
+                    m_[mode_][c2_][k_] = one_[c2_][0];                                      \
+                    p_[mode_][c2_][k_] = one_[c2_][1];                                      \
+                }                                                                           \
+                instr_ = 0;                                                                 \
+                BENCH_TICK_RUN_(T, st, __VA_ARGS__);                                        \
+                bench_tick_stats(&(T), 0, one_);                                            \
+                m_[mode_][ncs_ + 2][k_] = one_[0][0];                                       \
+                p_[mode_][ncs_ + 2][k_] = one_[0][1];                                       \
+            }                                                                               \
+        }                                                                                   \
+        printf(",\n  \"tick\": {\n    \"timer\": \"%s\",\n    \"ns_per_count\": %.6g,\n"        \
+               "    \"overhead_ns\": %.3f,\n    \"clock_gettime_ns\": %.3f,\n"                  \
+               "    \"cold_bytes\": %lu",                                                       \
+               BENCH_TIMER_NAME, (T).ns_per_count, (T).overhead_ns, (T).clock_gettime_ns,       \
+               (unsigned long)(T).evict_bytes);                                                 \
+        for (mode_ = 0; mode_ < ((T).evict_bytes ? 2 : 1); mode_++) {                       \
+            double nn_[BENCH_MAX_INNER];                                                    \
+            for (k_ = 0; k_ < (opts).inner; k_++) nn_[k_] = (double)nt_[mode_][k_];         \
+            printf(",\n    \"%s_ticks\": %.0f,\n    \"%s\": {", mode_ ? "cold" : "warm",        \
+                   bench_median(nn_, (opts).inner), mode_ ? "cold" : "warm");                   \
+            first_ = 1;                                                                     \
+            for (c2_ = 0; c2_ < ncs_; c2_++)                                                \
+                bench_tick_print_row((T).names[c2_], m_[mode_][c2_], p_[mode_][c2_],        \
+                                     (opts).inner, &first_);                                \
+            if ((T).pair >= 0)                                                              \
+                bench_tick_print_row((T).pair_name, m_[mode_][ncs_], p_[mode_][ncs_],       \
+                                     (opts).inner, &first_);                                \
+            bench_tick_print_row("sum", m_[mode_][ncs_ + 1], p_[mode_][ncs_ + 1],           \
+                                 (opts).inner, &first_);                                    \
+            bench_tick_print_row("tick", m_[mode_][ncs_ + 2], p_[mode_][ncs_ + 2],          \
+                                 (opts).inner, &first_);                                    \
+            printf("\n    }");                                                              \
+        }                                                                                   \
+        printf("\n  }");                                                                    \
+        fflush(stdout);                                                                     \
+    } while (0)
+
+#ifdef BENCH_TSC
+#define BENCH_TIMER_NAME "rdtsc between lfences"
+#else
+#define BENCH_TIMER_NAME "clock_gettime(CLOCK_MONOTONIC)"
+#endif
 
 /* --dump FILE K: write the outputs for the first K states (see bench.py) instead of timing. */
 static const char *bench_dump_path(int argc, char **argv, int start, int *k)

@@ -1,6 +1,7 @@
 // Pinocchio side of `make bench`: times Pinocchio's C++ algorithms on the same
 // states as bench_c.c. Usage:
-//   bench_pin MODEL.txt STATES.bin [--target-ms T] [--inner N] [--only NAME] [--dump FILE K]
+//   bench_pin MODEL.txt STATES.bin [--target-ms T] [--inner N] [--only NAME] [--no-tick] [--cold-kib K]
+//             [--dump FILE K]
 // MODEL.txt is written by bench.py from the Pinocchio model that
 // pin.buildModelFromUrdf makes of benchmarks/build/krang_aligned.urdf (joint
 // axes +x/+y/+z, so JointModelRX/RY/RZ). Two builds of this file:
@@ -259,9 +260,23 @@ int main(int argc, char **argv)
         jac_world(model, data, Q_, jl, Jl, Jlw);
         jac_world(model, data, Q_, jr, Jr, Jrw);
     });
+    printf("\n  }");
+
+    // Control tick: the calls of all_seq in sequence, each timed on its own (bench_common.h).
+    // The Jacobians are the main table's J_left / J_right method, once per arm.
+    if (!o.only) {
+        static const char *const names[] = {"A", "C", "Q", "J_left", "J_right"};
+        bench_tick T;
+        bench_tick_init(&T, &o, names, 5, 3, "J_left+J_right");
+        BENCH_TICK(o, st, T, pin::crba(model, data, Q_); BENCH_MARK(1);
+                   pin::computeCoriolisMatrix(model, data, Q_, V_); BENCH_MARK(2);
+                   pin::computeGeneralizedGravity(model, data, Q_); BENCH_MARK(3);
+                   jac_world(model, data, Q_, jl, Jl, Jlw); BENCH_MARK(4);
+                   jac_world(model, data, Q_, jr, Jr, Jrw));
+    }
     // Keep every output observable.
     double sink = data.M.sum() + data.C.sum() + data.g.sum() + Jlw.sum() + Jrw.sum() + Jl2.sum() + Jr2.sum() +
                   data.tau.sum();
-    printf("\n  },\n  \"checksum\": %.17g\n}\n", sink);
+    printf(",\n  \"checksum\": %.17g\n}\n", sink);
     return 0;
 }

@@ -113,14 +113,19 @@ def _cse(assignments, outputs):
 
 
 def demand_order(body, outputs):
-    """Reorder assignments so that each is computed just before the first
-    statement that needs it, following the outputs in order. Short live
-    ranges mean fewer register spills in one long straight-line function
-    (measured: C kernel 1.3 -> 0.83 us)."""
+    """Reorder assignments (given in dependency order) so that each is
+    computed just before the first statement that needs it, following the
+    outputs in order, and the deeper of two operands first (Sethi-Ullman).
+    Short live ranges mean fewer register spills in one long straight-line
+    function (measured: compute_C 1.30 -> 0.83 us)."""
     rhs = dict(body)
+    height = {}
+    for sym, e in body:
+        height[sym] = 1 + max((height[d] for d in e.free_symbols if d in height), default=0)
+    rank = lambda d: (height[d], str(d))  # noqa: E731  (str: deterministic ties)
     order, done = [], set()
     for root in outputs:
-        stack = [(s, False) for s in sorted(sp.sympify(root).free_symbols & rhs.keys(), key=str, reverse=True)]
+        stack = [(d, False) for d in sorted(sp.sympify(root).free_symbols & rhs.keys(), key=rank)]
         while stack:
             sym, ready = stack.pop()
             if sym in done:
@@ -130,9 +135,30 @@ def demand_order(body, outputs):
                 order.append((sym, rhs[sym]))
                 continue
             stack.append((sym, True))
-            deps = sorted(rhs[sym].free_symbols & rhs.keys() - done, key=str, reverse=True)
-            stack.extend((d, False) for d in deps)
+            stack.extend((d, False) for d in sorted(rhs[sym].free_symbols & rhs.keys() - done, key=rank))
     return order
+
+
+def _leaves_first(outputs):
+    """Flat output positions, deepest joints first, across all outputs: entry
+    (i, j) of an NDOF x NDOF matrix by (max(i, j), min(i, j)), entry i of a
+    vector by (i, i), column j of any other matrix by (j, -1); descending.
+    Joints are numbered parents first, so each subtree's quantities are
+    computed right before the entries that consume them: shorter live ranges,
+    fewer spills, smaller code (compute_C: 65 -> 57 KB, 0.81 -> 0.67 us)."""
+    keys, base = [], 0
+    for m in outputs.values():
+        for i in range(m.rows):
+            for j in range(m.cols):
+                if m.rows == m.cols:
+                    key = (max(i, j), min(i, j))
+                elif m.cols == 1:
+                    key = (i, i)
+                else:
+                    key = (j, -1)
+                keys.append((key, -base - i * m.cols - j))
+        base += m.rows * m.cols
+    return [-k for _, k in sorted(keys, reverse=True)]
 
 
 def emit(kernel: Kernel, derivation) -> Kernel:
@@ -149,7 +175,7 @@ def emit(kernel: Kernel, derivation) -> Kernel:
     kernel.setup, reads = _input_reads(syms, used)
     # Every input is read before the first output is written, so outputs may
     # alias inputs; within that, each value is computed where it is needed.
-    body = demand_order(reads + body, final)
+    body = demand_order(reads + body, [final[k] for k in _leaves_first(kernel.outputs)])
     kernel.body = [(f"const double {s}", ccode(e)) for s, e in body]
     writes, k = [], 0
     for name, es in flat:

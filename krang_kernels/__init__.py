@@ -33,7 +33,7 @@ from ._kernels import (
 __version__ = "0.1.0"
 __all__ = [
     "N_DOF", "N_PARAMS", "JOINT_NAMES", "PARAM_NAMES", "default_params", "params_from_dict",
-    "compute_A", "compute_C", "compute_Q", "jacobian", "friction", "compute_all", "inverse_dynamics",
+    "compute_A", "compute_C", "compute_Q", "jacobian", "friction", "compute_all",
 ]
 
 _INDEX = {name: i for i, name in enumerate(PARAM_NAMES)}
@@ -54,10 +54,3 @@ def params_from_dict(values, base=None):
         p[_INDEX[name]] = value
     return p
 
-
-def inverse_dynamics(q, dq, ddq, params=None):
-    """Joint torques A ddq + C dq + Q + friction (seed 003 eq. 3 and 17)."""
-    ddq = np.asarray(ddq, dtype=np.float64)
-    if ddq.shape != (N_DOF,) or not np.all(np.isfinite(ddq)):
-        raise ValueError(f"ddq must be {N_DOF} finite numbers, got shape {ddq.shape}")
-    return compute_A(q, params) @ ddq + compute_C(q, dq, params) @ dq + compute_Q(q, params) + friction(dq, params)
