@@ -44,6 +44,7 @@ check-generated: $(STAMP)
 bench: build
 	$(PYTHON) -m pip install -q -e ".[bench]" --no-build-isolation
 	$(PYTHON) benchmarks/bench.py
+	$(PYTHON) benchmarks/readme_table.py
 
 clean:
 	rm -rf build benchmarks/build krang_kernels/_kernels.c krang_kernels/*.so

@@ -1,0 +1,51 @@
+"""Copy the headline tables of benchmarks/results/bench.md into README.md,
+between the markers <!-- bench:start --> and <!-- bench:end -->, so the README
+always shows the latest `make bench`."""
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SECTIONS = [  # (heading in bench.md, title in the README)
+    ("## C / C++ level", "C level, each kernel hot in a tight loop (median ns per call, same run, same flags)"),
+    ("## Control tick", "Control tick: A, C, Q, both Jacobians called in sequence, caches warm (ns)"),
+    ("### Cold tick", "Control tick with caches evicted before every tick (ns)"),
+    ("## Python level", "Python level (µs per call)"),
+]
+
+
+def first_table(text, heading):
+    start = text.index(heading)
+    lines = text[start:].splitlines()
+    out, seen = [], False
+    for line in lines[1:]:
+        if line.startswith("|"):
+            out.append(line)
+            seen = True
+        elif seen:
+            break
+    return out
+
+
+def main():
+    bench = (ROOT / "benchmarks" / "results" / "bench.md").read_text()
+    made = re.search(r"Made by .*? on (\S+?)\.", bench)
+    cpu = re.search(r"^\| cpu \| (.*) \|$", bench, re.M)
+    parts = [f"Measured by `make bench` ({made.group(1) if made else 'date unknown'}, "
+             f"{cpu.group(1) if cpu else 'cpu unknown'}, 2 cores; Pinocchio 4.1 compiled with the same flags). "
+             "Full report: [benchmarks/results/bench.md](benchmarks/results/bench.md).", ""]
+    for heading, title in SECTIONS:
+        if heading in bench:
+            parts += [f"**{title}**", ""] + first_table(bench, heading) + [""]
+    parts.append("![benchmark](benchmarks/results/bench.png)")
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    new = re.sub(r"(<!-- bench:start -->\n).*?(\n<!-- bench:end -->)",
+                 lambda m: m.group(1) + "\n".join(parts) + m.group(2), text, flags=re.S)
+    if new == text and "<!-- bench:start -->" not in text:
+        sys.exit("README.md has no bench markers")
+    readme.write_text(new)
+
+
+if __name__ == "__main__":
+    main()
