@@ -34,7 +34,7 @@ C_RESERVED = frozenset(
     "math_errhandling MATH_ERRNO MATH_ERREXCEPT".split()
 )
 # Names the generated C uses for its own locals and macros.
-_GENERATED = re.compile(r"^(t[0-9]+|(M|FP)_[A-Za-z0-9_]*|_.*)$")
+_GENERATED = re.compile(r"^([tx][0-9]+|(M|FP)_[A-Za-z0-9_]*|_.*)$")
 
 
 class ModelError(ValueError):

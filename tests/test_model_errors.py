@@ -161,6 +161,7 @@ MODEL_CASES = {
     "joint name NAN (a math.h macro)": (mutate(('joint = "q2"', 'joint = "NAN"')), ["reserved"]),
     "joint name sin (a math.h function)": (mutate(('joint = "q2"', 'joint = "sin"')), ["reserved"]),
     "joint name t0 (a generated temporary)": (mutate(('joint = "q2"', 'joint = "t0"')), ["reserved"]),
+    "joint name x0 (a CSE temporary)": (mutate(('joint = "q2"', 'joint = "x0"')), ["reserved"]),
     "joint name M_PI": (mutate(('joint = "q2"', 'joint = "M_PI"')), ["reserved"]),
     "joint name equal to a parameter": (mutate(('joint = "q2"', 'joint = "L1"')), ["clash", "L1"]),
     "joint name d<other joint>": (mutate(('joint = "q2"', 'joint = "dq1"')), ["clash", "dq1"]),
