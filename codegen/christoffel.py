@@ -18,7 +18,7 @@ from __future__ import annotations
 import sympy as sp
 
 from . import spatial as sv
-from .composite_inertia import ancestors, inertia_times_var, pair, propagate_up
+from .composite_inertia import inertia_times_var, pair, propagate_up
 from .kinematics import Kinematics
 
 
@@ -94,24 +94,14 @@ def coriolis_matrix(kin: Kinematics, comp, vel):
         F3 = BTS
         C[j, j] = prog.var(pair(S, F1))
 
-        def upper(a, force, j=j):
-            C[a.index, j] = prog.var(pair(kin.joint_motion(a), force))
+        def upper(a, forces, j=j):
+            C[a.index, j] = prog.var(pair(kin.joint_motion(a), forces[0]))
 
         def lower(a, forces, j=j):
             f2, f3 = forces
             C[j, a.index] = prog.var(pair(Sdot[a.key], f2) + pair(kin.joint_motion(a), f3))
 
-        propagate_up(kin, f, F1, upper)
-        _propagate_pair(kin, f, F2, F3, lower)
+        propagate_up(kin, f, [F1], upper)
+        propagate_up(kin, f, [F2, F3], lower)
     return C
 
-
-def _propagate_pair(kin, f, F2, F3, visit):
-    """propagate_up for two forces at once."""
-    key = f.key
-    for a in ancestors(kin.model, key):
-        F2 = kin.force_to_parent(key, F2)
-        F3 = kin.force_to_parent(key, F3)
-        key = a.key
-        if a.moving:
-            visit(a, (F2, F3))

@@ -45,15 +45,15 @@ def ancestors(model, key):
     return out
 
 
-def propagate_up(kin, f, force, visit):
-    """Carry a force of frame f up to the root, calling visit(frame, force)
-    at every moving ancestor (force expressed in that ancestor's frame)."""
+def propagate_up(kin, f, forces, visit):
+    """Carry forces of frame f up to the root, calling visit(frame, forces)
+    at every moving ancestor (the forces expressed in that ancestor's frame)."""
     key = f.key
     for a in ancestors(kin.model, key):
-        force = kin.force_to_parent(key, force)
+        forces = [kin.force_to_parent(key, F) for F in forces]
         key = a.key
         if a.moving:
-            visit(a, force)
+            visit(a, forces)
 
 
 def inertia_matrix(kin: Kinematics, comp):
@@ -66,10 +66,10 @@ def inertia_matrix(kin: Kinematics, comp):
         F = inertia_times_var(prog, comp[f.key], Sj)
         A[j, j] = prog.var(pair(Sj, F) + kin.syms.p(f"Ia_{f.key}"))
 
-        def visit(a, force, j=j):
-            A[a.index, j] = A[j, a.index] = prog.var(pair(kin.joint_motion(a), force))
+        def visit(a, forces, j=j):
+            A[a.index, j] = A[j, a.index] = prog.var(pair(kin.joint_motion(a), forces[0]))
 
-        propagate_up(kin, f, F, visit)
+        propagate_up(kin, f, [F], visit)
     return A
 
 

@@ -8,24 +8,16 @@ the seed's energy method, "recursive" inlines the structured derivation.
 """
 from __future__ import annotations
 
-import sympy as sp
 
 from . import lagrangian
 from .christoffel import coriolis_matrix
 from .composite_inertia import composite_inertias, gravity_vector, inertia_matrix
+from .friction import friction
 from .jacobians import jacobians
 from .kinematics import Kinematics
 from .model import Model
 from .program import Program
 from .symbols import Symbols
-
-
-def friction(syms: Symbols):
-    """Gamma_f = diag(dq) Fv + diag(sign(dq)) Fc (seed 003 eq. 17)."""
-    rows = []
-    for f, dq in zip(syms.model.joints, syms.dq):
-        rows.append(syms.p(f"Fv_{f.key}") * dq + syms.p(f"Fc_{f.key}") * sp.sign(dq))
-    return sp.Matrix(rows)
 
 
 def derive(model: Model) -> dict:

@@ -50,7 +50,6 @@ class Argument:
     name: str
     length: int
     output: bool
-    doc: str
 
     @property
     def decl(self):

@@ -27,16 +27,16 @@ TEMPLATES = ROOT / "templates"
 def kernel_specs(model, d):
     """Which outputs each C function computes, and its arguments."""
     n, np_ = model.ndof, len(model.param_names)
-    q = Argument("q", n, False, "joint positions")
-    dq = Argument("dq", n, False, "joint velocities")
-    p = Argument("p", np_, False, "parameters")
+    q = Argument("q", n, False)
+    dq = Argument("dq", n, False)
+    p = Argument("p", np_, False)
     specs = [
         Kernel("compute_A", "Inertia matrix A(q), NDOF x NDOF, rotor inertia included.",
-               [q, p, Argument("A", n * n, True, "")], {"A": d["A"]}),
+               [q, p, Argument("A", n * n, True)], {"A": d["A"]}),
         Kernel("compute_C", "Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x NDOF.",
-               [q, dq, p, Argument("C", n * n, True, "")], {"C": d["C"]}),
+               [q, dq, p, Argument("C", n * n, True)], {"C": d["C"]}),
         Kernel("compute_Q", "Gravity torques Q(q) = dU/dq, NDOF.",
-               [q, p, Argument("Q", n, True, "")], {"Q": d["Q"]}),
+               [q, p, Argument("Q", n, True)], {"Q": d["Q"]}),
     ]
     for name, key in model.end_effectors:
         for frame in ("world", "local"):
@@ -44,15 +44,15 @@ def kernel_specs(model, d):
             specs.append(Kernel(
                 f"jacobian_{name}_{frame}",
                 f"Jacobian of end effector {name} (origin of frame {key}) in {where}, 6 x NDOF, linear rows first.",
-                [q, p, Argument("J", 6 * n, True, "")], {"J": d[f"J_{name}_{frame}"]}))
+                [q, p, Argument("J", 6 * n, True)], {"J": d[f"J_{name}_{frame}"]}))
     specs.append(Kernel("friction", "Friction torques Fv*dq + Fc*sign(dq), NDOF.",
-                        [dq, p, Argument("tau_f", n, True, "")], {"tau_f": d["friction"]}))
+                        [dq, p, Argument("tau_f", n, True)], {"tau_f": d["friction"]}))
     outs = {"A": d["A"], "C": d["C"], "Q": d["Q"]}
     for name, _ in model.end_effectors:
         outs[f"J_{name}"] = d[f"J_{name}_world"]
     specs.append(Kernel(
         "compute_all", "A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions).",
-        [q, dq, p] + [Argument(k, len(list(v)), True, "") for k, v in outs.items()], outs))
+        [q, dq, p] + [Argument(k, len(list(v)), True) for k, v in outs.items()], outs))
     return specs
 
 

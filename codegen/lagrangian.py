@@ -11,6 +11,7 @@ from __future__ import annotations
 import sympy as sp
 
 from . import spatial as sv
+from .friction import friction
 from .symbols import Symbols
 
 
@@ -75,7 +76,5 @@ def derive(model) -> dict:
                 J[:3, f.index] = e
         out[f"J_{name}_world"] = J
         out[f"J_{name}_local"] = sp.diag(Rn.T, Rn.T) * J
-    from .derive import friction
-
     out["friction"] = friction(syms)
     return out
