@@ -707,7 +707,7 @@ def write_report(out_dir: Path, info, summary, agreement, py_rows, py_note, gen_
                      f"{fmt_ns(ours_w['tick']['median'])} ns{extra}; the same sequence in a tight loop over the "
                      f"states (`all_seq`): ours {fmt_ns(all_seq)} ns, Pinocchio {fmt_ns(pin_seq)} ns.\n")
         if any("cold" in m for m in tick_summary.values()):
-            L.append(f"### Cold tick: caches evicted before every tick (ns)\n")
+            L.append("### Cold tick: caches evicted before every tick (ns)\n")
             L.append(f"Before every tick the harness reads one byte of every cache line of a {cold_kib:,.0f} KiB "
                      f"buffer (`--cold-kib`; caches per core: {info.get('cpu_caches', '?')}). With L2 = 2 MiB a "
                      "2 MiB buffer evicts only part of it; on the machine this was written on, 4 and 8 MiB gave "

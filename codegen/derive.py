@@ -8,7 +8,6 @@ the seed's energy method, "recursive" inlines the structured derivation.
 """
 from __future__ import annotations
 
-
 from . import lagrangian
 from .christoffel import coriolis_matrix
 from .composite_inertia import composite_inertias, gravity_vector, inertia_matrix
