@@ -60,37 +60,24 @@ cdef object _coerce(object x, str name, Py_ssize_t n):
     return np.ascontiguousarray(a, dtype=np.float64)
 
 
-cdef inline const double *_vector(object x, str name, Py_ssize_t n) except NULL:
-    cdef cnp.ndarray a
-    cdef Py_ssize_t i
-    cdef const double *d
-    if (type(x) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>x) == cnp.NPY_DOUBLE
+cdef inline bint _ready(object x, Py_ssize_t n):
+    """Already a contiguous float64 vector of length n (the fast path)?"""
+    return (type(x) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>x) == cnp.NPY_DOUBLE
             and cnp.PyArray_NDIM(<cnp.ndarray>x) == 1 and cnp.PyArray_DIM(<cnp.ndarray>x, 0) == n
-            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>x)):
-        a = <cnp.ndarray>x
-    else:
-        raise _Slow()
-    d = <const double *>cnp.PyArray_DATA(a)
-    for i in range(n):
-        if not isfinite(d[i]):
-            raise ValueError(f"{name}[{i}] is {d[i]}: inputs must be finite")
-    return d
-
-
-class _Slow(Exception):
-    pass
+            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>x))
 
 
 cdef object _input(object x, str name, Py_ssize_t n):
     """x itself when it is already a contiguous float64 vector, else a converted copy;
     either way checked for finiteness."""
-    try:
-        _vector(x, name, n)
-        return x
-    except _Slow:
-        a = _coerce(x, name, n)
-        _vector(a, name, n)
-        return a
+    cdef Py_ssize_t i
+    cdef const double *d
+    a = x if _ready(x, n) else _coerce(x, name, n)
+    d = <const double *>cnp.PyArray_DATA(<cnp.ndarray>a)
+    for i in range(n):
+        if not isfinite(d[i]):
+            raise ValueError(f"{name}[{i}] is {d[i]}: inputs must be finite")
+    return a
 
 
 cdef inline object _params(object params):
