@@ -178,7 +178,7 @@ def pin_joint_names(model: Model) -> list:
 def ee_joint_names(model: Model) -> dict:
     """End-effector name -> URDF joint name carrying that frame (the frame must be moving)."""
     out = {}
-    for name, key in model.end_effectors:
+    for name, key in ((e.name, e.frame) for e in model.end_effectors):
         n, f = next((n, f) for n, f in enumerate(model.frames) if f.key == key)
         if not f.moving:
             raise ValueError(f"end effector {name!r} is on a fixed frame; the benchmarks need a joint frame")

@@ -30,16 +30,16 @@ def derive(model: Model) -> dict:
     vel = kin.velocities()
     out["C"] = coriolis_matrix(kin, comp, vel)
     poses = kin.world_poses()
-    for name, key in model.end_effectors:
-        out[f"J_{name}_world"], out[f"J_{name}_local"] = jacobians(kin, poses, key)
+    for ee in model.end_effectors:
+        out[f"J_{ee.name}_world"], out[f"J_{ee.name}_local"] = jacobians(kin, poses, ee)
     out["friction"] = friction(syms)
     return out
 
 
 def output_names(model: Model) -> list:
     names = ["A", "C", "Q", "friction"]
-    for name, _ in model.end_effectors:
-        names += [f"J_{name}_world", f"J_{name}_local"]
+    for ee in model.end_effectors:
+        names += [f"J_{ee.name}_world", f"J_{ee.name}_local"]
     return names
 
 

@@ -17,6 +17,7 @@ import jinja2
 
 from . import __version__
 from .derive import derive
+from .abi import OUT, describe
 from .emit_c import Argument, Kernel, emit
 from .model import ModelError, load_model, load_param_values
 
@@ -24,36 +25,11 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
 
 
-def kernel_specs(model, d):
-    """Which outputs each C function computes, and its arguments."""
-    n, np_ = model.ndof, len(model.param_names)
-    q = Argument("q", n, False)
-    dq = Argument("dq", n, False)
-    p = Argument("p", np_, False)
-    specs = [
-        Kernel("compute_A", "Inertia matrix A(q), NDOF x NDOF, rotor inertia included.",
-               [q, p, Argument("A", n * n, True)], {"A": d["A"]}),
-        Kernel("compute_C", "Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x NDOF.",
-               [q, dq, p, Argument("C", n * n, True)], {"C": d["C"]}),
-        Kernel("compute_Q", "Gravity torques Q(q) = dU/dq, NDOF.",
-               [q, p, Argument("Q", n, True)], {"Q": d["Q"]}),
-    ]
-    for name, key in model.end_effectors:
-        for frame in ("world", "local"):
-            where = "frame 0" if frame == "world" else f"frame {key}"
-            specs.append(Kernel(
-                f"jacobian_{name}_{frame}",
-                f"Jacobian of end effector {name} (origin of frame {key}) in {where}, 6 x NDOF, linear rows first.",
-                [q, p, Argument("J", 6 * n, True)], {"J": d[f"J_{name}_{frame}"]}))
-    specs.append(Kernel("friction", "Friction torques Fv*dq + Fc*sign(dq), NDOF.",
-                        [dq, p, Argument("tau_f", n, True)], {"tau_f": d["friction"]}))
-    outs = {"A": d["A"], "C": d["C"], "Q": d["Q"]}
-    for name, _ in model.end_effectors:
-        outs[f"J_{name}"] = d[f"J_{name}_world"]
-    specs.append(Kernel(
-        "compute_all", "A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions).",
-        [q, dq, p] + [Argument(k, len(list(v)), True) for k, v in outs.items()], outs))
-    return specs
+def kernel_specs(abi, d):
+    """The derived functions of the ABI, each with the derivation outputs it writes."""
+    return [Kernel(f.name, f.doc, [Argument(a.name, a.size, a.role == OUT) for a in f.args],
+                   {a.name: d[a.source] for a in f.outputs})
+            for f in abi.derived]
 
 
 def source_digest() -> str:
@@ -77,14 +53,19 @@ def banner(filename, model, params_path, kernels, prefix) -> str:
     return "\n".join(lines) + "\n */"
 
 
+def _c_double(v) -> str:
+    return "NAN" if v is None else repr(float(v))
+
+
 def render(model, params_path, kernels, out_dir: Path):
+    abi = describe(model)
     values = load_param_values(params_path, model)
     prefix, P = f"{model.name}_", model.name.upper()
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     for k in kernels:
         k.signature = ", ".join(a.decl for a in k.args)
-    defines = [(name.upper(), i) for i, (name, _) in enumerate(model.end_effectors)]
+    defines = [(name.upper(), i) for i, name in enumerate(abi.end_effectors)]
     defines += [("WORLD", 0), ("LOCAL", 1)]
     header = f"{model.name}_kernels.h"
     ctx = dict(
@@ -93,7 +74,10 @@ def render(model, params_path, kernels, out_dir: Path):
         joint_lines=[f"{i:3d}  {n}" for i, n in enumerate(model.joint_names)],
         param_lines=[f"{i:3d}  {n}" for i, n in enumerate(model.param_names)],
         jacobian_cases=[(f"{P}_{name.upper()}", f"{P}_{frame.upper()}", f"jacobian_{name}_{frame}")
-                        for name, _ in model.end_effectors for frame in ("world", "local")],
+                        for name in abi.end_effectors for frame in ("world", "local")],
+        limits=[tuple(_c_double(getattr(f.limits, k, None)) for k in ("lower", "upper", "velocity", "effort"))
+                for f in model.joints],
+        abi=abi,
         defaults=[(f"p[{i}]", f"{repr(v)}; /* {n} */") for i, (n, v) in enumerate(zip(model.param_names, values))],
         param_names=list(enumerate(model.param_names)),
         joint_names=list(enumerate(model.joint_names)),
@@ -111,7 +95,7 @@ def generate(model_path, params_path, out_dir) -> list:
     model = load_model(model_path)
     load_param_values(params_path, model)  # fail early on a bad parameter file
     d = derive(model)
-    kernels = [emit(k, d) for k in kernel_specs(model, d)]
+    kernels = [emit(k, d) for k in kernel_specs(describe(model), d)]
     return render(model, params_path, kernels, Path(out_dir))
 
 

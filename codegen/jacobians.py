@@ -1,7 +1,9 @@
 """End-effector Jacobians (seed 003 section 3):  J_n = [e_j x L_jn ; e_j],
 linear rows first, one column per joint, zero columns for joints not on the
 path to the end effector. `world`: vectors in frame 0 (velocity of the
-origin O_n, world-aligned); `local`: the same in the end-effector frame n.
+end effector's origin, world-aligned); `local`: the same in the end
+effector's axes. An end effector sits at a constant placement in its
+frame n: origin O_n + 0R_n * nP_ee, axes 0R_n * nR_ee.
 """
 from __future__ import annotations
 
@@ -11,12 +13,15 @@ from . import spatial as sv
 from .kinematics import Kinematics
 
 
-def jacobians(kin: Kinematics, poses, key):
+def jacobians(kin: Kinematics, poses, ee):
     model, prog = kin.model, kin.prog
     n = model.ndof
-    Rn, pn = poses[key]
+    Rn, pn = poses[ee.frame]
+    if ee.offset:
+        pn = prog.vec(sv.add(pn, sv.matvec(Rn, ee.origin)))
+        Rn = prog.mat(Rn * ee.rotation)
     world = sp.zeros(6, n)
-    for f in model.chain(key):
+    for f in model.chain(ee.frame):
         if not f.moving:
             continue
         R, p = poses[f.key]

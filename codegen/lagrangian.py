@@ -62,10 +62,13 @@ def derive(model) -> dict:
     )
     Q = sp.Matrix([sp.diff(U, qi) for qi in q])
     out = {"A": A, "C": C, "Q": Q, "U": U, "symbols": syms}
-    for name, key in model.end_effectors:
-        Rn, pn = world[key]
+    for ee in model.end_effectors:
+        name = ee.name
+        Rn, pn = world[ee.frame]
+        pn = pn + Rn * sp.Matrix(ee.origin)
+        Rn = Rn * ee.rotation
         J = sp.zeros(6, n)
-        for f in model.chain(key):
+        for f in model.chain(ee.frame):
             if not f.moving:
                 continue
             R0, p0 = world[f.key]

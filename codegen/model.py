@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import keyword
+import math
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+try:  # Python 3.11+; tomli is the same parser, for 3.10
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover
+    import tomli as tomllib
 
 import sympy as sp
 
@@ -37,6 +42,10 @@ C_RESERVED = frozenset(
 _GENERATED = re.compile(r"^([tx][0-9]+|(M|FP)_[A-Za-z0-9_]*|_.*)$")
 
 
+# Float rotations and axes must be orthonormal / unit to this tolerance.
+ORTHO_TOL = 1e-9
+
+
 class ModelError(ValueError):
     """A model or parameter file that cannot describe a robot."""
 
@@ -50,15 +59,25 @@ def check_identifier(name: str, what: str) -> str:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """Joint limits (URDF <limit>), metadata only: the kernels never clamp."""
+    lower: float | None = None
+    upper: float | None = None
+    velocity: float | None = None
+    effort: float | None = None
+
+
+@dataclass(frozen=True)
 class Frame:
     key: str
     parent: str
     joint: str | None  # generalized coordinate name; None for a fixed frame
     type: str
-    axis: tuple  # unit joint axis e in this frame (sympy Integers/Rationals)
-    rotation: sp.Matrix  # parentR_frame at q = 0
+    axis: tuple  # unit joint axis e in this frame (exact Integers where 0/+-1, else 53-bit Floats)
+    rotation: sp.Matrix  # parentR_frame at q = 0 (same number rule as axis)
     origin: tuple  # parentP_frame, sympy expressions in the geometry symbols
     index: int  # position in q, -1 for a fixed frame
+    limits: Limits | None = None
 
     @property
     def moving(self) -> bool:
@@ -70,12 +89,27 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class EndEffector:
+    """An operational frame: rigidly attached to frame `frame` with the
+    constant placement (rotation frameR_ee, origin frameP_ee). It carries no
+    parameters; its Jacobian is that of its origin."""
+    name: str
+    frame: str
+    rotation: sp.ImmutableMatrix = sp.ImmutableMatrix.eye(3)
+    origin: tuple = (sp.S.Zero, sp.S.Zero, sp.S.Zero)
+
+    @property
+    def offset(self) -> bool:
+        return self.rotation != sp.eye(3) or any(o != 0 for o in self.origin)
+
+
+@dataclass(frozen=True)
 class Model:
     name: str
     frames: tuple  # parents before children
     geometry: tuple
     gravity: tuple
-    end_effectors: tuple  # ((name, frame key), ...)
+    end_effectors: tuple  # EndEffector records, in ee index order
     sha256: str
 
     @property
@@ -103,6 +137,16 @@ class Model:
                 return f
         raise KeyError(key)
 
+    @property
+    def ee_names(self) -> tuple:
+        return tuple(e.name for e in self.end_effectors)
+
+    def end_effector(self, name: str) -> EndEffector:
+        for e in self.end_effectors:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
     def chain(self, key: str) -> list:
         """Frames from the root to `key` (inclusive)."""
         out = []
@@ -113,15 +157,76 @@ class Model:
         return out[::-1]
 
 
+def number(v, what):
+    """A TOML number as an exact SymPy number: integers (and integral floats)
+    exactly, other floats as the exact double (53-bit Float), so that zeros
+    and +-1 fold away in the derivation and the C gets the value as written."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ModelError(f"{what} must hold numbers, got {v!r}")
+    if not math.isfinite(v) or abs(v) > 1e15:
+        raise ModelError(f"{what}: {v!r} is not a finite number of magnitude <= 1e15")
+    if float(v).is_integer():
+        return sp.Integer(int(v))
+    return sp.Float(v, precision=53)
+
+
 def _vector(value, what, length=3):
     if not isinstance(value, list) or len(value) != length:
         raise ModelError(f"{what} must be a list of {length} numbers, got {value!r}")
-    out = []
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise ModelError(f"{what} must hold numbers, got {v!r}")
-        out.append(sp.nsimplify(v, rational=True))
-    return out
+    return [number(v, what) for v in value]
+
+
+def rotation_matrix(rows, where) -> sp.Matrix:
+    """A proper rotation from 3 rows of numbers: exact when all entries are
+    integers, else orthonormal to ORTHO_TOL (the error names the worst entry)."""
+    if not isinstance(rows, list) or len(rows) != 3:
+        raise ModelError(f"{where}: rotation must be 3 rows of 3 numbers")
+    rot = sp.Matrix([_vector(r, f"{where}: rotation row") for r in rows])
+    if all(x.is_Integer for x in rot):
+        if rot.T * rot != sp.eye(3) or rot.det() != 1:
+            raise ModelError(f"{where}: rotation is not a proper rotation matrix (R^T R = I, det R = 1)")
+        return rot
+    R = [[float(x) for x in row] for row in rot.tolist()]
+    worst, at = 0.0, (0, 0)
+    for i in range(3):
+        for k in range(3):
+            dev = abs(sum(R[m][i] * R[m][k] for m in range(3)) - (i == k))
+            if dev > worst:
+                worst, at = dev, (i, k)
+    if worst > ORTHO_TOL:
+        raise ModelError(f"{where}: rotation is not orthonormal: (R^T R)[{at[0]}][{at[1]}] is off by "
+                         f"{worst:.3g} (tolerance {ORTHO_TOL:g})")
+    if float(rot.det()) < 0:
+        raise ModelError(f"{where}: rotation has det -1 (a reflection, not a rotation)")
+    return rot
+
+
+def unit_axis(value, where) -> tuple:
+    """A joint axis: exact when it is a signed unit coordinate axis, else normalized."""
+    axis = _vector(value, f"{where}: axis")
+    norm2 = sum(a * a for a in axis)
+    if norm2 == 1:
+        return tuple(axis)
+    n = math.sqrt(float(norm2))
+    if not n > 1e-6:
+        raise ModelError(f"{where}: axis {value} has (near) zero length")
+    return tuple(sp.Float(float(a) / n, precision=53) for a in axis)
+
+
+def _limits(raw, where):
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) - {"lower", "upper", "velocity", "effort"}:
+        raise ModelError(f"{where}: limits must be a table with lower, upper, velocity, effort")
+    vals = {}
+    for k, v in raw.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ModelError(f"{where}: limits.{k} = {v!r} is not a finite number")
+        vals[k] = float(v)
+    lim = Limits(**vals)
+    if lim.lower is not None and lim.upper is not None and lim.lower > lim.upper:
+        raise ModelError(f"{where}: limits.lower {lim.lower} > limits.upper {lim.upper}")
+    return lim
 
 
 def _expression(text, symbols, what):
@@ -149,7 +254,7 @@ def _expression(text, symbols, what):
 def _frame(raw, index, geometry_symbols, where):
     if not isinstance(raw, dict):
         raise ModelError(f"{where}: a frame must be a table")
-    allowed = {"key", "parent", "joint", "type", "axis", "rotation", "origin"}
+    allowed = {"key", "parent", "joint", "type", "axis", "rotation", "origin", "limits"}
     extra = set(raw) - allowed
     if extra:
         raise ModelError(f"{where}: unknown field(s) {sorted(extra)}")
@@ -165,27 +270,21 @@ def _frame(raw, index, geometry_symbols, where):
     jtype = raw["type"]
     if jtype not in JOINT_TYPES:
         raise ModelError(f"{where}: type {jtype!r} is not one of {JOINT_TYPES}")
-    rows = raw["rotation"]
-    if not isinstance(rows, list) or len(rows) != 3:
-        raise ModelError(f"{where}: rotation must be 3 rows of 3 numbers")
-    rot = sp.Matrix([_vector(r, f"{where}: rotation row") for r in rows])
-    if rot.T * rot != sp.eye(3) or rot.det() != 1:
-        raise ModelError(f"{where}: rotation is not a proper rotation matrix (R^T R = I, det R = 1)")
+    rot = rotation_matrix(raw["rotation"], where)
     origin = raw["origin"]
     if not isinstance(origin, list) or len(origin) != 3:
         raise ModelError(f"{where}: origin must be a list of 3 expressions")
     origin = tuple(_expression(o, geometry_symbols, f"{where}: origin") for o in origin)
     if jtype == "fixed":
-        if raw.get("joint") is not None or "axis" in raw:
-            raise ModelError(f"{where}: a fixed frame has no joint name and no axis")
+        if raw.get("joint") is not None or "axis" in raw or "limits" in raw:
+            raise ModelError(f"{where}: a fixed frame has no joint name, no axis and no limits")
         return Frame(key, raw["parent"], None, jtype, (0, 0, 0), rot, origin, -1)
     if "joint" not in raw or "axis" not in raw:
         raise ModelError(f"{where}: a {jtype} frame needs 'joint' and 'axis'")
     joint = check_identifier(raw["joint"], f"{where}: joint name")
-    axis = _vector(raw["axis"], f"{where}: axis")
-    if sum(a * a for a in axis) != 1:
-        raise ModelError(f"{where}: axis {raw['axis']} is not a unit vector")
-    return Frame(key, raw["parent"], joint, jtype, tuple(axis), rot, origin, index)
+    axis = unit_axis(raw["axis"], where)
+    limits = _limits(raw.get("limits"), where)
+    return Frame(key, raw["parent"], joint, jtype, axis, rot, origin, index, limits)
 
 
 def parse_model(text: str, source: str = "<model>") -> Model:
@@ -205,9 +304,10 @@ def parse_model(text: str, source: str = "<model>") -> Model:
     if "g" in geometry or len(set(geometry)) != len(geometry):
         raise ModelError("geometry names must be unique and must not be 'g'")
     gsyms = {g: sp.Symbol(g, real=True) for g in geometry}
-    gravity = tuple(_vector(raw.get("gravity", [0, 0, -1]), "gravity"))
-    if sum(x * x for x in gravity) != 1:
+    gravity = _vector(raw.get("gravity", [0, 0, -1]), "gravity")
+    if abs(float(sum(x * x for x in gravity)) - 1) > ORTHO_TOL:
         raise ModelError("gravity must be a unit direction (its magnitude is parameter g)")
+    gravity = tuple(gravity)
     raw_frames = raw.get("frame")
     if not isinstance(raw_frames, list) or not raw_frames:
         raise ModelError(f"{source}: no [[frame]] tables")
@@ -231,14 +331,17 @@ def parse_model(text: str, source: str = "<model>") -> Model:
     if not isinstance(raw_ees, list) or not all(isinstance(e, dict) for e in raw_ees):
         raise ModelError(f"{source}: end_effector must be [[end_effector]] tables")
     for e in raw_ees:
-        extra = set(e) - {"name", "frame"}
+        extra = set(e) - {"name", "frame", "rotation", "origin"}
         if extra:
             raise ModelError(f"{source}: end effector: unknown field(s) {sorted(extra)}")
         ename = check_identifier(e.get("name"), "end-effector name")
         if e.get("frame") not in known - {"0"}:
             raise ModelError(f"end effector {ename!r}: unknown frame {e.get('frame')!r}")
-        ees.append((ename, e["frame"]))
-    upper = [e[0].upper() for e in ees]
+        where = f"end effector {ename!r}"
+        rot = sp.ImmutableMatrix(rotation_matrix(e["rotation"], where)) if "rotation" in e else EndEffector.rotation
+        origin = tuple(_vector(e["origin"], f"{where}: origin")) if "origin" in e else EndEffector.origin
+        ees.append(EndEffector(ename, e["frame"], rot, origin))
+    upper = [e.name.upper() for e in ees]
     if len(set(upper)) != len(ees) or set(upper) & {"WORLD", "LOCAL", "NDOF", "NP", "KERNELS_H"}:
         # each becomes a macro <NAME>_<EE>, next to <NAME>_WORLD etc.
         raise ModelError("end-effector names must be unique (ignoring case) and not world/local/ndof/np")
@@ -246,7 +349,7 @@ def parse_model(text: str, source: str = "<model>") -> Model:
     for n in names:
         check_identifier(n, "parameter name")
     # every name the generated C declares as a local must be distinct
-    locals_ = list(names) + [f"J_{e}" for e, _ in ees]
+    locals_ = list(names) + [f"J_{e.name}" for e in ees]
     for j in model.joint_names:
         locals_ += [j, f"s_{j}", f"c_{j}", f"d{j}"]
     seen, clash = set(), set()

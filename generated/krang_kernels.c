@@ -2,7 +2,7 @@
  * Regenerate with `make generate`; edit the model file or the generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        69bed02dbf00c1904d5b95c0ba0a6b3a3aeabe7bbead47b197d354a46585003d
+ * generator        6adb198bc61a8072685caa95c01cb70ac93e2e23de50d0874683a0db0b514ac9
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
@@ -4818,7 +4818,7 @@ void krang_compute_Q(const double *q, const double *p, double *Q)
     Q[16] = t947;
 }
 
-/* Jacobian of end effector left (origin of frame 10l) in frame 0, 6 x NDOF, linear rows first.
+/* Jacobian of end effector left (frame 10l) in frame 0 (world) axes, 6 x NDOF, linear rows first.
  * 248 operations. */
 void krang_jacobian_left_world(const double *q, const double *p, double *J)
 {
@@ -5045,7 +5045,7 @@ void krang_jacobian_left_world(const double *q, const double *p, double *J)
     J[101] = 0;
 }
 
-/* Jacobian of end effector left (origin of frame 10l) in frame 10l, 6 x NDOF, linear rows first.
+/* Jacobian of end effector left (frame 10l) in its own axes, 6 x NDOF, linear rows first.
  * 525 operations. */
 void krang_jacobian_left_local(const double *q, const double *p, double *J)
 {
@@ -5335,7 +5335,7 @@ void krang_jacobian_left_local(const double *q, const double *p, double *J)
     J[101] = 0;
 }
 
-/* Jacobian of end effector right (origin of frame 10r) in frame 0, 6 x NDOF, linear rows first.
+/* Jacobian of end effector right (frame 10r) in frame 0 (world) axes, 6 x NDOF, linear rows first.
  * 242 operations. */
 void krang_jacobian_right_world(const double *q, const double *p, double *J)
 {
@@ -5562,7 +5562,7 @@ void krang_jacobian_right_world(const double *q, const double *p, double *J)
     J[101] = t2886;
 }
 
-/* Jacobian of end effector right (origin of frame 10r) in frame 10r, 6 x NDOF, linear rows first.
+/* Jacobian of end effector right (frame 10r) in its own axes, 6 x NDOF, linear rows first.
  * 521 operations. */
 void krang_jacobian_right_local(const double *q, const double *p, double *J)
 {
@@ -10255,6 +10255,78 @@ void krang_default_params(double *p)
     p[228] = 0.0; /* Ia_10r */;
     p[229] = 0.0; /* Fv_10r */;
     p[230] = 0.0; /* Fc_10r */;
+}
+
+void krang_joint_limits(double *lower, double *upper, double *velocity, double *effort)
+{
+    lower[0] = NAN;
+    upper[0] = NAN;
+    velocity[0] = NAN;
+    effort[0] = NAN;
+    lower[1] = NAN;
+    upper[1] = NAN;
+    velocity[1] = NAN;
+    effort[1] = NAN;
+    lower[2] = NAN;
+    upper[2] = NAN;
+    velocity[2] = NAN;
+    effort[2] = NAN;
+    lower[3] = NAN;
+    upper[3] = NAN;
+    velocity[3] = NAN;
+    effort[3] = NAN;
+    lower[4] = NAN;
+    upper[4] = NAN;
+    velocity[4] = NAN;
+    effort[4] = NAN;
+    lower[5] = NAN;
+    upper[5] = NAN;
+    velocity[5] = NAN;
+    effort[5] = NAN;
+    lower[6] = NAN;
+    upper[6] = NAN;
+    velocity[6] = NAN;
+    effort[6] = NAN;
+    lower[7] = NAN;
+    upper[7] = NAN;
+    velocity[7] = NAN;
+    effort[7] = NAN;
+    lower[8] = NAN;
+    upper[8] = NAN;
+    velocity[8] = NAN;
+    effort[8] = NAN;
+    lower[9] = NAN;
+    upper[9] = NAN;
+    velocity[9] = NAN;
+    effort[9] = NAN;
+    lower[10] = NAN;
+    upper[10] = NAN;
+    velocity[10] = NAN;
+    effort[10] = NAN;
+    lower[11] = NAN;
+    upper[11] = NAN;
+    velocity[11] = NAN;
+    effort[11] = NAN;
+    lower[12] = NAN;
+    upper[12] = NAN;
+    velocity[12] = NAN;
+    effort[12] = NAN;
+    lower[13] = NAN;
+    upper[13] = NAN;
+    velocity[13] = NAN;
+    effort[13] = NAN;
+    lower[14] = NAN;
+    upper[14] = NAN;
+    velocity[14] = NAN;
+    effort[14] = NAN;
+    lower[15] = NAN;
+    upper[15] = NAN;
+    velocity[15] = NAN;
+    effort[15] = NAN;
+    lower[16] = NAN;
+    upper[16] = NAN;
+    velocity[16] = NAN;
+    effort[16] = NAN;
 }
 
 const char *krang_param_name(int i)

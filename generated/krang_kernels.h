@@ -2,7 +2,7 @@
  * Regenerate with `make generate`; edit the model file or the generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        69bed02dbf00c1904d5b95c0ba0a6b3a3aeabe7bbead47b197d354a46585003d
+ * generator        6adb198bc61a8072685caa95c01cb70ac93e2e23de50d0874683a0db0b514ac9
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
@@ -301,16 +301,16 @@ void krang_compute_C(const double *q, const double *dq, const double *p, double 
 /* Gravity torques Q(q) = dU/dq, NDOF. */
 void krang_compute_Q(const double *q, const double *p, double *Q);
 
-/* Jacobian of end effector left (origin of frame 10l) in frame 0, 6 x NDOF, linear rows first. */
+/* Jacobian of end effector left (frame 10l) in frame 0 (world) axes, 6 x NDOF, linear rows first. */
 void krang_jacobian_left_world(const double *q, const double *p, double *J);
 
-/* Jacobian of end effector left (origin of frame 10l) in frame 10l, 6 x NDOF, linear rows first. */
+/* Jacobian of end effector left (frame 10l) in its own axes, 6 x NDOF, linear rows first. */
 void krang_jacobian_left_local(const double *q, const double *p, double *J);
 
-/* Jacobian of end effector right (origin of frame 10r) in frame 0, 6 x NDOF, linear rows first. */
+/* Jacobian of end effector right (frame 10r) in frame 0 (world) axes, 6 x NDOF, linear rows first. */
 void krang_jacobian_right_world(const double *q, const double *p, double *J);
 
-/* Jacobian of end effector right (origin of frame 10r) in frame 10r, 6 x NDOF, linear rows first. */
+/* Jacobian of end effector right (frame 10r) in its own axes, 6 x NDOF, linear rows first. */
 void krang_jacobian_right_local(const double *q, const double *p, double *J);
 
 /* Friction torques Fv*dq + Fc*sign(dq), NDOF. */
@@ -326,6 +326,9 @@ void krang_jacobian(const double *q, const double *p, int ee, int frame, double 
 
 /* Writes the KRANG_NP default parameter values into p. */
 void krang_default_params(double *p);
+
+/* Joint limits (metadata, never enforced): lower, upper position, velocity and effort of every joint, NDOF each; NAN where the model gives none. */
+void krang_joint_limits(double *lower, double *upper, double *velocity, double *effort);
 
 /* Name of parameter i (NULL if out of range). */
 const char *krang_param_name(int i);

@@ -84,10 +84,12 @@ def build_pin_model(model, params):
         where[nf.key] = (jid, pin.SE3.Identity())
     pm.gravity.linear = nm.gvec.copy()
     ee = {}
-    for name, key in model.end_effectors:
+    for e in model.end_effectors:
+        key = e.frame
         jid, placement = where[key]
+        placement = placement * _se3(e.rotation.tolist(), [float(o) for o in e.origin])
         parent_frame = pm.getFrameId(f"joint_{key}") if pm.existFrame(f"joint_{key}") else 0
-        ee[name] = pm.addFrame(pin.Frame(EE_PREFIX + name, jid, parent_frame, placement, pin.FrameType.OP_FRAME))
+        ee[e.name] = pm.addFrame(pin.Frame(EE_PREFIX + e.name, jid, parent_frame, placement, pin.FrameType.OP_FRAME))
     if pm.nq != model.ndof or pm.nv != model.ndof:
         raise AssertionError(f"Pinocchio model has nq={pm.nq}, nv={pm.nv}, expected {model.ndof}")
     return pm, ee
@@ -142,8 +144,8 @@ def compare(ours, model, param_sets, n_states=200, seed=0, tol=1e-10, on_fail="r
     any error exceeds tol and on_fail == "raise".
     """
     keys = list(MATRIX_KEYS)
-    for name, _ in model.end_effectors:
-        keys += [f"J_{name}_world", f"J_{name}_local"]
+    for e in model.end_effectors:
+        keys += [f"J_{e.name}_world", f"J_{e.name}_local"]
     per_set, failures = {}, []
     overall = {k: 0.0 for k in keys}
     rng = np.random.default_rng(seed)

@@ -201,7 +201,13 @@ class NumericModel:
                 nf.Ia = nf.Fv = nf.Fc = 0.0
             self.frames.append(nf)
         self.by_key = {nf.key: nf for nf in self.frames}
-        self.ee = dict(model.end_effectors)
+        # end effector name -> (carrying frame, frameR_ee, frameP_ee)
+        self.ee = {e.name: (e.frame, np.array(e.rotation.tolist(), dtype=float),
+                            np.array([float(o) for o in e.origin])) for e in model.end_effectors}
+
+    def _resolve(self, key):
+        """(frame whose chain moves it, key of its pose in fk()) of a frame key or end-effector name."""
+        return (self.ee[key][0], ("ee", key)) if key in self.ee else (key, key)
 
     # ---- kinematics -------------------------------------------------------
     def local_transform(self, nf, q):
@@ -219,11 +225,13 @@ class NumericModel:
             Rp, pp = poses[nf.parent]
             Rl, pl = self.local_transform(nf, q)
             poses[nf.key] = (Rp @ Rl, pp + Rp @ pl)
+        for name, (key, Re, pe) in self.ee.items():
+            R, p = poses[key]
+            poses[("ee", name)] = (R @ Re, p + R @ pe)
         return poses
 
     def pose(self, q, key):
-        key = self.ee.get(key, key)
-        return self.fk(q)[key]
+        return self.fk(q)[self._resolve(key)[1]]
 
     def potential_energy(self, q):
         poses = self.fk(q)
@@ -245,9 +253,9 @@ class NumericModel:
         """Geometric Jacobian (6 x ndof, rows [v; w]) of frame `key` (or of an
         end-effector name), at the frame origin, expressed in frame 0
         ("world") or in the frame itself ("local")."""
-        key = self.ee.get(key, key)
+        key, pose_key = self._resolve(key)
         poses = self.fk(q) if poses is None else poses
-        R, p = poses[key]
+        R, p = poses[pose_key]
         J = np.zeros((6, self.ndof))
         for nf in self.chain(key):
             if nf.type == "fixed":
@@ -317,7 +325,7 @@ class NumericModel:
     def frame_jacobian_fd(self, q, key, h=1e-6):
         """(J_world, J_local) of frame `key` by central differences of fk:
         v columns from the origin position, w columns from vee(dR/dq R^T)."""
-        key = self.ee.get(key, key)
+        key = self._resolve(key)[1]
         q = np.asarray(q, dtype=float)
         R, _ = self.fk(q)[key]
         Jw = np.zeros((6, self.ndof))

@@ -110,7 +110,7 @@ _ABSOLUTE = ("/work", "/tmp", "/home", "/root", "/usr", "/var", "C:\\")
 
 def _kernel_functions(model) -> list:
     names = ["compute_A", "compute_C", "compute_Q"]
-    names += [f"jacobian_{ee}_{fr}" for ee, _ in model.end_effectors for fr in ("world", "local")]
+    names += [f"jacobian_{ee}_{fr}" for ee in model.ee_names for fr in ("world", "local")]
     names += ["friction", "compute_all"]
     return [f"{model.name}_{n}" for n in names]
 

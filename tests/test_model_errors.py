@@ -93,7 +93,21 @@ def expect_error(tmp_path, text, *words):
 def test_base_model_is_valid(tmp_path):
     m = load_text(tmp_path, BASE)
     assert m.ndof == 2 and m.joint_names == ("q1", "q2")
-    assert m.end_effectors == (("tip", "t"),)
+    assert [(e.name, e.frame, e.offset) for e in m.end_effectors] == [("tip", "t", False)]
+
+
+def test_float_rotation_and_axis_accepted(tmp_path):
+    """Rotations need not be exact: orthonormal to 1e-9 is enough, and axes are normalized."""
+    c, s_ = 0.7071067811865476, 0.7071067811865475
+    text = BASE.replace('rotation = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]',
+                        f'rotation = [[{c}, -{s_}, 0], [{s_}, {c}, 0], [0, 0, 1]]')
+    text = text.replace('axis = [1, 0, 0]', 'axis = [0, 3, 4]')
+    path = tmp_path / "m.toml"
+    path.write_text(text)
+    m = load_model(path)
+    f = next(f for f in m.frames if f.joint == "q2")
+    assert [float(a) for a in f.axis] == [0.0, 0.6, 0.8]
+    assert abs(float(f.rotation[0, 0]) - c) == 0 and f.rotation[2, 2] == 1 and f.rotation[0, 2].is_Integer
     p = tmp_path / "p.toml"
     p.write_text(_params_text(m))
     assert len(load_param_values(p, m)) == len(m.param_names)
@@ -186,8 +200,11 @@ MODEL_CASES = {
     "rotation with inf": (mutate(('rotation = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]',
                                   'rotation = [[0, -1, 0], [1, 0, 0], [0, 0, inf]]')), ["rotation"]),
     # axes
-    "axis not unit": (mutate(('axis = [1, 0, 0]', 'axis = [1, 1, 0]')), ["axis", "unit"]),
-    "axis zero": (mutate(('axis = [1, 0, 0]', 'axis = [0, 0, 0]')), ["axis", "unit"]),
+    "axis zero": (mutate(('axis = [1, 0, 0]', 'axis = [0, 0, 0]')), ["axis", "zero length"]),
+    "axis tiny": (mutate(('axis = [1, 0, 0]', 'axis = [1e-9, 0, 0]')), ["axis", "zero length"]),
+    "float rotation off by 1e-6": (mutate(('rotation = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]',
+                                           'rotation = [[0, -1, 0], [1, 0, 0], [0, 0, 1.000001]]')),
+                                   ["rotation", "1e-09", "off by"]),
     "axis nan": (mutate(('axis = [1, 0, 0]', 'axis = [nan, 0, 0]')), ["axis"]),
     "axis 2 entries": (mutate(('axis = [1, 0, 0]', 'axis = [1, 0]')), ["axis"]),
     "axis boolean": (mutate(('axis = [1, 0, 0]', 'axis = [true, 0, 0]')), ["axis"]),

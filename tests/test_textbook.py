@@ -461,7 +461,7 @@ def test_mini_model_shape():
         assert f.rotation != sp.eye(3), f"frame {f.key}: identity rotation"
         assert any(o != 0 for o in f.origin), f"frame {f.key}: zero origin"
         assert set(f.rotation) <= {-1, 0, 1}
-    assert dict(mdl.end_effectors) == {"tool": "ta", "slider": "b"}
+    assert {e.name: e.frame for e in mdl.end_effectors} == {"tool": "ta", "slider": "b"}
 
 
 def test_mini_params_physically_valid():

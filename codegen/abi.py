@@ -1,0 +1,139 @@
+"""The C ABI of one generated robot, described once.
+
+Every consumer reads this description instead of spelling the ABI out
+again: the header and source templates (declarations, documentation), the
+emitter (which derivation output each kernel argument receives), the Cython
+module and its type stubs, the ctypes test loader and the benchmarks.
+
+Conventions of every function: `double` arrays, row-major, caller-owned;
+inputs are `const`; outputs are completely overwritten; no allocation and
+no global state.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .model import Model
+
+IN, OUT, INDEX = "in", "out", "index"
+# Derived kernels have their body emitted from the derivation; the others
+# (the Jacobian dispatcher and the model's metadata) are laid out by the
+# source template.
+DERIVED, TEMPLATE = "derived", "template"
+FRAMES = ("world", "local")  # the `frame` argument of jacobian: 0, 1
+
+
+@dataclass(frozen=True)
+class Arg:
+    name: str  # C parameter name; also the Python name of an input
+    shape: tuple  # () for an int; (n,) a vector; (rows, cols) a row-major matrix
+    role: str  # IN, OUT or INDEX
+    source: str = ""  # OUT of a derived kernel: the derivation output it receives
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def decl(self) -> str:
+        if self.role == INDEX:
+            return f"int {self.name}"
+        return f"{'const ' if self.role == IN else ''}double *{self.name}"
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str  # without the prefix
+    doc: str
+    args: tuple
+    body: str = DERIVED
+    returns: str = "void"
+
+    @property
+    def inputs(self) -> tuple:
+        return tuple(a for a in self.args if a.role == IN)
+
+    @property
+    def outputs(self) -> tuple:
+        return tuple(a for a in self.args if a.role == OUT)
+
+
+@dataclass(frozen=True)
+class ABI:
+    name: str  # the model name
+    prefix: str  # C function prefix, e.g. "krang_"
+    macro: str  # macro prefix, e.g. "KRANG"
+    ndof: int
+    nparams: int
+    end_effectors: tuple  # end-effector names; position = the `ee` argument of jacobian
+    functions: tuple
+
+    def function(self, name: str) -> Function:
+        for f in self.functions:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    @property
+    def derived(self) -> tuple:
+        return tuple(f for f in self.functions if f.body == DERIVED)
+
+    def signature(self, f: Function) -> str:
+        args = ", ".join(a.decl for a in f.args) or "void"
+        space = "" if f.returns.endswith("*") else " "
+        return f"{f.returns}{space}{self.prefix}{f.name}({args})"
+
+
+def jacobian_name(ee: str, frame: str) -> str:
+    """The per-end-effector kernel behind jacobian(ee, frame)."""
+    return f"jacobian_{ee}_{frame}"
+
+
+def describe(model: Model, ee_idents=None) -> ABI:
+    """The ABI of `model`. `ee_idents`: the C identifier of each end
+    effector (default: its name), used in kernel and argument names."""
+    n, np_ = model.ndof, len(model.param_names)
+    ees = model.ee_names
+    idents = tuple(ee_idents or ees)
+    q, dq, p = Arg("q", (n,), IN), Arg("dq", (n,), IN), Arg("p", (np_,), IN)
+    fs = [
+        Function("compute_A", "Inertia matrix A(q), NDOF x NDOF, rotor inertia included.",
+                 (q, p, Arg("A", (n, n), OUT, "A"))),
+        Function("compute_C", "Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x NDOF.",
+                 (q, dq, p, Arg("C", (n, n), OUT, "C"))),
+        Function("compute_Q", "Gravity torques Q(q) = dU/dq, NDOF.",
+                 (q, p, Arg("Q", (n,), OUT, "Q"))),
+    ]
+    for e, ident in zip(model.end_effectors, idents):
+        for frame in FRAMES:
+            axes = "frame 0 (world) axes" if frame == "world" else "its own axes"
+            fs.append(Function(
+                jacobian_name(ident, frame),
+                f"Jacobian of end effector {e.name} (frame {e.frame}) in {axes}, 6 x NDOF, linear rows first.",
+                (q, p, Arg("J", (6, n), OUT, f"J_{e.name}_{frame}"))))
+    fs.append(Function("friction", "Friction torques Fv*dq + Fc*sign(dq), NDOF.",
+                       (dq, p, Arg("tau_f", (n,), OUT, "friction"))))
+    outs = [Arg("A", (n, n), OUT, "A"), Arg("C", (n, n), OUT, "C"), Arg("Q", (n,), OUT, "Q")]
+    outs += [Arg(f"J_{ident}", (6, n), OUT, f"J_{e}_world") for e, ident in zip(ees, idents)]
+    fs.append(Function(
+        "compute_all", "A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions).",
+        (q, dq, p, *outs)))
+    fs += [
+        Function("jacobian",
+                 "J (6 x NDOF, linear rows first) of end effector `ee` (its position in the end-effector "
+                 "list) in frame 0 = world axes or 1 = its own axes. An unknown ee or frame fills J with NaN.",
+                 (q, p, Arg("ee", (), INDEX), Arg("frame", (), INDEX), Arg("J", (6, n), OUT)), TEMPLATE),
+        Function("default_params", "Writes the NP default parameter values into p.",
+                 (Arg("p", (np_,), OUT),), TEMPLATE),
+        Function("joint_limits",
+                 "Joint limits (metadata, never enforced): lower, upper position, velocity and effort "
+                 "of every joint, NDOF each; NAN where the model gives none.",
+                 (Arg("lower", (n,), OUT), Arg("upper", (n,), OUT), Arg("velocity", (n,), OUT),
+                  Arg("effort", (n,), OUT)), TEMPLATE),
+        Function("param_name", "Name of parameter i (NULL if out of range).",
+                 (Arg("i", (), INDEX),), TEMPLATE, "const char *"),
+        Function("joint_name", "Name of joint i (NULL if out of range).",
+                 (Arg("i", (), INDEX),), TEMPLATE, "const char *"),
+    ]
+    return ABI(model.name, f"{model.name}_", model.name.upper(), n, np_, ees, tuple(fs))
