@@ -43,8 +43,8 @@ check-generated: $(STAMP)
 
 bench: build
 	$(PYTHON) -m pip install -q -e ".[bench]" --no-build-isolation
-	$(PYTHON) benchmarks/bench.py
-	$(PYTHON) benchmarks/readme_table.py
+	$(PYTHON) -m benchmarks $(BENCH_ARGS)
+	$(PYTHON) -m benchmarks.readme_table
 
 clean:
 	rm -rf build benchmarks/build krang_kernels/_kernels.c krang_kernels/*.so
