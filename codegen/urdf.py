@@ -33,6 +33,15 @@ Conventions (ROS URDF specification; Pinocchio's URDF parser agrees):
   exact 0. Every other entry is the exact double (53-bit Float). A rotation
   whose snapped form would not be orthonormal to 1e-9 stays unsnapped.
   snap=False keeps every value as computed (exact 0 and +-1 stay exact).
+  (codegen.model.unit_axis writes the zeros of a non-coordinate axis as 0.0.)
+* End effectors: any link, merged or not: EndEffector(name = link name,
+  frame = key of the moving body carrying it, placement of the link frame in
+  that body frame). A link fixed to the root does not move: refused.
+* Names (links, joints) are kept verbatim: 1..64 printable characters, not
+  "0". The model name defaults to the robot name made a C identifier
+  (other characters -> "_"); `name=` must be a C identifier.
+* The model has no geometry symbols: origins are numbers. Its sha256 is that
+  of the model TOML that to_toml() writes, so loading it gives the same hash.
 """
 from __future__ import annotations
 
@@ -41,6 +50,7 @@ import keyword
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import sympy as sp
@@ -204,8 +214,9 @@ def _lump(body, link, R_bl, p_bl):
 
 
 def load_urdf(path, *, name=None, end_effectors=(), snap=True) -> UrdfRobot:
+    """The robot of the URDF file `path` (see the module docstring)."""
     data = read_bytes(path)
-    return urdf_robot(data, name=name, end_effectors=end_effectors, snap=snap)
+    return urdf_robot(data, name=name, end_effectors=end_effectors, snap=snap, source=repr(Path(path).name))
 
 
 def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<urdf>") -> UrdfRobot:

@@ -128,10 +128,13 @@ def read_bytes(path) -> bytes:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise ModelError(f"cannot open URDF {path.name!r}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as fh:
+    try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ModelError(f"URDF {path.name!r} is not a regular file")
-        data = fh.read(MAX_BYTES + 1)
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+    finally:
+        os.close(fd)
     if len(data) > MAX_BYTES:
         raise ModelError(f"URDF {path.name!r} is larger than {MAX_BYTES} bytes")
     return data

@@ -2,7 +2,8 @@
 
 Numbers are written so that they load back unchanged: exact integers as
 TOML integers, every other number as the shortest decimal that round-trips
-to the same double (tomli_w writes Python's repr). Names are TOML basic
+to the same double (Python's repr); frame origins as strings of those
+(origins are expressions in model files). Names are TOML basic
 strings escaped by tomli_w (keys too), so any printable name survives.
 """
 from __future__ import annotations
@@ -61,7 +62,9 @@ def model_toml(model, source_sha256: str) -> str:
         if f.moving:
             t["axis"] = [_num(a) for a in f.axis]
         t["rotation"] = _matrix(f.rotation)
-        t["origin"] = [_num(o) for o in f.origin]
+        # strings, as origin expressions are written by hand (models/krang.toml);
+        # the loader reads a decimal string as the exact decimal, i.e. the same double
+        t["origin"] = [str(_num(o)) for o in f.origin]
         if f.limits is not None:
             t["limits"] = {k: float(v) for k in ("lower", "upper", "velocity", "effort")
                            if (v := getattr(f.limits, k)) is not None}
