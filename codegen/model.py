@@ -210,7 +210,8 @@ def unit_axis(value, where) -> tuple:
     n = math.sqrt(float(norm2))
     if not n > 1e-6:
         raise ModelError(f"{where}: axis {value} has (near) zero length")
-    return tuple(sp.Float(float(a) / n, precision=53) for a in axis)
+    # exact zeros stay Integer zeros: they fold away in the derivation
+    return tuple(sp.S.Zero if a == 0 else sp.Float(float(a) / n, precision=53) for a in axis)
 
 
 def _limits(raw, where):

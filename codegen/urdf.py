@@ -33,7 +33,6 @@ Conventions (ROS URDF specification; Pinocchio's URDF parser agrees):
   exact 0. Every other entry is the exact double (53-bit Float). A rotation
   whose snapped form would not be orthonormal to 1e-9 stays unsnapped.
   snap=False keeps every value as computed (exact 0 and +-1 stay exact).
-  (codegen.model.unit_axis writes the zeros of a non-coordinate axis as 0.0.)
 * End effectors: any link, merged or not: EndEffector(name = link name,
   frame = key of the moving body carrying it, placement of the link frame in
   that body frame). A link fixed to the root does not move: refused.
