@@ -2,7 +2,7 @@
  * Regenerate with `make generate`; edit the model file or the generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        6adb198bc61a8072685caa95c01cb70ac93e2e23de50d0874683a0db0b514ac9
+ * generator        1980249e134013e6afbc9dd79c44ab47691409bc35d9f18cc8497e57f10cbde2
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
