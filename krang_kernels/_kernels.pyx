@@ -209,7 +209,10 @@ def params_from_dict(values, base=None):
             raise KeyError(f"unknown parameter {name!r} (see PARAM_NAMES)")
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise TypeError(f"parameter {name} must be a real number, got {type(value).__name__} {value!r}")
-        v = float(value)
+        try:
+            v = float(value)
+        except OverflowError:  # an int beyond the float range
+            v = float("inf")
         if not isfinite(v):
             raise ValueError(f"parameter {name} = {v} is not finite")
         p[_PARAM_INDEX[name]] = v
