@@ -2,7 +2,7 @@
  * Regenerate with `make generate`; edit the model file or the generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        1980249e134013e6afbc9dd79c44ab47691409bc35d9f18cc8497e57f10cbde2
+ * generator        4cc2f427298c2a3a5cecb33dff4210097c0e95ec80de42ca139b2c67a9c48770
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774

@@ -136,8 +136,10 @@ def params_from_dict(values, base=None):
     integer/floating scalars (not bool, str, complex, arrays) and finite. An
     unknown name raises KeyError naming it."""
     p = default_params() if base is None else np.array(_input(base, "base", _NP), copy=True)
-    if not isinstance(values, Mapping):
-        raise TypeError(f"values must be a mapping name -> number, got {type(values).__name__}")
+    try:
+        values = dict(values)
+    except (TypeError, ValueError):
+        raise TypeError(f"values must be a mapping name -> number, got {type(values).__name__}") from None
     for name, value in values.items():
         if not isinstance(name, str) or name not in _PARAM_INDEX:
             raise KeyError(f"unknown parameter {name!r} (see PARAM_NAMES)")
