@@ -49,8 +49,8 @@ class ModelError(ValueError):
 
 
 MAX_TEXT = 1000  # characters in one expression or attribute
-MAX_NODES = 256  # syntax-tree nodes in one expression
-MAX_DEPTH = 32  # nesting depth of the syntax tree
+MAX_NODES = 256  # expression nodes (numbers, names, operations, calls) in one expression
+MAX_DEPTH = 64  # nesting depth of those nodes (a + b + c nests one level per term)
 MAX_LITERAL_CHARS = 64  # characters in one number literal
 MAX_MAGNITUDE = 1e12  # |x| of any literal and of any constant in a result
 MIN_MAGNITUDE = 1e-12  # smallest nonzero |x| of a literal (so 1/x stays bounded)
@@ -122,13 +122,16 @@ def _exponent(e: sp.Expr, what: str, text: str) -> sp.Expr:
 
 
 def _measure(tree: ast.AST, what: str, text: str) -> None:
-    """Node count and depth, iteratively (no recursion on untrusted trees)."""
-    count, stack = 0, [(tree, 1)]
+    """Expression-node count and depth, iteratively (no recursion on untrusted
+    trees). Operator and context nodes (Add, Load) are not counted."""
+    count, stack = 0, [(tree.body, 1)]
     while stack:
         node, depth = stack.pop()
+        if not isinstance(node, ast.expr):
+            continue
         count += 1
         if count > MAX_NODES:
-            raise ModelError(f"{what}: {_show(text)} has more than {MAX_NODES} syntax nodes")
+            raise ModelError(f"{what}: {_show(text)} has more than {MAX_NODES} nodes")
         if depth > MAX_DEPTH:
             raise ModelError(f"{what}: {_show(text)} is nested deeper than {MAX_DEPTH} levels")
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
