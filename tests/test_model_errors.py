@@ -153,6 +153,16 @@ MODEL_CASES = {
                                         ["identifier"]),
     "geometry name g": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2", "g"]')), ["g"]),
     "duplicate geometry": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2", "L1"]')), ["unique"]),
+    "geometry name pi": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2", "pi"]')), ["reserved", "pi"]),
+    "geometry name sqrt": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "sqrt"]')), ["reserved", "sqrt"]),
+    "geometry name a Python keyword": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2", "lambda"]')),
+                                       ["reserved", "lambda"]),
+    "geometry name with a newline": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2\\n"]')),
+                                     ["identifier"]),
+    "geometry name too long": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2", "' + "G" * 65 + '"]')),
+                               ["longer than 64"]),
+    "geometry named like a rotor inertia": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2", "Ia_x"]')),
+                                            ["clash", "Ia_x"]),
     # missing keys
     "missing name": (mutate(('name = "toy"\n', '')), ["model name"]),
     "missing key": (mutate(('key = "2"\n', '')), ["missing", "key"]),
@@ -251,6 +261,12 @@ MODEL_CASES = {
     "origin inf number": (mutate(('origin = ["L2", "0", "0"]', 'origin = [inf, "0", "0"]')), ["finite"]),
     "origin boolean": (mutate(('origin = ["L2", "0", "0"]', 'origin = [true, "0", "0"]')), ["expression"]),
     "origin 2 entries": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["L2", "0"]')), ["origin"]),
+    "origin power tower": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["2**10**10", "0", "0"]')),
+                           ["origin[0]", "exponent"]),
+    "origin 1e20": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["0", "1e20", "0"]')), ["origin[1]", "range"]),
+    "origin 1e20 number": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["0", "0", 1e20]')), ["origin[2]", "range"]),
+    "origin unknown function": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["exp(L2)", "0", "0"]')),
+                                ["parse", "functions"]),
     # gravity
     "gravity not unit": (mutate(('gravity = [0, 0, -1]', 'gravity = [0, 0, -9.81]')), ["gravity", "unit"]),
     "gravity zero": (mutate(('gravity = [0, 0, -1]', 'gravity = [0, 0, 0]')), ["gravity"]),
@@ -270,6 +286,9 @@ MODEL_CASES = {
     # the model name
     "model name not identifier": (mutate(('name = "toy"', 'name = "toy-robot"')), ["model name", "identifier"]),
     "model name a number": (mutate(('name = "toy"', 'name = 3')), ["model name"]),
+    "model name with a newline": (mutate(('name = "toy"', 'name = "toy\\n"')), ["model name", "identifier"]),
+    "model name starting with _": (mutate(('name = "toy"', 'name = "_toy"')), ["model name", "letter"]),
+    "model name too long": (mutate(('name = "toy"', 'name = "' + "t" * 65 + '"')), ["model name", "longer than 64"]),
 }
 
 
