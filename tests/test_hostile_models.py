@@ -198,7 +198,7 @@ def test_payload_through_the_command_line(tmp_path, clean_env):
     ("-" * 900 + "L2", ["deeper"]),
     ("L2" + "+L2" * 300, ["deeper"]),
     ("x" * 10 ** 5, ["limit is 1000"]),
-])
+], ids=lambda v: v[:24] if isinstance(v, str) else None)
 def test_expensive_origins_refused(tmp_path, origin, words):
     path = tmp_path / "m.toml"
     path.write_text(with_origin(origin))
@@ -292,7 +292,7 @@ def test_invalid_utf8_refused(tmp_path, data):
     'x = ' + "[" * 5000 + "]" * 5000,
     'x = ' + "{a = " * 5000 + "1" + "}" * 5000,
     BASE.replace('origin = ["L2", "0", "0"]', 'origin = [' + "[" * 3000 + "]" * 3000 + ', "0", "0"]'),
-])
+], ids=["arrays", "inline tables", "origin arrays"])
 def test_deep_toml_refused(tmp_path, text):
     path = tmp_path / "m.toml"
     path.write_text(text)
