@@ -136,7 +136,8 @@ FIELDS = {  # where else text can go: names are data, never evaluated
     "joint name": ('joint = "q2"', "joint = {}"),
     "frame key": ('key = "2"', "key = {}"),
     "end-effector name": ('name = "tip"', "name = {}"),
-    "rotation entry": ('rotation = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]', "rotation = [[0, -1, 0], [1, 0, 0], [0, 0, {}]]"),
+    "rotation entry": ('rotation = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]',
+                       "rotation = [[0, -1, 0], [1, 0, 0], [0, 0, {}]]"),
     "axis entry": ('axis = [1, 0, 0]', "axis = [{}, 0, 0]"),
     "gravity": ('name = "toy"', 'name = "toy"\ngravity = [0, 0, {}]'),
 }
@@ -304,7 +305,10 @@ def _chain(n_frames: int, moving: bool = True) -> str:
     lines = ['name = "chain"']
     for i in range(1, n_frames + 1):
         lines += ["[[frame]]", f'key = "f{i}"', f'parent = "{"f" + str(i - 1) if i > 1 else "0"}"']
-        lines += [f'joint = "q{i}"', 'type = "revolute"', "axis = [0, 0, 1]"] if moving or i == 1 else ['type = "fixed"']
+        if moving or i == 1:
+            lines += [f'joint = "q{i}"', 'type = "revolute"', "axis = [0, 0, 1]"]
+        else:
+            lines += ['type = "fixed"']
         lines += ["rotation = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]", 'origin = [0, 0, 0.1]']
     return "\n".join(lines) + "\n"
 
