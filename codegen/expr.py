@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import warnings
 
 import sympy as sp
 
@@ -212,7 +213,9 @@ def parse_expression(text, symbols: dict, what: str) -> sp.Expr:
     if not src:
         raise ModelError(f"{what}: cannot parse an empty expression")
     try:
-        tree = ast.parse(src, mode="eval")
+        with warnings.catch_warnings():  # e.g. "'int' object is not callable" on "1(2)"
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(src, mode="eval")
     except (SyntaxError, ValueError) as exc:  # ValueError: null bytes
         raise ModelError(f"{what}: cannot parse {_show(text)} ({type(exc).__name__}: "
                          f"{getattr(exc, 'msg', None) or exc})".replace("\n", " ")) from None
