@@ -234,8 +234,8 @@ def parse_expression(text, symbols: dict, what: str) -> sp.Expr:
     return expr
 
 
-def parse_number(text, what: str) -> float:
-    """One plain decimal literal ("0.25", "-1e-3", "+2."), bounded and finite.
+def parse_number(text, what: str, bound: float = MAX_MAGNITUDE) -> float:
+    """One plain decimal literal ("0.25", "-1e-3", "+2."), finite, |x| <= bound.
     For attributes of other formats (URDF); no names, no arithmetic."""
     if not isinstance(text, str):
         raise ModelError(f"{what}: expected a number as text, got {type(text).__name__}")
@@ -245,12 +245,12 @@ def parse_number(text, what: str) -> float:
     if len(s) > MAX_LITERAL_CHARS or not _DECIMAL.fullmatch(s):
         raise ModelError(f"{what}: {_show(text)} is not a plain decimal number")
     value = float(s)
-    if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
-        raise ModelError(f"{what}: {_show(text)} is out of range (|x| <= {MAX_MAGNITUDE:g})")
+    if not math.isfinite(value) or abs(value) > bound:
+        raise ModelError(f"{what}: {_show(text)} is out of range (|x| <= {bound:g})")
     return value
 
 
-def parse_numbers(text, n: int, what: str) -> tuple:
+def parse_numbers(text, n: int, what: str, bound: float = MAX_MAGNITUDE) -> tuple:
     """Exactly n whitespace-separated plain decimal literals (URDF xyz="0 0.1 0.2")."""
     if not isinstance(text, str):
         raise ModelError(f"{what}: expected {n} numbers as text, got {type(text).__name__}")
@@ -259,4 +259,4 @@ def parse_numbers(text, n: int, what: str) -> tuple:
     parts = text.split()
     if len(parts) != n:
         raise ModelError(f"{what}: expected {n} numbers, got {len(parts)} in {_show(text)}")
-    return tuple(parse_number(p, what) for p in parts)
+    return tuple(parse_number(p, what, bound) for p in parts)

@@ -19,9 +19,7 @@ magnitude <= MAX_MAGNITUDE (joint limits: LIMIT_MAGNITUDE).
 """
 from __future__ import annotations
 
-import math
 import os
-import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +28,7 @@ from xml.etree.ElementTree import ParseError
 import defusedxml.ElementTree as DET
 from defusedxml import DefusedXmlException
 
+from .expr import parse_numbers
 from .model import ModelError
 
 MAX_BYTES = 10 * 1024 * 1024
@@ -39,32 +38,11 @@ MAX_MAGNITUDE = 1e15
 LIMIT_MAGNITUDE = 1e300
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 
-# A plain decimal float literal, ASCII digits only (Python's float() would also
-# take "nan", "inf", "1_000" and non-ASCII digits; URDF numbers are C++ doubles).
-_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,4})?", re.ASCII)
-_SPACE = re.compile(r"[ \t\r\n]+")
 
 
 def _numbers(text, n: int, what: str, bound: float = MAX_MAGNITUDE) -> tuple:
-    """n plain float literals separated by XML whitespace, as Python floats,
-    finite and of magnitude <= bound.
-
-    TODO(lead): switch to codegen.expr.parse_numbers (same contract) once merged.
-    """
-    if not isinstance(text, str) or len(text) > 64 * n + 16:
-        raise ModelError(f"{what}: expected {n} number(s), got {str(text)[:80]!r}")
-    parts = [p for p in _SPACE.split(text.strip(" \t\r\n")) if p]
-    if len(parts) != n:
-        raise ModelError(f"{what}: expected {n} number(s), got {text!r}")
-    out = []
-    for p in parts:
-        if not _FLOAT.fullmatch(p):
-            raise ModelError(f"{what}: {p!r} is not a plain decimal number")
-        x = float(p)
-        if not math.isfinite(x) or abs(x) > bound:
-            raise ModelError(f"{what}: {p!r} is not a finite number of magnitude <= {bound:g}")
-        out.append(x)
-    return tuple(out)
+    """n plain float literals (the model files' number rule), finite, |x| <= bound."""
+    return parse_numbers(text, n, what, bound)
 
 
 def check_name(name, what: str) -> str:
