@@ -121,11 +121,12 @@ def build_model(shape, ndof):
     return b
 
 
-def run_generation(model, params, out, timeout):
-    """(seconds, peak MB) or (None, peak MB) on timeout/failure."""
+def run_generation(root, model, params, out, timeout):
+    """(seconds, peak MB, "") or (None, peak MB, why) on timeout/failure."""
     t0 = time.perf_counter()
+    errfile = tempfile.TemporaryFile()  # a file, not a pipe: a chatty child never blocks
     proc = subprocess.Popen([sys.executable, "-m", "codegen", str(model), str(params), "--out", str(out)],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            cwd=root, stdout=subprocess.DEVNULL, stderr=errfile,
                             start_new_session=True)
     deadline = t0 + timeout
     while True:
@@ -138,10 +139,11 @@ def run_generation(model, params, out, timeout):
             return None, usage.ru_maxrss / 1024, "timeout"
         time.sleep(0.1)
     dt = time.perf_counter() - t0
-    err = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
+    errfile.seek(0)
+    err = errfile.read().decode(errors="replace")
+    errfile.close()
     if os.waitstatus_to_exitcode(status) != 0:
-        return None, usage.ru_maxrss / 1024, "failed: " + err.strip().splitlines()[-1] if err.strip() else "failed"
+        return None, usage.ru_maxrss / 1024, ("failed: " + err.strip().splitlines()[-1]) if err.strip() else "failed"
     return dt, usage.ru_maxrss / 1024, ""
 
 
@@ -149,12 +151,16 @@ def total_ops(c_source: str) -> int:
     return sum(int(m) for m in re.findall(r"^ \*\s+\S+\s+(\d+)$", c_source.split("*/", 1)[0], re.M))
 
 
-def compile_seconds(c_file, opt):
+def compile_seconds(c_file, opt, timeout):
+    """Seconds for gcc to compile the kernels, or a string when it took too long."""
     cc = shutil.which("gcc") or "cc"
     t0 = time.perf_counter()
-    subprocess.run([cc, opt, "-std=c99", "-fPIC", "-c", str(c_file), "-o", os.devnull], check=True,
-                   cwd=c_file.parent, capture_output=True)
-    return time.perf_counter() - t0
+    try:
+        subprocess.run([cc, opt, "-std=c99", "-fPIC", "-c", str(c_file), "-o", os.devnull], check=True,
+                       cwd=c_file.parent, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f">{timeout:.0f}"
+    return f"{time.perf_counter() - t0:.1f}"
 
 
 def main(argv=None):
@@ -163,8 +169,10 @@ def main(argv=None):
     ap.add_argument("--shapes", nargs="+", default=["chain", "humanoid"], choices=["chain", "humanoid"])
     ap.add_argument("--timeout", type=float, default=600, help="seconds per generation")
     ap.add_argument("--opt", default="-O2", help="gcc optimization flag for the compile column")
+    ap.add_argument("--compile-timeout", type=float, default=300, help="seconds per compile")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/scaling.md"))
     ap.add_argument("--keep", help="keep the models and generated C in this directory")
+    ap.add_argument("--root", default=str(ROOT), help="checkout whose generator to run (to compare versions)")
     args = ap.parse_args(argv)
     work = Path(args.keep or tempfile.mkdtemp(prefix="scaling-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -179,7 +187,7 @@ def main(argv=None):
             model.write_text(b.toml())
             params.write_text(b.params_toml())
             out = work / b.name
-            dt, mb, why = run_generation(model, params, out, args.timeout)
+            dt, mb, why = run_generation(args.root, model, params, out, args.timeout)
             if dt is None:
                 row = f"| {n} | {shape} | {why} (>{args.timeout:.0f} s) | {mb:.0f} | | | |"
                 print(row, flush=True)
@@ -187,9 +195,9 @@ def main(argv=None):
                 break
             c_file = out / f"{b.name}_kernels.c"
             src = c_file.read_text()
-            cs = compile_seconds(c_file, args.opt)
+            cs = compile_seconds(c_file, args.opt, args.compile_timeout)
             row = (f"| {n} | {shape} | {dt:.1f} | {mb:.0f} | {total_ops(src)} | "
-                   f"{len(src.encode()) / 1024:.0f} | {cs:.1f} |")
+                   f"{len(src.encode()) / 1024:.0f} | {cs} |")
             print(row, flush=True)
             rows.append(row)
     text = (f"# Generation scaling\n\nMeasured by `benchmarks/scaling.py` ({os.cpu_count()} cores); "

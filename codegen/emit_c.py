@@ -7,10 +7,14 @@ lays out files: templates do that.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
+
+from .progress import report
 
 
 class KernelPrinter(C99CodePrinter):
@@ -41,8 +45,14 @@ def ccode(expr) -> str:
     return _PRINTER.doprint(expr)
 
 
+@lru_cache(maxsize=1 << 16)
+def _count_ops(expr) -> int:
+    # compute_all repeats the other kernels' statements: count each once
+    return int(sp.count_ops(expr))
+
+
 def op_count(exprs) -> int:
-    return int(sum(sp.count_ops(e) for e in exprs))
+    return sum(_count_ops(e) for e in exprs)
 
 
 @dataclass
@@ -164,6 +174,7 @@ def _leaves_first(outputs):
 
 
 def emit(kernel: Kernel, derivation) -> Kernel:
+    t0 = time.perf_counter()
     prog, syms = derivation["program"], derivation["symbols"]
     flat = [(name, list(m)) for name, m in kernel.outputs.items()]
     exprs = [e for _, es in flat for e in es]
@@ -186,4 +197,5 @@ def emit(kernel: Kernel, derivation) -> Kernel:
             k += 1
     kernel.writes = writes
     kernel.ops = op_count([e for _, e in body] + list(final))
+    report(f"emit {kernel.name}", t0)
     return kernel
