@@ -122,7 +122,9 @@ def build_model(shape, ndof):
 
 
 def run_generation(root, model, params, out, timeout):
-    """(seconds, peak MB, "") or (None, peak MB, why) on timeout/failure."""
+    """(wall s, CPU s, peak MB, "") or (None, CPU s, peak MB, why) on timeout/failure.
+    CPU time (user + system of the child) is the figure to compare on a
+    loaded machine; wall time is what a user waits."""
     t0 = time.perf_counter()
     errfile = tempfile.TemporaryFile()  # a file, not a pipe: a chatty child never blocks
     proc = subprocess.Popen([sys.executable, "-m", "codegen", str(model), str(params), "--out", str(out)],
@@ -136,15 +138,16 @@ def run_generation(root, model, params, out, timeout):
         if time.perf_counter() > deadline:
             os.killpg(proc.pid, signal.SIGKILL)
             pid, status, usage = os.wait4(proc.pid, 0)
-            return None, usage.ru_maxrss / 1024, "timeout"
+            return None, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, "timeout"
         time.sleep(0.1)
     dt = time.perf_counter() - t0
+    cpu = usage.ru_utime + usage.ru_stime
     errfile.seek(0)
     err = errfile.read().decode(errors="replace")
     errfile.close()
     if os.waitstatus_to_exitcode(status) != 0:
-        return None, usage.ru_maxrss / 1024, ("failed: " + err.strip().splitlines()[-1]) if err.strip() else "failed"
-    return dt, usage.ru_maxrss / 1024, ""
+        return None, cpu, usage.ru_maxrss / 1024, ("failed: " + err.strip().splitlines()[-1]) if err.strip() else "failed"
+    return dt, cpu, usage.ru_maxrss / 1024, ""
 
 
 def total_ops(c_source: str) -> int:
@@ -152,7 +155,7 @@ def total_ops(c_source: str) -> int:
 
 
 def compile_seconds(c_file, opt, timeout):
-    """Seconds for gcc to compile the kernels, or a string when it took too long."""
+    """Wall seconds for gcc to compile the kernels (text), or ">timeout"."""
     cc = shutil.which("gcc") or "cc"
     t0 = time.perf_counter()
     try:
@@ -169,7 +172,7 @@ def main(argv=None):
     ap.add_argument("--shapes", nargs="+", default=["chain", "humanoid"], choices=["chain", "humanoid"])
     ap.add_argument("--timeout", type=float, default=600, help="seconds per generation")
     ap.add_argument("--opt", default="-O2", help="gcc optimization flag for the compile column")
-    ap.add_argument("--compile-timeout", type=float, default=300, help="seconds per compile")
+    ap.add_argument("--compile-timeout", type=float, default=300, help="seconds per compile; 0: do not compile")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/scaling.md"))
     ap.add_argument("--keep", help="keep the models and generated C in this directory")
     ap.add_argument("--root", default=str(ROOT), help="checkout whose generator to run (to compare versions)")
@@ -177,8 +180,8 @@ def main(argv=None):
     work = Path(args.keep or tempfile.mkdtemp(prefix="scaling-"))
     work.mkdir(parents=True, exist_ok=True)
     rows = []
-    header = ("| DOF | shape | generate s | peak MB | C ops | C KB | compile s |\n"
-              "|----:|-------|-----------:|--------:|------:|-----:|----------:|")
+    header = ("| DOF | shape | generate s | CPU s | peak MB | C ops | C KB | compile s |\n"
+              "|----:|-------|-----------:|------:|--------:|------:|-----:|----------:|")
     print(header, flush=True)
     for shape in args.shapes:
         for n in sorted(args.dofs):
@@ -187,21 +190,22 @@ def main(argv=None):
             model.write_text(b.toml())
             params.write_text(b.params_toml())
             out = work / b.name
-            dt, mb, why = run_generation(args.root, model, params, out, args.timeout)
+            dt, cpu, mb, why = run_generation(args.root, model, params, out, args.timeout)
             if dt is None:
-                row = f"| {n} | {shape} | {why} (>{args.timeout:.0f} s) | {mb:.0f} | | | |"
+                row = f"| {n} | {shape} | {why} (>{args.timeout:.0f} s) | {cpu:.1f} | {mb:.0f} | | | |"
                 print(row, flush=True)
                 rows.append(row)
                 break
             c_file = out / f"{b.name}_kernels.c"
             src = c_file.read_text()
-            cs = compile_seconds(c_file, args.opt, args.compile_timeout)
-            row = (f"| {n} | {shape} | {dt:.1f} | {mb:.0f} | {total_ops(src)} | "
+            cs = compile_seconds(c_file, args.opt, args.compile_timeout) if args.compile_timeout > 0 else "-"
+            row = (f"| {n} | {shape} | {dt:.1f} | {cpu:.1f} | {mb:.0f} | {total_ops(src)} | "
                    f"{len(src.encode()) / 1024:.0f} | {cs} |")
             print(row, flush=True)
             rows.append(row)
     text = (f"# Generation scaling\n\nMeasured by `benchmarks/scaling.py` ({os.cpu_count()} cores); "
-            f"compile: gcc {args.opt} -c of the generated .c. C ops: sum of the per-function "
+            f"generate: wall and CPU (user + system) seconds of `python -m codegen`; "
+            f"compile: wall seconds of gcc {args.opt} -c of the generated .c. C ops: sum of the per-function "
             "operation counts in the banner.\n\n" + header + "\n" + "\n".join(rows) + "\n")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)
