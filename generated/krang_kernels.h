@@ -2,7 +2,7 @@
  * Regenerate with `make generate`; edit the model file or the generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        69bed02dbf00c1904d5b95c0ba0a6b3a3aeabe7bbead47b197d354a46585003d
+ * generator        aa826d749dc29923b584c9fb68a8b12ef9fc4a211c12c77928b2aa80649c2752
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
