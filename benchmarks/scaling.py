@@ -1,7 +1,8 @@
 """Generation scaling: DOF -> generation time, peak memory, C size, compile time.
 
     python benchmarks/scaling.py [--dofs 8 16 32 48 64] [--shapes chain humanoid]
-                                 [--timeout 600] [--out benchmarks/results/scaling.md]
+                                 [--timeout 600] [--compile-timeout 300] [--opt -O2]
+                                 [--root CHECKOUT] [--out benchmarks/results/scaling.md]
 
 Builds synthetic model files (serial chains and humanoid-like branched trees
 with joint axes permuted among x, y, z, some tilted axes and rotations from
@@ -10,7 +11,9 @@ runs `python -m codegen MODEL PARAMS --out DIR` in a subprocess for each, and
 compiles the produced .c with gcc. Peak memory is the child's maximum resident
 set size (getrusage of the waited-for child, via os.wait4). A size whose
 generation exceeds --timeout is killed, reported as such, and larger sizes of
-that shape are skipped.
+that shape are skipped. Times are wall and CPU seconds: on a shared machine
+only the CPU figures compare. --root runs another checkout's generator (e.g.
+an older commit unpacked with `git archive`) on the same models.
 """
 from __future__ import annotations
 
