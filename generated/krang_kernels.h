@@ -2,7 +2,7 @@
  * Regenerate with `make generate`; edit the model file or the generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        8388078e2ef631be38a70451f568560563d2a87e9603a3982d0c5af1abc2d833
+ * generator        a24dcbb13ebe7914ef6ef461b83449df5ab7491512f194fca6a69e65c18fae64
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
