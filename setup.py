@@ -1,6 +1,6 @@
 """Builds the Cython extension from the committed generated sources:
 generated/krang_kernels.c and krang_kernels/_kernels.pyx, which `make
-generate` renders from templates/module.pyx.j2 (no SymPy needed to install)."""
+generate` renders from codegen/templates/module.pyx.j2 (no SymPy needed to install)."""
 import os
 
 import numpy
