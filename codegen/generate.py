@@ -21,8 +21,10 @@ from .abi import OUT, describe
 from .emit_c import Argument, Kernel, emit
 from .model import ModelError, load_model, load_param_values
 
+# The directory holding the codegen package: the repository, or site-packages
+# once installed. The templates ship inside the package (package data).
 ROOT = Path(__file__).resolve().parent.parent
-TEMPLATES = ROOT / "templates"
+TEMPLATES = ROOT / "codegen" / "templates"
 
 
 def kernel_specs(abi, d):

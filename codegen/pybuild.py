@@ -7,7 +7,7 @@ rendered from the ABI description (codegen/abi.py), then compiled.
         -> out_dir/NAME_kernels.<ext suffix>, importable with out_dir on sys.path
 
 Every robot, Krang included, gets the same module from
-templates/module.pyx.j2 and .pyi.j2; the argument checks are written once,
+codegen/templates/module.pyx.j2 and .pyi.j2; the argument checks are written once,
 in codegen/runtime/checks.pxi, and rendered into each module so that a
 generated .pyx compiles without this repository.
 
@@ -32,7 +32,7 @@ from . import __version__
 from .abi import FRAMES, IN, INDEX, OUT, TEMPLATE
 
 HERE = Path(__file__).resolve().parent
-TEMPLATES = HERE.parent / "templates"
+TEMPLATES = HERE / "templates"
 CHECKS = HERE / "runtime" / "checks.pxi"
 # The flags of setup.py (krang_kernels): fused multiply-add contraction, ~2x
 # faster sums of products. -march=native only on request (config.native):

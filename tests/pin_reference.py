@@ -26,16 +26,10 @@ shared by tests/test_against_pinocchio.py and benchmarks/errors_vs_pinocchio.py.
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pinocchio as pin
 
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-from reference_fk import (  # noqa: E402
+from tests.reference_fk import (
     NumericModel, com_form, random_physical_params, random_states, rel_err, worst_entry,
 )
 
@@ -185,7 +179,7 @@ def krang_param_sets(model, kk=None, n_random=5, seed=12345):
     """[(label, params)]: the default set (from krang_kernels.default_params()
     if `kk` is given, else from models/krang_params.toml if it exists) and
     n_random random physically valid sets."""
-    from reference_fk import KRANG_PARAMS, load_param_values
+    from tests.reference_fk import KRANG_PARAMS, load_param_values
 
     sets = []
     if kk is not None:

@@ -17,16 +17,13 @@ frame table in models/krang.toml), never from the kernels themselves:
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 kk = pytest.importorskip("krang_kernels")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reference_fk import (  # noqa: E402
+from tests.reference_fk import (  # noqa: E402
     KRANG_MODEL, NumericModel, load_model, random_physical_params, random_states, rel_err,
     time_derivative_fd, velocity_product_fd, worst_entry,
 )
