@@ -1,5 +1,6 @@
-"""Builds the Cython extension from the committed generated C sources
-(no SymPy needed to install)."""
+"""Builds the Cython extension from the committed generated sources:
+generated/krang_kernels.c and krang_kernels/_kernels.pyx, which `make
+generate` renders from templates/module.pyx.j2 (no SymPy needed to install)."""
 import os
 
 import numpy
@@ -10,7 +11,8 @@ from setuptools import Extension, setup
 # are compiled. KRANG_PORTABLE=1 builds for any x86-64 / aarch64.
 NATIVE = [] if os.environ.get("KRANG_PORTABLE") else ["-march=native"]
 # Fused multiply-add contraction (GCC's default outside ISO mode): the
-# generated code is sums of products, ~2x faster with FMA.
+# generated code is sums of products, ~2x faster with FMA. The same flags as
+# codegen.pybuild.FLAGS (tests/test_pybuild.py checks it).
 FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast"]
 
 extension = Extension(

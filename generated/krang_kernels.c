@@ -2,7 +2,7 @@
  * Regenerate with `make generate`; edit the model file or the generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        c4d23dbdeb731451f1fb6d734fe10490ead9c4ddcda5ebe9a3463208dc37f556
+ * generator        205bc794ea5c94603fc1649cce473345ba2b75a8ef71b88d92867d9262cee498
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774

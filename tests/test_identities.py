@@ -361,10 +361,11 @@ def test_bad_out(fn, bad):
         call(out)
 
 
-@pytest.mark.parametrize("arm", ["", "Left", "both", "l", None, 0])
-def test_bad_arm(arm):
-    with pytest.raises(BAD, match=_arg("arm")):
-        kk.jacobian(Q0, arm)
+@pytest.mark.parametrize("ee", ["", "Left", "both", "l", None, 2, -1, True, 1.0, b"left"])
+def test_bad_ee(ee):
+    # an end effector is a name in kk.END_EFFECTORS or its index (0 = "left")
+    with pytest.raises(BAD, match=_arg("ee")):
+        kk.jacobian(Q0, ee)
 
 
 @pytest.mark.parametrize("frame", ["", "World", "base", "global", None, 1])
