@@ -158,7 +158,8 @@ def controller_functions(model: Model, idents, q, dq, p) -> list:
                  (q, dq, p, Arg("h", (n,), OUT, "h"))),
         Function("forward_dynamics",
                  "Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by the sparse "
-                 "LTDL factorization of A, NDOF.",
+                 "LTDL factorization of A (no pivoting: A must be positive definite, as it is for physical "
+                 "parameters where every joint moves some inertia or has Ia > 0), NDOF.",
                  (q, dq, tau, p, Arg("ddq", (n,), OUT, "ddq"))),
     ]
     for e, ident in zip(model.end_effectors, idents):

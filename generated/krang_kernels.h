@@ -2,7 +2,7 @@
  * Regenerate with `make generate`; edit the model file or the generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        205bc794ea5c94603fc1649cce473345ba2b75a8ef71b88d92867d9262cee498
+ * generator        96fdbcdc88114f5fc01c235e61d99250ee1b3c7af82160be43a194735ad1fb56
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
@@ -332,7 +332,7 @@ void krang_inverse_dynamics(const double *q, const double *dq, const double *ddq
 /* Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF. */
 void krang_bias(const double *q, const double *dq, const double *p, double *h);
 
-/* Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by the sparse LTDL factorization of A, NDOF. */
+/* Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by the sparse LTDL factorization of A (no pivoting: A must be positive definite, as it is for physical parameters where every joint moves some inertia or has Ia > 0), NDOF. */
 void krang_forward_dynamics(const double *q, const double *dq, const double *tau, const double *p, double *ddq);
 
 /* Pose of end effector left (frame 10l) in frame 0: 4 x 4 homogeneous. */

@@ -62,7 +62,8 @@ def bias(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDAr
 
 def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by the sparse LTDL
-    factorization of A, NDOF.
+    factorization of A (no pivoting: A must be positive definite, as it is for physical parameters
+    where every joint moves some inertia or has Ia > 0), NDOF.
 
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned."""
