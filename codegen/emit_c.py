@@ -88,7 +88,8 @@ def _input_reads(syms, used):
         setup = ["double sq[NDOF], cq[NDOF]", "sincos_q(q, sq, cq)"]
     element = lambda array, i: sp.Symbol(f"{array}[{i}]")  # noqa: E731
     for i in range(syms.model.ndof):
-        for sym, source in ((syms.q[i], "q"), (syms.s[i], "sq"), (syms.c[i], "cq"), (syms.dq[i], "dq")):
+        for sym, source in ((syms.q[i], "q"), (syms.s[i], "sq"), (syms.c[i], "cq"), (syms.dq[i], "dq"),
+                            (syms.ddq[i], "ddq"), (syms.tau[i], "tau")):
             if sym in used:
                 reads.append((sym, element(source, i)))
     for k, name in enumerate(syms.model.param_names):

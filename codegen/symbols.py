@@ -16,6 +16,10 @@ class Symbols:
         self.model = model
         self.q = [_sym(j) for j in model.joint_names]
         self.dq = [_sym(f"d{j}") for j in model.joint_names]
+        # inputs of inverse and forward dynamics (codegen/rnea.py, forward_dynamics.py);
+        # a leading underscore is reserved in model names, so these cannot clash
+        self.ddq = [_sym(f"_ddq{i}") for i in range(model.ndof)]
+        self.tau = [_sym(f"_tau{i}") for i in range(model.ndof)]
         # sin/cos as plain symbols: the recursive derivation never
         # differentiates, and the C code computes each once.
         self.s = [_sym(f"s_{j}") for j in model.joint_names]

@@ -2,7 +2,7 @@
  * Regenerate with `make generate`; edit the model file or the generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        60f725906baee5cd79069b3a23a5a97a5b5d1c760beb1e959821ad2fea75ca49
+ * generator        36e98022e4ff4aaf0e79b357a2dfff05e99d6aa40c532870bc7765ab63cdd4a4
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
@@ -13,6 +13,13 @@
  *   krang_jacobian_right_local     521
  *   krang_friction                  68
  *   krang_compute_all             7900
+ *   krang_inverse_dynamics        2941
+ *   krang_bias                    2752
+ *   krang_forward_dynamics        5919
+ *   krang_fk_left                  185
+ *   krang_jdot_qdot_left           503
+ *   krang_fk_right                 183
+ *   krang_jdot_qdot_right          495
  */
 #ifndef KRANG_KERNELS_H
 #define KRANG_KERNELS_H
@@ -319,10 +326,37 @@ void krang_friction(const double *dq, const double *p, double *tau_f);
 /* A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions). */
 void krang_compute_all(const double *q, const double *dq, const double *p, double *A, double *C, double *Q, double *J_left, double *J_right);
 
+/* Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor inertia included (recursive Newton-Euler), NDOF. */
+void krang_inverse_dynamics(const double *q, const double *dq, const double *ddq, const double *p, double *tau);
+
+/* Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF. */
+void krang_bias(const double *q, const double *dq, const double *p, double *h);
+
+/* Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by the sparse LTDL factorization of A (no pivoting: A must be positive definite, as it is for physical parameters where every joint moves some inertia or has Ia > 0), NDOF. */
+void krang_forward_dynamics(const double *q, const double *dq, const double *tau, const double *p, double *ddq);
+
+/* Pose of end effector left (frame 10l) in frame 0: 4 x 4 homogeneous. */
+void krang_fk_left(const double *q, const double *p, double *T);
+
+/* Jdot*dq of end effector left (frame 10l): its classical acceleration at ddq = 0, 6, linear first, frame 0 (world) axes. */
+void krang_jdot_qdot_left(const double *q, const double *dq, const double *p, double *a);
+
+/* Pose of end effector right (frame 10r) in frame 0: 4 x 4 homogeneous. */
+void krang_fk_right(const double *q, const double *p, double *T);
+
+/* Jdot*dq of end effector right (frame 10r): its classical acceleration at ddq = 0, 6, linear first, frame 0 (world) axes. */
+void krang_jdot_qdot_right(const double *q, const double *dq, const double *p, double *a);
+
 /* J (6 x NDOF, linear rows first) of end effector `ee` (KRANG_LEFT, KRANG_RIGHT) in frame
  * KRANG_WORLD (frame 0, the velocity of the end-effector origin) or KRANG_LOCAL
  * (the end-effector frame). An unknown ee or frame fills J with NaN. */
 void krang_jacobian(const double *q, const double *p, int ee, int frame, double *J);
+
+/* Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (its position in the end-effector list). An unknown ee fills T with NaN. */
+void krang_fk(const double *q, const double *p, int ee, double *T);
+
+/* Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical acceleration at ddq = 0. An unknown ee fills a with NaN. */
+void krang_jdot_qdot(const double *q, const double *dq, const double *p, int ee, double *a);
 
 /* Writes the KRANG_NP default parameter values into p. */
 void krang_default_params(double *p);
