@@ -89,6 +89,40 @@ def check_params(param_names: Sequence[str], values) -> None:
         check_link(key, float(get["m"]), ms, J)
 
 
+def about_origin(m, c, Ic):
+    """Inertia about the frame origin of a body of mass m, centre of mass c
+    and inertia Ic about c (same axes): J = Ic + m (c.c 1 - c c^T), the
+    parallel-axis theorem (Featherstone 2008, eq. 2.63)."""
+    c = np.asarray(c, dtype=float)
+    return np.asarray(Ic, dtype=float) + m * (float(c @ c) * np.eye(3) - np.outer(c, c))
+
+
+def standard_params(mass, com, inertia_at_com) -> tuple:
+    """The 10 standard parameters (INERTIAL order: m, MX, MY, MZ, XX, XY, XZ,
+    YY, YZ, ZZ) of a body from its mass, centre of mass (3) and inertia about
+    the centre of mass (3 x 3, symmetric), all in the link frame: MS = m c,
+    J = about_origin(m, c, I_c). Shapes, finiteness and symmetry are checked
+    (ValueError); physical validity is check_link's job."""
+    try:
+        m = float(mass)
+        c = np.array(com, dtype=float)
+        Ic = np.array(inertia_at_com, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"mass, com and inertia_at_com must be real numbers: {exc}") from None
+    if c.shape != (3,):
+        raise ValueError(f"com must have shape (3,), got {c.shape}")
+    if Ic.shape != (3, 3):
+        raise ValueError(f"inertia_at_com must have shape (3, 3), got {Ic.shape}")
+    if not (np.isfinite(m) and np.isfinite(c).all() and np.isfinite(Ic).all()):
+        raise ValueError("mass, com and inertia_at_com must be finite")
+    if not np.allclose(Ic, Ic.T, rtol=1e-12, atol=0.0):
+        raise ValueError("inertia_at_com must be symmetric")
+    J = about_origin(m, c, (Ic + Ic.T) / 2)
+    ms = m * c
+    return (m, float(ms[0]), float(ms[1]), float(ms[2]),
+            float(J[0, 0]), float(J[0, 1]), float(J[0, 2]), float(J[1, 1]), float(J[1, 2]), float(J[2, 2]))
+
+
 def is_physical(param_names: Sequence[str], values) -> bool:
     try:
         check_params(param_names, values)
@@ -97,4 +131,4 @@ def is_physical(param_names: Sequence[str], values) -> bool:
     return True
 
 
-__all__ = ["check_params", "check_link", "is_physical", "TOL"]
+__all__ = ["check_params", "check_link", "is_physical", "about_origin", "standard_params", "TOL"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import keyword
+import re
 import sys
 import tempfile
 import textwrap
@@ -41,13 +42,14 @@ FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast"]
 NATIVE = ["-march=native"]
 # The ABI's Python-level metadata functions (not wrapped as kernels).
 METADATA = ("default_params", "joint_limits", "param_name", "joint_name")
-SHARED = ("default_params", "params_from_dict", "check_params")
+SHARED = ("default_params", "params_from_dict", "check_params", "load_params", "link_params")
 
 
 @dataclass(frozen=True)
 class PyInput:
     var: str  # Python argument name
-    check: str  # expression that checks/converts it
+    check: str  # expression that checks/converts it (one state)
+    bcheck: str  # the same for a batch of nb states
 
 
 @dataclass(frozen=True)
@@ -56,10 +58,21 @@ class PyKernel:
     cname: str  # the Cython alias of the C function
     doc: str  # rendered docstring literal
     signature: str
+    prelude: tuple  # lines run first (index arguments -> C ints)
+    lead: str  # the state argument whose shape decides one state or a batch
     inputs: tuple
-    shape: str  # repr of the output shape
-    call: str  # C call arguments
+    shape: str  # repr of the output shape of one state
+    call: str  # C call arguments, one state
+    ptrs: tuple  # (pointer variable, array) of the batch loop
+    bcall: str  # C call arguments of row i of a batch
+    bsignature: str  # of the cdef function of a batch
+    bargs: str  # its call
     stub: str  # stub signature (without the return type)
+
+
+BATCH_DOC = ("Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no "
+             "broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit, "
+             "computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch.")
 
 
 def _py_name(arg) -> str:
@@ -72,8 +85,8 @@ def _py_name(arg) -> str:
 def _check(arg) -> PyInput:
     var = _py_name(arg)
     if var == "params":
-        return PyInput(var, "_params(params)")
-    return PyInput(var, f'_input({var}, "{var}", {arg.size})')
+        return PyInput(var, "_params(params)", "_params(params)")
+    return PyInput(var, f'_input({var}, "{var}", {arg.size})', f'_rows({var}, "{var}", nb, {arg.size})')
 
 
 def _doc(text: str, indent: str = "    ") -> str:
@@ -92,18 +105,31 @@ def _extern(abi, f) -> str:
     return f'{f.returns}{space}_c_{f.name} "{abi.prefix}{f.name}"({args}) nogil'
 
 
+class _Extra(str):
+    """A Python argument that is not an ABI input (ee, frame), with its stub
+    and the line that turns it into the C int."""
+
+    def __new__(cls, text, stub, prelude):
+        s = super().__new__(cls, text)
+        s.stub, s.prelude = stub, prelude
+        return s
+
+
 def _kernel(f, extra_args=(), index_vars=None, doc="") -> PyKernel:
     ins = [_check(a) for a in f.inputs]
     names = [i.var for i in ins if i.var != "params"]
     (out,) = f.outputs
-    call = []
+    call, bcall, ptrs = [], [], []
     for a in f.args:
-        if a.role == IN:
-            call.append(f"_data({_py_name(a)})")
-        elif a.role == OUT:
-            call.append("_data(out)")
-        else:
+        if a.role == INDEX:
             call.append(index_vars[a.name])
+            bcall.append(index_vars[a.name])
+            continue
+        var = "out" if a.role == OUT else _py_name(a)
+        ptr = f"d_{var}"
+        ptrs.append((ptr, var))
+        call.append(f"_data({var})")
+        bcall.append(ptr if var == "params" else f"{ptr} + i * {a.size}")
     lead = ", ".join(names + list(extra_args))
     sig = f"{lead}, params=None, out=None"
     arr = "NDArray[np.float64]"
@@ -111,59 +137,93 @@ def _kernel(f, extra_args=(), index_vars=None, doc="") -> PyKernel:
     stub = f"{stub_lead}, params: ArrayLike | None = None, out: {arr} | None = None"
     shape = tuple(out.shape)
     doc = (f"{doc or f.doc}\n\nReturns a float64 array of shape {shape}; `params`: the parameter vector "
-           f"(default: default_params()); `out`: an array written in place and returned.")
-    return PyKernel(f.name, f"_c_{f.name}", _doc(doc), sig, tuple(ins), repr(tuple(out.shape)),
-                    ", ".join(call), stub)
+           f"(default: default_params()); `out`: an array written in place and returned.\n{BATCH_DOC}")
+    bnames = [i.var for i in ins] + [index_vars[a.name] for a in f.args if a.role == INDEX]
+    bsig = ", ".join([f"object {i.var}" for i in ins] + [f"int {index_vars[a.name]}" for a in f.args
+                                                         if a.role == INDEX] + ["object out", "Py_ssize_t nb"])
+    return PyKernel(f.name, f"_c_{f.name}", _doc(doc), sig, tuple(e.prelude for e in extra_args), names[0],
+                    tuple(ins), repr(shape), ", ".join(call), tuple(ptrs), ", ".join(bcall), bsig,
+                    ", ".join(bnames + ["out", "nb"]), stub)
 
 
-class _Extra(str):
-    """A Python argument that is not an ABI input (ee, frame), with its stub."""
-
-    def __new__(cls, text, stub):
-        s = super().__new__(cls, text)
-        s.stub = stub
-        return s
+def _dispatcher_doc(abi, f) -> str:
+    """The C dispatcher's documentation, its C-only sentence made Python's."""
+    doc = re.sub(r"\(its position in the end-effector list\)", "(a name in END_EFFECTORS or its index)", f.doc)
+    doc = re.sub(r"\s*An unknown ee( or frame)? fills \w+ with NaN\.", "", doc)
+    return doc + " An unknown `ee` raises ValueError."
 
 
-def _compute_all(f) -> dict:
+def _compute_all(abi) -> dict:
+    """compute_all plus friction: one pass over the states, one state or a batch."""
+    f, fr = abi.function("compute_all"), abi.function("friction")
     ins = [_check(a) for a in f.inputs]
     names = [i.var for i in ins if i.var != "params"]
-    outputs, ptrs = [], []
+    outputs, ptrs, index = [], [], {}
     for a in f.args:
         if a.role == IN:
-            ptrs.append(_py_name(a))
+            var = _py_name(a)
+            index[var] = len(ptrs)
+            ptrs.append((var, 0 if var == "params" else a.size))
             continue
         # world-frame Jacobians are keyed by end-effector name: J_<name>
         src = a.source
         key = f"J_{src[2:-len('_world')]}" if src.startswith("J_") and src.endswith("_world") else a.name
         outputs.append((key, repr(tuple(a.shape))))
-        ptrs.append(f"res[{key!r}]")
-    doc = (f"{f.doc}\n\nReturns a dict of new float64 arrays keyed "
-           + ", ".join(repr(k) for k, _ in outputs) + ".")
-    return dict(signature=", ".join(names) + ", params=None", doc=_doc(doc), inputs=ins, outputs=outputs,
-                ptrs=ptrs, cname=f"_c_{f.name}",
-                stub=", ".join(f"{n}: ArrayLike" for n in names) + ", params: ArrayLike | None = None")
+        ptrs.append((f"res[{key!r}]", a.size))
+    (fout,) = fr.outputs
+    outputs.append(("friction", repr(tuple(fout.shape))))
+    ptrs.append(("res['friction']", fout.size))
+
+    def c_args(fn, outs):
+        args = []
+        for a in fn.args:
+            j = index[_py_name(a)] if a.role == IN else outs.pop(0)
+            stride = ptrs[j][1]
+            args.append(f"ptr[{j}]" + (f" + i * {stride}" if stride else ""))
+        return ", ".join(args)
+
+    n_in = len(index)
+    calls = [(f"_c_{f.name}", c_args(f, list(range(n_in, n_in + len(f.outputs))))),
+             (f"_c_{fr.name}", c_args(fr, [len(ptrs) - 1]))]
+    keys = [k for k, _ in outputs]
+    doc = (f"{f.doc} Also the friction torques (the `friction` kernel).\n\nReturns a dict of float64 arrays "
+           "keyed " + ", ".join(repr(k) for k in keys) + ". `out`: None, or a dict holding some of these keys, "
+           "each an array written in place (the same rules as every `out=`); the keys it lacks get new "
+           f"arrays, and the returned dict holds the given arrays themselves.\n{BATCH_DOC}")
+    return dict(signature=", ".join(names) + ", params=None, out=None", doc=_doc(doc), inputs=ins,
+                lead=names[0], outputs=outputs, ptrs=[e for e, _ in ptrs], calls=calls,
+                stub=", ".join(f"{n}: ArrayLike" for n in names)
+                + ", params: ArrayLike | None = None, out: Mapping[str, NDArray[np.float64]] | None = None")
 
 
 def context(abi, model, values, module_name: str, header: str) -> dict:
     """Everything the module templates need, from the ABI description."""
     if '"' in header or "\\" in header:
         raise ValueError(f"header name {header!r}")
+    # per-end-effector kernels (a family) are reached through their dispatcher
     kernels = [_kernel(f) for f in abi.derived
-               if len(f.outputs) == 1 and not f.name.startswith("jacobian_") and f.name != "compute_all"]
-    ee_stub = "ee: str | int"
-    frame_stub = "frame: Literal[" + ", ".join(map(ascii, FRAMES)) + f"] = {FRAMES[0]!r}"
-    jac = _kernel(abi.function("jacobian"), (_Extra("ee", ee_stub), _Extra(f"frame={FRAMES[0]!r}", frame_stub)),
-                  {"ee": "ee_i", "frame": "frame_i"},
-                  "Jacobian (6 x N_DOF, linear rows first) of end effector `ee` (a name in END_EFFECTORS or "
-                  f"its index) in frame {FRAMES[0]!r} (the world axes) or {FRAMES[1]!r} (the end effector's "
-                  "own axes); the linear rows are the velocity of the end-effector origin.")
-    all_ = _compute_all(abi.function("compute_all"))
-    called = {k.name for k in kernels} | {"jacobian", "compute_all"} | set(METADATA)
+               if len(f.outputs) == 1 and not f.name.startswith("jacobian_") and f.name != "compute_all"
+               and not f.family]
+    ee = _Extra("ee", "ee: str | int", "cdef int ee_i = _ee_index(ee)")
+    frame = _Extra(f"frame={FRAMES[0]!r}", "frame: Literal[" + ", ".join(map(ascii, FRAMES)) + f"] = {FRAMES[0]!r}",
+                   "cdef int frame_i = _frame_index(frame)")
+    index_vars = {"ee": "ee_i", "frame": "frame_i"}
+    kernels.append(_kernel(
+        abi.function("jacobian"), (ee, frame), index_vars,
+        "Jacobian (6 x N_DOF, linear rows first) of end effector `ee` (a name in END_EFFECTORS or "
+        f"its index) in frame {FRAMES[0]!r} (the world axes) or {FRAMES[1]!r} (the end effector's "
+        "own axes); the linear rows are the velocity of the end-effector origin."))
+    families = sorted({f.family for f in abi.functions if f.family})
+    for name in families:
+        f = abi.function(name)
+        extra = tuple(ee if a.name == "ee" else frame for a in f.args if a.role == INDEX)
+        kernels.append(_kernel(f, extra, index_vars, _dispatcher_doc(abi, f)))
+    all_ = _compute_all(abi)
+    called = {k.name for k in kernels} | {"compute_all", "friction"} | set(METADATA)
     externs = [_extern(abi, f) for f in abi.functions if f.name in called]
     limits = abi.function("joint_limits")
     public = ["N_DOF", "N_PARAMS", "JOINT_NAMES", "PARAM_NAMES", "END_EFFECTORS", "JOINT_LIMITS",
-              *[k.name for k in kernels], "jacobian", "compute_all", *SHARED]
+              *[k.name for k in kernels], "compute_all", *SHARED]
     doc = (f"{module_name}: compiled dynamics of robot {abi.name} ({abi.ndof} DOF, {abi.nparams} parameters).\n\n"
            "    Gamma = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq)\n\n"
            "Every kernel reads the robot's parameters at run time from a float64 vector in\n"
@@ -171,12 +231,14 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
            "(any real dtype, byte order, strides, lists); NaN or inf inputs raise ValueError.\n"
            "`out=` must be a writeable, aligned, C-contiguous float64 array in native byte\n"
            "order of the output's shape, else TypeError/ValueError naming it.\n"
-           f"End effectors (jacobian's `ee`, in index order): {', '.join(abi.end_effectors)}.")
+           "Every kernel also takes a batch of N states (q of shape (N, N_DOF)): outputs\n"
+           "(N, ...), computed in C with the GIL released, params shared by the batch.\n"
+           f"End effectors (`ee`, in index order): {', '.join(abi.end_effectors)}.")
     return dict(
         version=__version__, header=header, docstring=_doc(doc, ""), externs=externs,
         ndof=abi.ndof, nparams=abi.nparams, end_effectors=ascii(tuple(abi.end_effectors)),
         frames=ascii(tuple(FRAMES)), frame_names=FRAMES, limit_names=[a.name for a in limits.outputs],
-        checks=CHECKS.read_text(), kernels=kernels, jac=jac, all=all_, public=public,
+        checks=CHECKS.read_text(), kernels=kernels, all=all_, public=public,
     )
 
 

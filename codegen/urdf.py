@@ -54,6 +54,7 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
+from .physical import about_origin
 from .model import ACTUATOR, INERTIAL, EndEffector, Frame, Limits, Model, ModelError, rotation_matrix, unit_axis
 from .urdf_parse import Urdf, check_name, parse_urdf, read_bytes
 from .urdf_toml import model_toml, params_toml
@@ -209,7 +210,8 @@ def _lump(body, link, R_bl, p_bl):
     m = ine.mass
     body[0] += m
     body[1] = body[1] + m * c
-    body[2] = body[2] + R @ Ic @ R.T + m * (float(c @ c) * np.eye(3) - np.outer(c, c))
+    # the parallel-axis term m (c.c 1 - c c^T) added to the running sum
+    body[2] = about_origin(m, c, body[2] + R @ Ic @ R.T)
 
 
 def load_urdf(path, *, name=None, end_effectors=(), snap=True) -> UrdfRobot:

@@ -9,7 +9,10 @@ PARAM_NAMES order (default: default_params()). Inputs are converted to float64
 (any real dtype, byte order, strides, lists); NaN or inf inputs raise ValueError.
 `out=` must be a writeable, aligned, C-contiguous float64 array in native byte
 order of the output's shape, else TypeError/ValueError naming it.
-End effectors (jacobian's `ee`, in index order): left, right."""
+Every kernel also takes a batch of N states (q of shape (N, N_DOF)): outputs
+(N, ...), computed in C with the GIL released, params shared by the batch.
+End effectors (`ee`, in index order): left, right."""
+import os
 from collections.abc import Mapping
 from typing import Final, Literal
 
@@ -27,38 +30,56 @@ def compute_A(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
     """Inertia matrix A(q), NDOF x NDOF, rotor inertia included.
 
     Returns a float64 array of shape (17, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
 
 def compute_C(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x NDOF.
 
     Returns a float64 array of shape (17, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
 
 def compute_Q(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Gravity torques Q(q) = dU/dq, NDOF.
 
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
 
 def friction(dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Friction torques Fv*dq + Fc*sign(dq), NDOF.
 
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
 
 def inverse_dynamics(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor inertia included
     (recursive Newton-Euler), NDOF.
 
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
 
 def bias(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.
 
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
 
 def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by the sparse LTDL
@@ -66,33 +87,10 @@ def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayL
     where every joint moves some inertia or has Ia > 0), NDOF.
 
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
-
-def fk_left(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """Pose of end effector left (frame 10l) in frame 0: 4 x 4 homogeneous.
-
-    Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
-
-def jdot_qdot_left(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """Jdot*dq of end effector left (frame 10l): its classical acceleration at ddq = 0, 6, linear
-    first, frame 0 (world) axes.
-
-    Returns a float64 array of shape (6,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
-
-def fk_right(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """Pose of end effector right (frame 10r) in frame 0: 4 x 4 homogeneous.
-
-    Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
-
-def jdot_qdot_right(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """Jdot*dq of end effector right (frame 10r): its classical acceleration at ddq = 0, 6, linear
-    first, frame 0 (world) axes.
-
-    Returns a float64 array of shape (6,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
 
 def jacobian(q: ArrayLike, ee: str | int, frame: Literal['world', 'local'] = 'world', params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Jacobian (6 x N_DOF, linear rows first) of end effector `ee` (a name in END_EFFECTORS or its
@@ -100,12 +98,42 @@ def jacobian(q: ArrayLike, ee: str | int, frame: Literal['world', 'local'] = 'wo
     rows are the velocity of the end-effector origin.
 
     Returns a float64 array of shape (6, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
 
-def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None) -> dict[str, NDArray[np.float64]]:
-    """A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions).
+def fk(q: ArrayLike, ee: str | int, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (a name in END_EFFECTORS or its index).
+    An unknown `ee` raises ValueError.
 
-    Returns a dict of new float64 arrays keyed 'A', 'C', 'Q', 'J_left', 'J_right'."""
+    Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+
+def jdot_qdot(q: ArrayLike, dq: ArrayLike, ee: str | int, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical acceleration at ddq =
+    0. An unknown `ee` raises ValueError.
+
+    Returns a float64 array of shape (6,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+
+def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: Mapping[str, NDArray[np.float64]] | None = None) -> dict[str, NDArray[np.float64]]:
+    """A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions). Also
+    the friction torques (the `friction` kernel).
+
+    Returns a dict of float64 arrays keyed 'A', 'C', 'Q', 'J_left', 'J_right', 'friction'. `out`:
+    None, or a dict holding some of these keys, each an array written in place (the same rules as
+    every `out=`); the keys it lacks get new arrays, and the returned dict holds the given arrays
+    themselves.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
 
 def default_params() -> NDArray[np.float64]:
     """The default parameter vector (a new float64 array, PARAM_NAMES order)."""
@@ -116,4 +144,11 @@ def params_from_dict(values: Mapping[str, float], base: ArrayLike | None = None)
 def check_params(p: ArrayLike) -> None:
     """Raise ValueError naming the link if `p` is not physically consistent."""
 
-__all__ = ['N_DOF', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'fk_left', 'jdot_qdot_left', 'fk_right', 'jdot_qdot_right', 'jacobian', 'compute_all', 'default_params', 'params_from_dict', 'check_params']
+def load_params(path: str | os.PathLike[str]) -> NDArray[np.float64]:
+    """The parameter vector of a TOML parameter file (a [values] table name -> number)."""
+
+def link_params(key: str, mass: float, com: ArrayLike, inertia_at_com: ArrayLike) -> dict[str, float]:
+    """The 10 standard parameters of link `key` (name -> value, for params_from_dict) from its mass,
+    centre of mass and inertia about the centre of mass (link frame)."""
+
+__all__ = ['N_DOF', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'jacobian', 'fk', 'jdot_qdot', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

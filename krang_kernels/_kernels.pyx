@@ -11,7 +11,9 @@ PARAM_NAMES order (default: default_params()). Inputs are converted to float64
 (any real dtype, byte order, strides, lists); NaN or inf inputs raise ValueError.
 `out=` must be a writeable, aligned, C-contiguous float64 array in native byte
 order of the output's shape, else TypeError/ValueError naming it.
-End effectors (jacobian's `ee`, in index order): left, right."""
+Every kernel also takes a batch of N states (q of shape (N, N_DOF)): outputs
+(N, ...), computed in C with the GIL released, params shared by the batch.
+End effectors (`ee`, in index order): left, right."""
 cimport numpy as cnp
 from libc.math cimport isfinite
 
@@ -36,10 +38,8 @@ cdef extern from "krang_kernels.h":
     void _c_inverse_dynamics "krang_inverse_dynamics"(const double *, const double *, const double *, const double *, double *) nogil
     void _c_bias "krang_bias"(const double *, const double *, const double *, double *) nogil
     void _c_forward_dynamics "krang_forward_dynamics"(const double *, const double *, const double *, const double *, double *) nogil
-    void _c_fk_left "krang_fk_left"(const double *, const double *, double *) nogil
-    void _c_jdot_qdot_left "krang_jdot_qdot_left"(const double *, const double *, const double *, double *) nogil
-    void _c_fk_right "krang_fk_right"(const double *, const double *, double *) nogil
-    void _c_jdot_qdot_right "krang_jdot_qdot_right"(const double *, const double *, const double *, double *) nogil
+    void _c_fk "krang_fk"(const double *, const double *, int, double *) nogil
+    void _c_jdot_qdot "krang_jdot_qdot"(const double *, const double *, const double *, int, double *) nogil
 
 N_DOF = 17
 N_PARAMS = 231
@@ -86,6 +86,14 @@ JOINT_LIMITS = _joint_limits()
 # Outputs (`out=`) are never converted: the C writes into them directly, so
 # anything but a writeable, aligned, native-order, C-contiguous float64
 # numpy.ndarray of the right shape is rejected with an error naming it.
+#
+# Batches: a kernel's first state argument (q, or dq for friction) of shape
+# (N, n) makes the call a batch of N states; its other state arguments must
+# then have shape (N, n) too (no broadcasting), the parameter vector is
+# shared by the whole batch (shape (NP,)), outputs get a leading N axis, and
+# the C kernel runs once per row with the GIL released. The rows are checked
+# by the same rules (_rows): native byte order, aligned, C-contiguous float64
+# or a converted copy, finite.
 
 cdef inline bint _behaved(cnp.ndarray a):
     """float64 the C code can read and write as it is."""
@@ -95,7 +103,7 @@ cdef inline bint _behaved(cnp.ndarray a):
 
 cdef inline bint _ready(object x, Py_ssize_t n):
     """Already a behaved float64 vector of length n (the fast path)?"""
-    return (type(x) is np.ndarray and cnp.PyArray_NDIM(<cnp.ndarray>x) == 1
+    return (type(x) is cnp.ndarray and cnp.PyArray_NDIM(<cnp.ndarray>x) == 1
             and cnp.PyArray_DIM(<cnp.ndarray>x, 0) == n and _behaved(<cnp.ndarray>x))
 
 
@@ -126,6 +134,49 @@ cdef object _input(object x, str name, Py_ssize_t n):
     return a
 
 
+cdef inline Py_ssize_t _batch(object x) except -2:
+    """-1 for one state, N for a batch of N states (x has two dimensions)."""
+    if type(x) is cnp.ndarray:  # the fast path: two field reads
+        if cnp.PyArray_NDIM(<cnp.ndarray>x) == 2:
+            return cnp.PyArray_DIM(<cnp.ndarray>x, 0)
+        return -1
+    return _batch_other(x)
+
+
+cdef Py_ssize_t _batch_other(object x) except -2:
+    if x is None or isinstance(x, (str, bytes, int, float)):
+        return -1  # _input names the fault
+    try:
+        s = np.shape(x)
+    except Exception:
+        return -1
+    return s[0] if len(s) == 2 else -1
+
+
+cdef object _rows(object x, str name, Py_ssize_t nb, Py_ssize_t n):
+    """A batch input: x itself when the C code can read it as it is (a
+    behaved float64 array of shape (nb, n)), else a converted copy; finite."""
+    cdef Py_ssize_t i
+    cdef const double *d
+    if not (type(x) is cnp.ndarray and cnp.PyArray_NDIM(<cnp.ndarray>x) == 2
+            and cnp.PyArray_DIM(<cnp.ndarray>x, 0) == nb and cnp.PyArray_DIM(<cnp.ndarray>x, 1) == n
+            and _behaved(<cnp.ndarray>x)):
+        try:
+            a = np.asarray(x)
+        except Exception as exc:
+            raise TypeError(f"{name} must be an array of {nb} x {n} real numbers: {exc}") from None
+        if a.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must hold real numbers (float64), got dtype {a.dtype}")
+        if a.shape != (nb, n):
+            raise ValueError(f"{name} must have shape ({nb}, {n}) (a batch of {nb} states), got {a.shape}")
+        x = np.array(a, dtype=np.float64, order="C", copy=True)
+    d = <const double *>cnp.PyArray_DATA(<cnp.ndarray>x)
+    for i in range(nb * n):
+        if not isfinite(d[i]):
+            raise ValueError(f"{name}[{i // n}, {i % n}] is {d[i]}: inputs must be finite")
+    return x
+
+
 cdef inline object _params(object params):
     if params is None:
         return _DEFAULT
@@ -138,7 +189,7 @@ cdef object _out(object out, str name, tuple shape):
     cdef Py_ssize_t k
     if out is None:
         return np.empty(shape, dtype=np.float64)
-    if type(out) is np.ndarray:
+    if type(out) is cnp.ndarray:
         a = <cnp.ndarray>out
         if cnp.PyArray_NDIM(a) == len(shape) and _behaved(a) and cnp.PyArray_ISWRITEABLE(a):
             for k in range(len(shape)):
@@ -164,6 +215,20 @@ cdef _bad_out(object out, str name, tuple shape):
     if not out.flags.aligned:
         raise ValueError(f"{name} must be aligned to 8 bytes (it is not)")
     raise ValueError(f"{name} must be a C-contiguous array")
+
+
+cdef dict _out_dict(object out, dict shapes):
+    """compute_all's `out`: None or a dict holding some of the output keys,
+    each checked as any `out=`; new arrays for the keys it lacks."""
+    if out is None:
+        return {k: np.empty(s) for k, s in shapes.items()}
+    if not isinstance(out, dict):
+        raise TypeError(f"out must be a dict of arrays keyed by {list(shapes)}, got {type(out).__name__}")
+    for k in out:
+        if k not in shapes:
+            raise ValueError(f"out has an unknown key {k!r} (compute_all's outputs: {list(shapes)})")
+    return {k: _out(out[k], f"out[{k!r}]", s) if k in out else np.empty(s, dtype=np.float64)
+            for k, s in shapes.items()}
 
 
 cdef inline double *_data(object a):
@@ -239,14 +304,87 @@ def check_params(p):
         raise ImportError(f"check_params needs the generator (codegen.physical): {exc}") from None
     physical_check(PARAM_NAMES, p)
 
+
+def load_params(path):
+    """The parameter vector of a TOML parameter file (a [values] table
+    name -> number, the format of the generator's parameter files, e.g.
+    models/krang_params.toml): unknown names, non-numbers and physically
+    impossible values raise ValueError naming them; Ia, Fv and Fc default to
+    0, every other parameter must be given. Needs the generator package
+    `codegen` (same distribution)."""
+    try:
+        from codegen.model import ModelError, load_param_values
+    except ImportError as exc:
+        raise ImportError(f"load_params needs the generator (codegen.model): {exc}") from None
+
+    class _Names:  # load_param_values reads only the parameter names of a model
+        param_names = PARAM_NAMES
+
+    try:
+        values = load_param_values(path, _Names())
+    except ModelError as exc:
+        raise ValueError(str(exc)) from None
+    return np.array(values, dtype=np.float64)
+
+
+def link_params(key, mass, com, inertia_at_com):
+    """The 10 standard parameters of link `key` (m, MX, MY, MZ, XX, XY, XZ,
+    YY, YZ, ZZ about the link frame's origin, in the link frame's axes) from
+    its mass, centre of mass `com` (3, link frame) and inertia about the
+    centre of mass `inertia_at_com` (3 x 3, symmetric, link frame axes), as a
+    dict name -> value for params_from_dict: MS = m c and
+    J = I_c + m (c.c 1 - c c^T). Changing only m_<key> keeps MS and J, i.e.
+    moves the centre of mass and changes the inertia; set all ten with this.
+    Raises KeyError for an unknown link, ValueError for an impossible body."""
+    try:
+        from codegen.physical import INERTIAL, check_link, standard_params
+    except ImportError as exc:
+        raise ImportError(f"link_params needs the generator (codegen.physical): {exc}") from None
+    names = [f"{n}_{key}" for n in INERTIAL]
+    missing = [n for n in names if n not in _PARAM_INDEX]
+    if missing:
+        raise KeyError(f"unknown link {key!r}: no parameter {missing[0]!r} (see PARAM_NAMES)")
+    values = standard_params(mass, com, inertia_at_com)
+    ms = np.array(values[1:4])
+    J = np.array([[values[4], values[5], values[6]], [values[5], values[7], values[8]],
+                  [values[6], values[8], values[9]]])
+    check_link(key, values[0], ms, J)
+    return dict(zip(names, values))
+
 # ---- kernels ---------------------------------------------------------------
+# One state: the fast path of a single C call. A batch (the first argument
+# has two dimensions): the C kernel once per row, the GIL released.
+
+
+cdef object _batch_compute_A(object q, object params, object out, Py_ssize_t nb):
+    """compute_A over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (17, 17))
+    d_q = _data(q)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_compute_A(d_q + i * 17, d_params, d_out + i * 289)
+    return out
 
 
 def compute_A(q, params=None, out=None):
     """Inertia matrix A(q), NDOF x NDOF, rotor inertia included.
 
     Returns a float64 array of shape (17, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_compute_A(q, params, out, nb)
     q = _input(q, "q", 17)
     params = _params(params)
     out = _out(out, "out", (17, 17))
@@ -254,11 +392,38 @@ def compute_A(q, params=None, out=None):
     return out
 
 
+cdef object _batch_compute_C(object q, object dq, object params, object out, Py_ssize_t nb):
+    """compute_C over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_dq
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    dq = _rows(dq, "dq", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (17, 17))
+    d_q = _data(q)
+    d_dq = _data(dq)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_compute_C(d_q + i * 17, d_dq + i * 17, d_params, d_out + i * 289)
+    return out
+
+
 def compute_C(q, dq, params=None, out=None):
     """Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x NDOF.
 
     Returns a float64 array of shape (17, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_compute_C(q, dq, params, out, nb)
     q = _input(q, "q", 17)
     dq = _input(dq, "dq", 17)
     params = _params(params)
@@ -267,11 +432,35 @@ def compute_C(q, dq, params=None, out=None):
     return out
 
 
+cdef object _batch_compute_Q(object q, object params, object out, Py_ssize_t nb):
+    """compute_Q over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (17,))
+    d_q = _data(q)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_compute_Q(d_q + i * 17, d_params, d_out + i * 17)
+    return out
+
+
 def compute_Q(q, params=None, out=None):
     """Gravity torques Q(q) = dU/dq, NDOF.
 
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_compute_Q(q, params, out, nb)
     q = _input(q, "q", 17)
     params = _params(params)
     out = _out(out, "out", (17,))
@@ -279,15 +468,63 @@ def compute_Q(q, params=None, out=None):
     return out
 
 
+cdef object _batch_friction(object dq, object params, object out, Py_ssize_t nb):
+    """friction over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_dq
+    cdef double *d_params
+    cdef double *d_out
+    dq = _rows(dq, "dq", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (17,))
+    d_dq = _data(dq)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_friction(d_dq + i * 17, d_params, d_out + i * 17)
+    return out
+
+
 def friction(dq, params=None, out=None):
     """Friction torques Fv*dq + Fc*sign(dq), NDOF.
 
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    cdef Py_ssize_t nb = _batch(dq)
+    if nb >= 0:
+        return _batch_friction(dq, params, out, nb)
     dq = _input(dq, "dq", 17)
     params = _params(params)
     out = _out(out, "out", (17,))
     _c_friction(_data(dq), _data(params), _data(out))
+    return out
+
+
+cdef object _batch_inverse_dynamics(object q, object dq, object ddq, object params, object out, Py_ssize_t nb):
+    """inverse_dynamics over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_dq
+    cdef double *d_ddq
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    dq = _rows(dq, "dq", nb, 17)
+    ddq = _rows(ddq, "ddq", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (17,))
+    d_q = _data(q)
+    d_dq = _data(dq)
+    d_ddq = _data(ddq)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_inverse_dynamics(d_q + i * 17, d_dq + i * 17, d_ddq + i * 17, d_params, d_out + i * 17)
     return out
 
 
@@ -296,7 +533,13 @@ def inverse_dynamics(q, dq, ddq, params=None, out=None):
     (recursive Newton-Euler), NDOF.
 
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_inverse_dynamics(q, dq, ddq, params, out, nb)
     q = _input(q, "q", 17)
     dq = _input(dq, "dq", 17)
     ddq = _input(ddq, "ddq", 17)
@@ -306,16 +549,67 @@ def inverse_dynamics(q, dq, ddq, params=None, out=None):
     return out
 
 
+cdef object _batch_bias(object q, object dq, object params, object out, Py_ssize_t nb):
+    """bias over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_dq
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    dq = _rows(dq, "dq", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (17,))
+    d_q = _data(q)
+    d_dq = _data(dq)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_bias(d_q + i * 17, d_dq + i * 17, d_params, d_out + i * 17)
+    return out
+
+
 def bias(q, dq, params=None, out=None):
     """Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.
 
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_bias(q, dq, params, out, nb)
     q = _input(q, "q", 17)
     dq = _input(dq, "dq", 17)
     params = _params(params)
     out = _out(out, "out", (17,))
     _c_bias(_data(q), _data(dq), _data(params), _data(out))
+    return out
+
+
+cdef object _batch_forward_dynamics(object q, object dq, object tau, object params, object out, Py_ssize_t nb):
+    """forward_dynamics over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_dq
+    cdef double *d_tau
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    dq = _rows(dq, "dq", nb, 17)
+    tau = _rows(tau, "tau", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (17,))
+    d_q = _data(q)
+    d_dq = _data(dq)
+    d_tau = _data(tau)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_forward_dynamics(d_q + i * 17, d_dq + i * 17, d_tau + i * 17, d_params, d_out + i * 17)
     return out
 
 
@@ -325,7 +619,13 @@ def forward_dynamics(q, dq, tau, params=None, out=None):
     where every joint moves some inertia or has Ia > 0), NDOF.
 
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_forward_dynamics(q, dq, tau, params, out, nb)
     q = _input(q, "q", 17)
     dq = _input(dq, "dq", 17)
     tau = _input(tau, "tau", 17)
@@ -335,55 +635,21 @@ def forward_dynamics(q, dq, tau, params=None, out=None):
     return out
 
 
-def fk_left(q, params=None, out=None):
-    """Pose of end effector left (frame 10l) in frame 0: 4 x 4 homogeneous.
-
-    Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
-    q = _input(q, "q", 17)
+cdef object _batch_jacobian(object q, object params, int ee_i, int frame_i, object out, Py_ssize_t nb):
+    """jacobian over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
     params = _params(params)
-    out = _out(out, "out", (4, 4))
-    _c_fk_left(_data(q), _data(params), _data(out))
-    return out
-
-
-def jdot_qdot_left(q, dq, params=None, out=None):
-    """Jdot*dq of end effector left (frame 10l): its classical acceleration at ddq = 0, 6, linear
-    first, frame 0 (world) axes.
-
-    Returns a float64 array of shape (6,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
-    q = _input(q, "q", 17)
-    dq = _input(dq, "dq", 17)
-    params = _params(params)
-    out = _out(out, "out", (6,))
-    _c_jdot_qdot_left(_data(q), _data(dq), _data(params), _data(out))
-    return out
-
-
-def fk_right(q, params=None, out=None):
-    """Pose of end effector right (frame 10r) in frame 0: 4 x 4 homogeneous.
-
-    Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
-    q = _input(q, "q", 17)
-    params = _params(params)
-    out = _out(out, "out", (4, 4))
-    _c_fk_right(_data(q), _data(params), _data(out))
-    return out
-
-
-def jdot_qdot_right(q, dq, params=None, out=None):
-    """Jdot*dq of end effector right (frame 10r): its classical acceleration at ddq = 0, 6, linear
-    first, frame 0 (world) axes.
-
-    Returns a float64 array of shape (6,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
-    q = _input(q, "q", 17)
-    dq = _input(dq, "dq", 17)
-    params = _params(params)
-    out = _out(out, "out", (6,))
-    _c_jdot_qdot_right(_data(q), _data(dq), _data(params), _data(out))
+    out = _out(out, "out", (nb,) + (6, 17))
+    d_q = _data(q)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_jacobian(d_q + i * 17, d_params, ee_i, frame_i, d_out + i * 102)
     return out
 
 
@@ -393,9 +659,15 @@ def jacobian(q, ee, frame='world', params=None, out=None):
     rows are the velocity of the end-effector origin.
 
     Returns a float64 array of shape (6, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned."""
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
     cdef int ee_i = _ee_index(ee)
     cdef int frame_i = _frame_index(frame)
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_jacobian(q, params, ee_i, frame_i, out, nb)
     q = _input(q, "q", 17)
     params = _params(params)
     out = _out(out, "out", (6, 17))
@@ -403,21 +675,121 @@ def jacobian(q, ee, frame='world', params=None, out=None):
     return out
 
 
-def compute_all(q, dq, params=None):
-    """A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions).
+cdef object _batch_fk(object q, object params, int ee_i, object out, Py_ssize_t nb):
+    """fk over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (4, 4))
+    d_q = _data(q)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_fk(d_q + i * 17, d_params, ee_i, d_out + i * 16)
+    return out
 
-    Returns a dict of new float64 arrays keyed 'A', 'C', 'Q', 'J_left', 'J_right'."""
-    cdef double *ptr[8]
+
+def fk(q, ee, params=None, out=None):
+    """Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (a name in END_EFFECTORS or its index).
+    An unknown `ee` raises ValueError.
+
+    Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    cdef int ee_i = _ee_index(ee)
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_fk(q, params, ee_i, out, nb)
+    q = _input(q, "q", 17)
+    params = _params(params)
+    out = _out(out, "out", (4, 4))
+    _c_fk(_data(q), _data(params), ee_i, _data(out))
+    return out
+
+
+cdef object _batch_jdot_qdot(object q, object dq, object params, int ee_i, object out, Py_ssize_t nb):
+    """jdot_qdot over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_dq
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    dq = _rows(dq, "dq", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (6,))
+    d_q = _data(q)
+    d_dq = _data(dq)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_jdot_qdot(d_q + i * 17, d_dq + i * 17, d_params, ee_i, d_out + i * 6)
+    return out
+
+
+def jdot_qdot(q, dq, ee, params=None, out=None):
+    """Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical acceleration at ddq =
+    0. An unknown `ee` raises ValueError.
+
+    Returns a float64 array of shape (6,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    cdef int ee_i = _ee_index(ee)
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_jdot_qdot(q, dq, params, ee_i, out, nb)
     q = _input(q, "q", 17)
     dq = _input(dq, "dq", 17)
     params = _params(params)
-    res = {
-        'A': _out(None, 'A', (17, 17)),
-        'C': _out(None, 'C', (17, 17)),
-        'Q': _out(None, 'Q', (17,)),
-        'J_left': _out(None, 'J_left', (6, 17)),
-        'J_right': _out(None, 'J_right', (6, 17)),
-    }
+    out = _out(out, "out", (6,))
+    _c_jdot_qdot(_data(q), _data(dq), _data(params), ee_i, _data(out))
+    return out
+
+
+_ALL_SHAPES = {
+    'A': (17, 17),
+    'C': (17, 17),
+    'Q': (17,),
+    'J_left': (6, 17),
+    'J_right': (6, 17),
+    'friction': (17,),
+}
+
+
+def compute_all(q, dq, params=None, out=None):
+    """A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions). Also
+    the friction torques (the `friction` kernel).
+
+    Returns a dict of float64 arrays keyed 'A', 'C', 'Q', 'J_left', 'J_right', 'friction'. `out`:
+    None, or a dict holding some of these keys, each an array written in place (the same rules as
+    every `out=`); the keys it lacks get new arrays, and the returned dict holds the given arrays
+    themselves.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
+    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    cdef double *ptr[9]
+    cdef Py_ssize_t i, n, nb = _batch(q)
+    if nb < 0:
+        q = _input(q, "q", 17)
+        dq = _input(dq, "dq", 17)
+        params = _params(params)
+        n = 1
+        res = _out_dict(out, _ALL_SHAPES)
+    else:
+        q = _rows(q, "q", nb, 17)
+        dq = _rows(dq, "dq", nb, 17)
+        params = _params(params)
+        n = nb
+        res = _out_dict(out, {k: (nb,) + s for k, s in _ALL_SHAPES.items()})
     ptr[0] = _data(q)
     ptr[1] = _data(dq)
     ptr[2] = _data(params)
@@ -426,9 +798,12 @@ def compute_all(q, dq, params=None):
     ptr[5] = _data(res['Q'])
     ptr[6] = _data(res['J_left'])
     ptr[7] = _data(res['J_right'])
+    ptr[8] = _data(res['friction'])
     with nogil:
-        _c_compute_all(ptr[0], ptr[1], ptr[2], ptr[3], ptr[4], ptr[5], ptr[6], ptr[7])
+        for i in range(n):
+            _c_compute_all(ptr[0] + i * 17, ptr[1] + i * 17, ptr[2], ptr[3] + i * 289, ptr[4] + i * 289, ptr[5] + i * 17, ptr[6] + i * 102, ptr[7] + i * 102)
+            _c_friction(ptr[1] + i * 17, ptr[2], ptr[8] + i * 17)
     return res
 
 
-__all__ = ['N_DOF', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'fk_left', 'jdot_qdot_left', 'fk_right', 'jdot_qdot_right', 'jacobian', 'compute_all', 'default_params', 'params_from_dict', 'check_params']
+__all__ = ['N_DOF', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'jacobian', 'fk', 'jdot_qdot', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

@@ -280,7 +280,7 @@ def _bad_vectors(n):
         "long": np.zeros(n + 1),
         "empty": np.zeros(0),
         "scalar": 0.5,
-        "2d": np.zeros((2, n)),
+        "3d": np.zeros((2, 1, n)),  # (2, n) is a batch (tests/test_batches.py)
         "strings": ["a"] * n,
         "none_items": [None] * n,
         "none": None,

@@ -102,7 +102,8 @@ def test_matches_pinocchio(mini):
                 worst = max(worst, fk.rel_err(value, ref[key]))
             assert fk.rel_err(mk.friction(dq, p), num.friction(dq)) <= TOL
             allr = mk.compute_all(q, dq, p)
-            assert sorted(allr) == sorted(["A", "C", "Q"] + [f"J_{e}" for e in mk.END_EFFECTORS])
+            assert sorted(allr) == sorted(["A", "C", "Q", "friction"] + [f"J_{e}" for e in mk.END_EFFECTORS])
+            assert allr["friction"].tobytes() == mk.friction(dq, p).tobytes()
             for key in ("A", "C", "Q"):
                 worst = max(worst, fk.rel_err(allr[key], ref[key]))
             for ee in mk.END_EFFECTORS:

@@ -37,6 +37,14 @@ CALLS = {
                          ("q", "params"), (6, N)),
     "friction": (lambda a, out=None: kk.friction(a["dq"], params=a["params"], out=out), ("dq", "params"), (N,)),
     "compute_all": (lambda a, out=None: kk.compute_all(a["q"], a["dq"], a["params"]), ("q", "dq", "params"), None),
+    "inverse_dynamics": (lambda a, out=None: kk.inverse_dynamics(a["q"], a["dq"], a["ddq"], a["params"], out=out),
+                         ("q", "dq", "ddq", "params"), (N,)),
+    "bias": (lambda a, out=None: kk.bias(a["q"], a["dq"], params=a["params"], out=out), ("q", "dq", "params"), (N,)),
+    "forward_dynamics": (lambda a, out=None: kk.forward_dynamics(a["q"], a["dq"], a["tau"], a["params"], out=out),
+                         ("q", "dq", "tau", "params"), (N,)),
+    "fk_right": (lambda a, out=None: kk.fk(a["q"], "right", a["params"], out=out), ("q", "params"), (4, 4)),
+    "jdot_qdot_0": (lambda a, out=None: kk.jdot_qdot(a["q"], a["dq"], 0, a["params"], out=out),
+                    ("q", "dq", "params"), (6,)),
 }
 WITH_OUT = sorted(k for k, v in CALLS.items() if v[2] is not None)
 
@@ -107,8 +115,8 @@ def _layout(a, layout, rng):
         return a[:-1]
     if layout == "long":
         return np.concatenate([a, a[:1]])
-    if layout == "row":
-        return a.reshape(1, n)
+    if layout == "row":  # (1, n) would be a batch of one state (tests/test_batches.py)
+        return a.reshape(1, 1, n)
     if layout == "column":
         return a.reshape(n, 1)
     if layout == "scalar":
@@ -120,8 +128,8 @@ def _layout(a, layout, rng):
 def states(draw):
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
-    args = {"q": rng.uniform(-3.5, 3.5, N), "dq": rng.uniform(-3, 3, N),
-            "params": DEFAULT * rng.uniform(0.8, 1.2, NP)}
+    args = {"q": rng.uniform(-3.5, 3.5, N), "dq": rng.uniform(-3, 3, N), "ddq": rng.uniform(-5, 5, N),
+            "tau": rng.uniform(-20, 20, N), "params": DEFAULT * rng.uniform(0.8, 1.2, NP)}
     return args, rng
 
 

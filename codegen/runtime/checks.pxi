@@ -14,6 +14,14 @@
 # Outputs (`out=`) are never converted: the C writes into them directly, so
 # anything but a writeable, aligned, native-order, C-contiguous float64
 # numpy.ndarray of the right shape is rejected with an error naming it.
+#
+# Batches: a kernel's first state argument (q, or dq for friction) of shape
+# (N, n) makes the call a batch of N states; its other state arguments must
+# then have shape (N, n) too (no broadcasting), the parameter vector is
+# shared by the whole batch (shape (NP,)), outputs get a leading N axis, and
+# the C kernel runs once per row with the GIL released. The rows are checked
+# by the same rules (_rows): native byte order, aligned, C-contiguous float64
+# or a converted copy, finite.
 
 cdef inline bint _behaved(cnp.ndarray a):
     """float64 the C code can read and write as it is."""
@@ -23,7 +31,7 @@ cdef inline bint _behaved(cnp.ndarray a):
 
 cdef inline bint _ready(object x, Py_ssize_t n):
     """Already a behaved float64 vector of length n (the fast path)?"""
-    return (type(x) is np.ndarray and cnp.PyArray_NDIM(<cnp.ndarray>x) == 1
+    return (type(x) is cnp.ndarray and cnp.PyArray_NDIM(<cnp.ndarray>x) == 1
             and cnp.PyArray_DIM(<cnp.ndarray>x, 0) == n and _behaved(<cnp.ndarray>x))
 
 
@@ -54,6 +62,49 @@ cdef object _input(object x, str name, Py_ssize_t n):
     return a
 
 
+cdef inline Py_ssize_t _batch(object x) except -2:
+    """-1 for one state, N for a batch of N states (x has two dimensions)."""
+    if type(x) is cnp.ndarray:  # the fast path: two field reads
+        if cnp.PyArray_NDIM(<cnp.ndarray>x) == 2:
+            return cnp.PyArray_DIM(<cnp.ndarray>x, 0)
+        return -1
+    return _batch_other(x)
+
+
+cdef Py_ssize_t _batch_other(object x) except -2:
+    if x is None or isinstance(x, (str, bytes, int, float)):
+        return -1  # _input names the fault
+    try:
+        s = np.shape(x)
+    except Exception:
+        return -1
+    return s[0] if len(s) == 2 else -1
+
+
+cdef object _rows(object x, str name, Py_ssize_t nb, Py_ssize_t n):
+    """A batch input: x itself when the C code can read it as it is (a
+    behaved float64 array of shape (nb, n)), else a converted copy; finite."""
+    cdef Py_ssize_t i
+    cdef const double *d
+    if not (type(x) is cnp.ndarray and cnp.PyArray_NDIM(<cnp.ndarray>x) == 2
+            and cnp.PyArray_DIM(<cnp.ndarray>x, 0) == nb and cnp.PyArray_DIM(<cnp.ndarray>x, 1) == n
+            and _behaved(<cnp.ndarray>x)):
+        try:
+            a = np.asarray(x)
+        except Exception as exc:
+            raise TypeError(f"{name} must be an array of {nb} x {n} real numbers: {exc}") from None
+        if a.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must hold real numbers (float64), got dtype {a.dtype}")
+        if a.shape != (nb, n):
+            raise ValueError(f"{name} must have shape ({nb}, {n}) (a batch of {nb} states), got {a.shape}")
+        x = np.array(a, dtype=np.float64, order="C", copy=True)
+    d = <const double *>cnp.PyArray_DATA(<cnp.ndarray>x)
+    for i in range(nb * n):
+        if not isfinite(d[i]):
+            raise ValueError(f"{name}[{i // n}, {i % n}] is {d[i]}: inputs must be finite")
+    return x
+
+
 cdef inline object _params(object params):
     if params is None:
         return _DEFAULT
@@ -66,7 +117,7 @@ cdef object _out(object out, str name, tuple shape):
     cdef Py_ssize_t k
     if out is None:
         return np.empty(shape, dtype=np.float64)
-    if type(out) is np.ndarray:
+    if type(out) is cnp.ndarray:
         a = <cnp.ndarray>out
         if cnp.PyArray_NDIM(a) == len(shape) and _behaved(a) and cnp.PyArray_ISWRITEABLE(a):
             for k in range(len(shape)):
@@ -92,6 +143,20 @@ cdef _bad_out(object out, str name, tuple shape):
     if not out.flags.aligned:
         raise ValueError(f"{name} must be aligned to 8 bytes (it is not)")
     raise ValueError(f"{name} must be a C-contiguous array")
+
+
+cdef dict _out_dict(object out, dict shapes):
+    """compute_all's `out`: None or a dict holding some of the output keys,
+    each checked as any `out=`; new arrays for the keys it lacks."""
+    if out is None:
+        return {k: np.empty(s) for k, s in shapes.items()}
+    if not isinstance(out, dict):
+        raise TypeError(f"out must be a dict of arrays keyed by {list(shapes)}, got {type(out).__name__}")
+    for k in out:
+        if k not in shapes:
+            raise ValueError(f"out has an unknown key {k!r} (compute_all's outputs: {list(shapes)})")
+    return {k: _out(out[k], f"out[{k!r}]", s) if k in out else np.empty(s, dtype=np.float64)
+            for k, s in shapes.items()}
 
 
 cdef inline double *_data(object a):
@@ -166,3 +231,50 @@ def check_params(p):
     except ImportError as exc:
         raise ImportError(f"check_params needs the generator (codegen.physical): {exc}") from None
     physical_check(PARAM_NAMES, p)
+
+
+def load_params(path):
+    """The parameter vector of a TOML parameter file (a [values] table
+    name -> number, the format of the generator's parameter files, e.g.
+    models/krang_params.toml): unknown names, non-numbers and physically
+    impossible values raise ValueError naming them; Ia, Fv and Fc default to
+    0, every other parameter must be given. Needs the generator package
+    `codegen` (same distribution)."""
+    try:
+        from codegen.model import ModelError, load_param_values
+    except ImportError as exc:
+        raise ImportError(f"load_params needs the generator (codegen.model): {exc}") from None
+
+    class _Names:  # load_param_values reads only the parameter names of a model
+        param_names = PARAM_NAMES
+
+    try:
+        values = load_param_values(path, _Names())
+    except ModelError as exc:
+        raise ValueError(str(exc)) from None
+    return np.array(values, dtype=np.float64)
+
+
+def link_params(key, mass, com, inertia_at_com):
+    """The 10 standard parameters of link `key` (m, MX, MY, MZ, XX, XY, XZ,
+    YY, YZ, ZZ about the link frame's origin, in the link frame's axes) from
+    its mass, centre of mass `com` (3, link frame) and inertia about the
+    centre of mass `inertia_at_com` (3 x 3, symmetric, link frame axes), as a
+    dict name -> value for params_from_dict: MS = m c and
+    J = I_c + m (c.c 1 - c c^T). Changing only m_<key> keeps MS and J, i.e.
+    moves the centre of mass and changes the inertia; set all ten with this.
+    Raises KeyError for an unknown link, ValueError for an impossible body."""
+    try:
+        from codegen.physical import INERTIAL, check_link, standard_params
+    except ImportError as exc:
+        raise ImportError(f"link_params needs the generator (codegen.physical): {exc}") from None
+    names = [f"{n}_{key}" for n in INERTIAL]
+    missing = [n for n in names if n not in _PARAM_INDEX]
+    if missing:
+        raise KeyError(f"unknown link {key!r}: no parameter {missing[0]!r} (see PARAM_NAMES)")
+    values = standard_params(mass, com, inertia_at_com)
+    ms = np.array(values[1:4])
+    J = np.array([[values[4], values[5], values[6]], [values[5], values[7], values[8]],
+                  [values[6], values[8], values[9]]])
+    check_link(key, values[0], ms, J)
+    return dict(zip(names, values))
