@@ -1,0 +1,175 @@
+"""Batches of states (krang_kernels; every generated module has the same
+template): q of shape (N, N_DOF) -> outputs (N, ...), row i bit for bit the
+single call on state i (a plain C loop over the same scalar kernel), the
+parameter vector shared by the batch, the same input checks per row, and
+the GIL released while the loop runs.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+kk = pytest.importorskip("krang_kernels")
+
+N, NP = kk.N_DOF, kk.N_PARAMS
+B = 9
+
+
+def _states(n=B, seed=3):
+    rng = np.random.default_rng(seed)
+    return {"q": rng.uniform(-3, 3, (n, N)), "dq": rng.uniform(-2, 2, (n, N)),
+            "ddq": rng.uniform(-4, 4, (n, N)), "tau": rng.uniform(-30, 30, (n, N))}
+
+
+P = kk.default_params() * np.random.default_rng(7).uniform(0.9, 1.1, NP)
+
+# name -> call(states or one state, params, out): every kernel of the module
+KERNELS = {
+    "compute_A": lambda s, p, out=None: kk.compute_A(s["q"], p, out=out),
+    "compute_C": lambda s, p, out=None: kk.compute_C(s["q"], s["dq"], p, out=out),
+    "compute_Q": lambda s, p, out=None: kk.compute_Q(s["q"], p, out=out),
+    "friction": lambda s, p, out=None: kk.friction(s["dq"], p, out=out),
+    "inverse_dynamics": lambda s, p, out=None: kk.inverse_dynamics(s["q"], s["dq"], s["ddq"], p, out=out),
+    "bias": lambda s, p, out=None: kk.bias(s["q"], s["dq"], p, out=out),
+    "forward_dynamics": lambda s, p, out=None: kk.forward_dynamics(s["q"], s["dq"], s["tau"], p, out=out),
+}
+for _ee in kk.END_EFFECTORS:
+    for _frame in ("world", "local"):
+        KERNELS[f"jacobian_{_ee}_{_frame}"] = (
+            lambda s, p, out=None, ee=_ee, fr=_frame: kk.jacobian(s["q"], ee, fr, p, out=out))
+    KERNELS[f"fk_{_ee}"] = lambda s, p, out=None, ee=_ee: kk.fk(s["q"], ee, p, out=out)
+    KERNELS[f"jdot_qdot_{_ee}"] = lambda s, p, out=None, ee=_ee: kk.jdot_qdot(s["q"], s["dq"], ee, p, out=out)
+
+
+def _row(states, i):
+    return {k: v[i].copy() for k, v in states.items()}
+
+
+def test_every_kernel_is_covered():
+    kernels = {n for n in kk.__all__ if callable(getattr(kk, n))} - {
+        "default_params", "params_from_dict", "check_params", "load_params", "link_params", "compute_all",
+        "jacobian", "fk", "jdot_qdot"}
+    assert kernels <= set(KERNELS)
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_batch_equals_per_state_bit_for_bit(name):
+    call = KERNELS[name]
+    s = _states()
+    got = call(s, P)
+    one = call(_row(s, 0), P)
+    assert got.shape == (B,) + one.shape and got.dtype == np.float64
+    for i in range(B):
+        assert got[i].tobytes() == call(_row(s, i), P).tobytes(), f"{name}: row {i}"
+    # default params, out= (written in place and returned), a list of lists
+    out = np.full(got.shape, np.nan)
+    assert call(s, P, out=out) is out and out.tobytes() == got.tobytes()
+    assert call({k: v.tolist() for k, v in s.items()}, P).tobytes() == got.tobytes()
+    ref = call(s, None)
+    assert ref[B - 1].tobytes() == call(_row(s, B - 1), None).tobytes()
+
+
+def test_compute_all_batch_and_out():
+    s = _states()
+    got = kk.compute_all(s["q"], s["dq"], P)
+    assert set(got) == {"A", "C", "Q", "friction"} | {f"J_{e}" for e in kk.END_EFFECTORS}
+    for i in range(B):
+        one = kk.compute_all(s["q"][i], s["dq"][i], P)
+        for k in one:
+            assert got[k][i].tobytes() == one[k].tobytes(), (k, i)
+    # compute_all agrees with the single kernels (friction included)
+    assert got["friction"].tobytes() == kk.friction(s["dq"], P).tobytes()
+    # out=: the given arrays are filled and returned, the others allocated
+    A = np.empty((B, N, N))
+    res = kk.compute_all(s["q"], s["dq"], P, out={"A": A})
+    assert res["A"] is A and A.tobytes() == got["A"].tobytes()
+    assert res["C"].tobytes() == got["C"].tobytes()
+    one_out = {k: np.empty(v.shape[1:]) for k, v in got.items()}
+    res = kk.compute_all(s["q"][2], s["dq"][2], P, out=one_out)
+    assert all(res[k] is one_out[k] and one_out[k].tobytes() == got[k][2].tobytes() for k in got)
+    with pytest.raises(ValueError, match="out.*'B'"):
+        kk.compute_all(s["q"][0], s["dq"][0], out={"B": np.empty(3)})
+    with pytest.raises(ValueError, match=r"out\['Q'\]"):
+        kk.compute_all(s["q"][0], s["dq"][0], out={"Q": np.empty(N + 1)})
+    with pytest.raises(TypeError, match="out"):
+        kk.compute_all(s["q"][0], s["dq"][0], out=[np.empty(N)])
+
+
+def test_empty_batch_and_batch_of_one():
+    s = _states(0)
+    assert kk.compute_A(s["q"]).shape == (0, N, N)
+    assert kk.fk(s["q"], 0).shape == (0, 4, 4)
+    assert kk.compute_all(s["q"], s["dq"])["J_left"].shape == (0, 6, N)
+    s = _states(1)
+    assert kk.bias(s["q"], s["dq"]).tobytes() == kk.bias(s["q"][0], s["dq"][0]).tobytes()
+
+
+def test_batch_input_checks():
+    s = _states()
+    # the other state arguments must match the batch (no broadcasting)
+    with pytest.raises(ValueError, match=rf"dq must have shape \({B}, {N}\)"):
+        kk.compute_C(s["q"], s["dq"][0])
+    with pytest.raises(ValueError, match="ddq"):
+        kk.inverse_dynamics(s["q"], s["dq"], s["ddq"][:-1])
+    with pytest.raises(ValueError, match=r"\bq\b"):
+        kk.compute_A(s["q"][:, :-1])
+    # params are shared by the batch: (N_PARAMS,) only
+    with pytest.raises(ValueError, match="params"):
+        kk.compute_Q(s["q"], np.tile(P, (B, 1)))
+    # every row finite; the error names the entry
+    bad = s["q"].copy()
+    bad[4, 2] = np.nan
+    with pytest.raises(ValueError, match=r"q\[4, 2\]"):
+        kk.fk(bad, "left")
+    # byte order, alignment, strides: converted, the same numbers
+    ref = kk.compute_A(s["q"])
+    assert kk.compute_A(s["q"].astype(">f8")).tobytes() == ref.tobytes()
+    assert kk.compute_A(np.asfortranarray(s["q"])).tobytes() == ref.tobytes()
+    buf = bytearray(s["q"].nbytes + 4)
+    mis = np.frombuffer(buf, dtype=np.float64, count=s["q"].size, offset=4).reshape(B, N)
+    mis[...] = s["q"]
+    assert kk.compute_A(mis).tobytes() == ref.tobytes()
+    with pytest.raises(TypeError, match=r"\bq\b"):
+        kk.compute_A(s["q"].astype(complex))
+    # out= of a batch: exactly (B, ...), never converted
+    with pytest.raises(ValueError, match="out"):
+        kk.compute_Q(s["q"], out=np.empty(N))
+    with pytest.raises(TypeError, match="out"):
+        kk.compute_Q(s["q"], out=np.empty((B, N), dtype=np.float32))
+    # the inputs are not written
+    before = {k: v.copy() for k, v in s.items()}
+    kk.forward_dynamics(s["q"], s["dq"], s["tau"])
+    assert all(before[k].tobytes() == s[k].tobytes() for k in s)
+
+
+def test_batch_releases_the_gil():
+    """A thread runs a long batch while this thread keeps running Python.
+    With the GIL held through the C loop this thread could not run a single
+    bytecode until the batch returned, so it would see the batch finished
+    at its first look; it must instead count many steps while it runs."""
+    rng = np.random.default_rng(0)
+    n = 20000
+    q, dq = rng.uniform(-3, 3, (n, N)), rng.uniform(-2, 2, (n, N))
+    out = np.empty((n, N, N))
+    for _attempt in range(3):
+        started, finished = threading.Event(), threading.Event()
+
+        def work():
+            started.set()
+            for _ in range(3):
+                kk.compute_C(q, dq, out=out)
+            finished.set()
+
+        t = threading.Thread(target=work)
+        t.start()
+        started.wait()
+        steps = 0
+        while not finished.is_set():
+            steps += 1
+            finished.wait(0.0005)
+        t.join()
+        if steps >= 20:
+            break
+    assert steps >= 20, f"only {steps} steps of this thread while the batch ran"
