@@ -11,7 +11,7 @@ MODEL  := models/krang.toml
 PARAMS := models/krang_params.toml
 STAMP  := build/.installed
 
-.PHONY: all setup generate build demo test check-generated bench clean distclean
+.PHONY: all setup generate build demo examples test check-generated bench clean distclean
 
 all: generate demo
 
@@ -43,6 +43,15 @@ build: $(EXT)
 
 demo: build
 	$(PYTHON) -m examples.demo
+
+# The example controllers, in full (tests/test_examples.py runs them short).
+examples: build
+	$(PYTHON) -m examples.computed_torque
+	$(PYTHON) -m examples.task_space
+	@mkdir -p build/examples
+	$(CC) -O2 -std=c99 -I generated examples/c_controller/main.c generated/krang_kernels.c -lm \
+		-o build/examples/c_controller
+	build/examples/c_controller
 
 test: build
 	$(PYTHON) -m pytest -q

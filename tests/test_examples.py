@@ -1,0 +1,72 @@
+"""The example controllers run (with their short option, as `make examples`
+runs them in full) and report small tracking errors: examples/computed_torque.py,
+examples/task_space.py (Python, subprocesses from the repository root) and
+examples/c_controller/main.c (compiled with the README's build line, run for
+a few ticks)."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("krang_kernels")
+
+ROOT = Path(__file__).resolve().parents[1]
+CC = shutil.which("cc") or shutil.which("gcc")
+
+
+def _run(cmd, **kw):
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, **kw)
+    assert res.returncode == 0, f"{cmd}: exit {res.returncode}\n{res.stdout}\n{res.stderr}"
+    return res.stdout
+
+
+def _number(text, label):
+    m = re.search(rf"{label}:? ([0-9.]+e[+-][0-9]+)", text)
+    assert m, f"no {label!r} in:\n{text}"
+    return float(m.group(1))
+
+
+def test_computed_torque(tmp_path):
+    png = tmp_path / "ct.png"
+    out = _run([sys.executable, "-m", "examples.computed_torque", "--short", "--png", str(png)])
+    assert _number(out, "initial error") == pytest.approx(0.02)
+    # 20 mrad initial offset, 1 kg unmodelled payload: the PD keeps it to ~1e-2 rad
+    assert _number(out, "max tracking error") < 0.03
+    assert _number(out, "rms tracking error") < 5e-3
+    assert png.is_file() or "matplotlib is not installed" in out
+
+
+def test_task_space(tmp_path):
+    png = tmp_path / "ts.png"
+    out = _run([sys.executable, "-m", "examples.task_space", "--short", "--png", str(png)])
+    assert _number(out, "hold: max position error") < 5e-3  # m
+    assert _number(out, "push: position error along the wall") < 5e-3
+    # 20 N commanded; the unmodelled payload costs ~1 N
+    assert _number(out, "max force error") < 2.0
+    assert png.is_file() or "matplotlib is not installed" in out
+
+
+def _readme_build_line():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    (line,) = [x.strip() for x in text.splitlines() if "examples/c_controller/main.c" in x and x.startswith("    cc")]
+    return line.split("&&")[0].split()
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler")
+def test_c_controller(tmp_path):
+    cmd = _readme_build_line()  # cc -O2 -std=c99 -I generated examples/c_controller/main.c ... -lm
+    assert cmd[0] == "cc" and cmd[-1] == "-lm"
+    exe = tmp_path / "ctrl"
+    _run([CC, *cmd[1:], "-Wall", "-Wextra", "-Werror", "-o", str(exe)])
+    out = _run([str(exe), "2000"])
+    assert "2000 ticks" in out
+    assert _number(out, "max tracking error") < 5e-3
+    m = re.search(r"p50 (\d+)\s+p99 (\d+)\s+max (\d+)", out)
+    assert m and 0 < int(m.group(1)) <= int(m.group(2)) <= int(m.group(3))
+    res = subprocess.run([str(exe), "0"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "usage" in res.stderr
