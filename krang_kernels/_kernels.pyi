@@ -139,7 +139,8 @@ def default_params() -> NDArray[np.float64]:
     """The default parameter vector (a new float64 array, PARAM_NAMES order)."""
 
 def params_from_dict(values: Mapping[str, float], base: ArrayLike | None = None) -> NDArray[np.float64]:
-    """A parameter vector with `values` (name -> finite real number) set on top of `base`."""
+    """A parameter vector with `values` (name -> finite real number) set on top of `base`.
+    Setting m_<link> alone moves that link's centre of mass (MS = m c stays): use link_params."""
 
 def check_params(p: ArrayLike) -> None:
     """Raise ValueError naming the link if `p` is not physically consistent."""

@@ -271,7 +271,13 @@ def params_from_dict(values, base=None):
     """A parameter vector with `values` (name -> real number) set on top of
     `base` (default: default_params()). Values must be int, float or numpy
     integer/floating scalars (not bool, str, complex, arrays) and finite. An
-    unknown name raises KeyError naming it."""
+    unknown name raises KeyError naming it.
+
+    Each value is set alone: a link's 10 standard parameters are its mass m,
+    its first moments MX, MY, MZ = m c and its inertia about the frame origin,
+    so changing only m_<link> moves its centre of mass (c = MS / m) and keeps
+    an inertia that no longer matches. To change a body, set all ten:
+    params_from_dict(link_params(key, mass, com, inertia_at_com))."""
     p = default_params() if base is None else np.array(_input(base, "base", _NP), copy=True)
     try:
         values = dict(values)

@@ -111,6 +111,46 @@ def test_matches_pinocchio(mini):
     assert worst <= TOL, worst
 
 
+def test_controller_api_and_batches(mini):
+    """Another robot's module has the controller functions (per end effector
+    through the dispatchers) and batches: vs Pinocchio, and batch == per state."""
+    pin = pytest.importorskip("pinocchio")
+    pr, fk = _test_helper("pin_reference"), _test_helper("reference_fk")
+    mk, model = mini.mod, mini.model
+    assert {"inverse_dynamics", "bias", "forward_dynamics", "fk", "jdot_qdot"} <= set(mk.__all__)
+    assert not any(n.startswith(("fk_", "jdot_qdot_", "jacobian_")) for n in mk.__all__)
+    rng = np.random.default_rng(8)
+    n = model.ndof
+    for p in (mini.values, fk.random_physical_params(model, rng)):
+        pm, frame_ids = pr.build_pin_model(model, p)
+        data = pm.createData()
+        num = fk.NumericModel(model, p)
+        qs, dqs = rng.uniform(-3, 3, (5, n)), rng.uniform(-2, 2, (5, n))
+        ddqs, taus = rng.uniform(-3, 3, (5, n)), rng.uniform(-5, 5, (5, n))
+        batch = {"tau": mk.inverse_dynamics(qs, dqs, ddqs, p), "h": mk.bias(qs, dqs, p),
+                 "ddq": mk.forward_dynamics(qs, dqs, taus, p)}
+        for k, (q, dq, ddq, tau) in enumerate(zip(qs, dqs, ddqs, taus)):
+            fr = num.friction(dq)
+            one = {"tau": mk.inverse_dynamics(q, dq, ddq, p), "h": mk.bias(q, dq, p),
+                   "ddq": mk.forward_dynamics(q, dq, tau, p)}
+            assert all(batch[key][k].tobytes() == one[key].tobytes() for key in one)
+            assert fk.rel_err(one["tau"], pin.rnea(pm, data, q, dq, ddq) + fr) <= TOL
+            assert fk.rel_err(one["h"], pin.nonLinearEffects(pm, data, q, dq)) <= TOL
+            assert fk.rel_err(one["ddq"], pin.aba(pm, data, q, dq, tau - fr)) <= TOL
+            pin.forwardKinematics(pm, data, q, dq, np.zeros(n))
+            pin.updateFramePlacements(pm, data)
+            for i, ee in enumerate(mk.END_EFFECTORS):
+                fid = frame_ids[ee]
+                acc = pin.getFrameClassicalAcceleration(pm, data, fid, pin.LOCAL_WORLD_ALIGNED)
+                T = mk.fk(q, ee, p)
+                assert fk.rel_err(T, data.oMf[fid].homogeneous) <= TOL
+                assert mk.fk(q, i, p).tobytes() == T.tobytes()
+                assert mk.fk(qs, ee, p)[k].tobytes() == T.tobytes()
+                a = mk.jdot_qdot(q, dq, ee, p)
+                assert fk.rel_err(a, np.concatenate([acc.linear, acc.angular])) <= TOL
+                assert mk.jdot_qdot(qs, dqs, i, p)[k].tobytes() == a.tobytes()
+
+
 def test_input_checks_are_shared(mini):
     """The generated module has krang_kernels' checks: byte order, out=, ee, params."""
     mk = mini.mod
