@@ -67,6 +67,7 @@ class PyKernel:
     bcall: str  # C call arguments of row i of a batch
     bsignature: str  # of the cdef function of a batch
     bargs: str  # its call
+    invars: str  # the input variables, comma-separated
     stub: str  # stub signature (without the return type)
 
 
@@ -143,7 +144,7 @@ def _kernel(f, extra_args=(), index_vars=None, doc="") -> PyKernel:
                                                          if a.role == INDEX] + ["object out", "Py_ssize_t nb"])
     return PyKernel(f.name, f"_c_{f.name}", _doc(doc), sig, tuple(e.prelude for e in extra_args), names[0],
                     tuple(ins), repr(shape), ", ".join(call), tuple(ptrs), ", ".join(bcall), bsig,
-                    ", ".join(bnames + ["out", "nb"]), stub)
+                    ", ".join(bnames + ["out", "nb"]), ", ".join(i.var for i in ins), stub)
 
 
 def _dispatcher_doc(abi, f) -> str:
@@ -191,6 +192,7 @@ def _compute_all(abi) -> dict:
            "each an array written in place (the same rules as every `out=`); the keys it lacks get new "
            f"arrays, and the returned dict holds the given arrays themselves.\n{BATCH_DOC}")
     return dict(signature=", ".join(names) + ", params=None, out=None", doc=_doc(doc), inputs=ins,
+                invars=", ".join(i.var for i in ins),
                 lead=names[0], outputs=outputs, ptrs=[e for e, _ in ptrs], calls=calls,
                 stub=", ".join(f"{n}: ArrayLike" for n in names)
                 + ", params: ArrayLike | None = None, out: Mapping[str, NDArray[np.float64]] | None = None")

@@ -2,7 +2,7 @@
  * Regenerate with `make generate`; edit the model file or the generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        c67278a43a4b8e58a59ef0cc51f3fc6f2ea12f7f1022a0058b417c6920672507
+ * generator        aba141459d2cd4e76a53d748dac6c7fe8b6e56edeca8f013716f91899d1ddbc5
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774

@@ -217,6 +217,13 @@ cdef _bad_out(object out, str name, tuple shape):
     raise ValueError(f"{name} must be a C-contiguous array")
 
 
+cdef tuple _unalias(object out, tuple ins):
+    """The inputs of a batch, each copied if it may overlap `out`: one C call
+    reads all its inputs before writing (the ABI's contract), but row i's
+    output could overwrite row j's input or the shared parameter vector."""
+    return tuple(np.array(a, copy=True) if np.may_share_memory(out, a) else a for a in ins)
+
+
 cdef dict _out_dict(object out, dict shapes):
     """compute_all's `out`: None or a dict holding some of the output keys,
     each checked as any `out=`; new arrays for the keys it lacks."""
@@ -371,6 +378,7 @@ cdef object _batch_compute_A(object q, object params, object out, Py_ssize_t nb)
     q = _rows(q, "q", nb, 17)
     params = _params(params)
     out = _out(out, "out", (nb,) + (17, 17))
+    q, params, = _unalias(out, (q, params,))
     d_q = _data(q)
     d_params = _data(params)
     d_out = _data(out)
@@ -409,6 +417,7 @@ cdef object _batch_compute_C(object q, object dq, object params, object out, Py_
     dq = _rows(dq, "dq", nb, 17)
     params = _params(params)
     out = _out(out, "out", (nb,) + (17, 17))
+    q, dq, params, = _unalias(out, (q, dq, params,))
     d_q = _data(q)
     d_dq = _data(dq)
     d_params = _data(params)
@@ -447,6 +456,7 @@ cdef object _batch_compute_Q(object q, object params, object out, Py_ssize_t nb)
     q = _rows(q, "q", nb, 17)
     params = _params(params)
     out = _out(out, "out", (nb,) + (17,))
+    q, params, = _unalias(out, (q, params,))
     d_q = _data(q)
     d_params = _data(params)
     d_out = _data(out)
@@ -483,6 +493,7 @@ cdef object _batch_friction(object dq, object params, object out, Py_ssize_t nb)
     dq = _rows(dq, "dq", nb, 17)
     params = _params(params)
     out = _out(out, "out", (nb,) + (17,))
+    dq, params, = _unalias(out, (dq, params,))
     d_dq = _data(dq)
     d_params = _data(params)
     d_out = _data(out)
@@ -523,6 +534,7 @@ cdef object _batch_inverse_dynamics(object q, object dq, object ddq, object para
     ddq = _rows(ddq, "ddq", nb, 17)
     params = _params(params)
     out = _out(out, "out", (nb,) + (17,))
+    q, dq, ddq, params, = _unalias(out, (q, dq, ddq, params,))
     d_q = _data(q)
     d_dq = _data(dq)
     d_ddq = _data(ddq)
@@ -566,6 +578,7 @@ cdef object _batch_bias(object q, object dq, object params, object out, Py_ssize
     dq = _rows(dq, "dq", nb, 17)
     params = _params(params)
     out = _out(out, "out", (nb,) + (17,))
+    q, dq, params, = _unalias(out, (q, dq, params,))
     d_q = _data(q)
     d_dq = _data(dq)
     d_params = _data(params)
@@ -608,6 +621,7 @@ cdef object _batch_forward_dynamics(object q, object dq, object tau, object para
     tau = _rows(tau, "tau", nb, 17)
     params = _params(params)
     out = _out(out, "out", (nb,) + (17,))
+    q, dq, tau, params, = _unalias(out, (q, dq, tau, params,))
     d_q = _data(q)
     d_dq = _data(dq)
     d_tau = _data(tau)
@@ -650,6 +664,7 @@ cdef object _batch_jacobian(object q, object params, int ee_i, int frame_i, obje
     q = _rows(q, "q", nb, 17)
     params = _params(params)
     out = _out(out, "out", (nb,) + (6, 17))
+    q, params, = _unalias(out, (q, params,))
     d_q = _data(q)
     d_params = _data(params)
     d_out = _data(out)
@@ -690,6 +705,7 @@ cdef object _batch_fk(object q, object params, int ee_i, object out, Py_ssize_t 
     q = _rows(q, "q", nb, 17)
     params = _params(params)
     out = _out(out, "out", (nb,) + (4, 4))
+    q, params, = _unalias(out, (q, params,))
     d_q = _data(q)
     d_params = _data(params)
     d_out = _data(out)
@@ -730,6 +746,7 @@ cdef object _batch_jdot_qdot(object q, object dq, object params, int ee_i, objec
     dq = _rows(dq, "dq", nb, 17)
     params = _params(params)
     out = _out(out, "out", (nb,) + (6,))
+    q, dq, params, = _unalias(out, (q, dq, params,))
     d_q = _data(q)
     d_dq = _data(dq)
     d_params = _data(params)
@@ -796,6 +813,8 @@ def compute_all(q, dq, params=None, out=None):
         params = _params(params)
         n = nb
         res = _out_dict(out, {k: (nb,) + s for k, s in _ALL_SHAPES.items()})
+        for o in res.values():
+            q, dq, params, = _unalias(o, (q, dq, params,))
     ptr[0] = _data(q)
     ptr[1] = _data(dq)
     ptr[2] = _data(params)

@@ -144,6 +144,25 @@ def test_batch_input_checks():
     assert all(before[k].tobytes() == s[k].tobytes() for k in s)
 
 
+def test_batch_out_may_overlap_the_inputs():
+    """As for one state (the C ABI reads every input before writing), out=
+    may overlap the inputs of a batch: the rows and the shared parameters."""
+    s = _states(4)
+    ref = kk.compute_Q(s["q"], P)
+    q = s["q"].copy()
+    assert kk.compute_Q(q, P, out=q).tobytes() == ref.tobytes()  # out is q
+    buf = np.concatenate([s["q"].ravel(), np.zeros(N)])
+    out = buf[N:].reshape(4, N)  # out shifted by one row: row i overwrites q's row i + 1
+    assert kk.compute_Q(buf[:4 * N].reshape(4, N), P, out=out).tobytes() == ref.tobytes()
+    p = np.concatenate([P, np.zeros(4 * N)])
+    got = kk.compute_Q(s["q"], p[:NP], out=p[NP - 5:NP - 5 + 4 * N].reshape(4, N))  # over the params
+    assert got.tobytes() == ref.tobytes()
+    ref_all = kk.compute_all(s["q"], s["dq"], P)
+    buf = np.concatenate([s["dq"].ravel(), np.zeros(N)])
+    res = kk.compute_all(s["q"], buf[:4 * N].reshape(4, N), P, out={"friction": buf[N:].reshape(4, N)})
+    assert all(res[k].tobytes() == ref_all[k].tobytes() for k in ref_all)
+
+
 def test_batch_releases_the_gil():
     """A thread runs a long batch while this thread keeps running Python.
     With the GIL held through the C loop this thread could not run a single

@@ -145,6 +145,13 @@ cdef _bad_out(object out, str name, tuple shape):
     raise ValueError(f"{name} must be a C-contiguous array")
 
 
+cdef tuple _unalias(object out, tuple ins):
+    """The inputs of a batch, each copied if it may overlap `out`: one C call
+    reads all its inputs before writing (the ABI's contract), but row i's
+    output could overwrite row j's input or the shared parameter vector."""
+    return tuple(np.array(a, copy=True) if np.may_share_memory(out, a) else a for a in ins)
+
+
 cdef dict _out_dict(object out, dict shapes):
     """compute_all's `out`: None or a dict holding some of the output keys,
     each checked as any `out=`; new arrays for the keys it lacks."""
