@@ -17,6 +17,11 @@ this file only re-exports it.
 ((17, 17), True)
 >>> kk.END_EFFECTORS
 ('left', 'right')
+>>> kk.fk(q, "left").shape, kk.jdot_qdot(q, q, "right").shape
+((4, 4), (6,))
+>>> qs = np.zeros((5, kk.N_DOF))     # a batch of 5 states: a C loop, the GIL released
+>>> kk.inverse_dynamics(qs, qs, qs).shape
+(5, 17)
 """
 from __future__ import annotations
 
