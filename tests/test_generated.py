@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import codegen  # noqa: E402
-from codegen.generate import generate  # noqa: E402
+from codegen.generate import generate_from_files as generate  # noqa: E402
 from codegen.model import load_model  # noqa: E402
 
 GENERATED = ROOT / "generated"

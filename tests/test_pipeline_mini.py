@@ -39,7 +39,7 @@ for _p in (str(ROOT), str(HERE)):
 
 from codegen.abi import describe  # noqa: E402
 from codegen.derive import closed_form  # noqa: E402
-from codegen.generate import generate  # noqa: E402
+from codegen.generate import generate_from_files as generate  # noqa: E402
 from codegen.model import load_model, load_param_values  # noqa: E402
 from reference_fk import NumericModel, random_physical_params, random_states, rel_err, worst_entry  # noqa: E402
 
