@@ -159,12 +159,12 @@ def write_atomically(out_dir: Path, files: dict, build=None) -> list:
 
 def _python_builder(abi, model, values, config):
     try:
-        from . import pybuild
+        from .pybuild import build_python_module
     except ImportError as exc:
         if exc.name not in ("codegen.pybuild", __package__ + ".pybuild"):
             raise
         raise ModelError("--python is not available yet (codegen.pybuild is missing)") from None
-    return lambda stage: pybuild.build_python_module(abi, model, values, stage, config)
+    return lambda stage: build_python_module(abi, model, values, stage, config)
 
 
 def generate(model, values, config: CodegenConfig, extra_files=None) -> list:
