@@ -6,10 +6,12 @@ are arbitrary printable strings. The generated C uses them in three ways:
 * locals of a kernel: a *kind prefix* and the name's identifier fragment,
   `q_<joint>`, `dq_<joint>`, `s_<joint>`, `c_<joint>` (sine, cosine) and
   `p_<parameter>`. The prefixes start with distinct letters and end with
-  `_`, so two kinds can never produce the same local, and no local made from
-  a model name can equal one of the generator's own identifiers (GENERATED:
-  the arguments q, dq, p, A, ..., the temporaries t<digits> and x<digits>,
-  sincos_q, NDOF), which contain no `_` after a one- or two-letter stem.
+  `_`, so two kinds can never produce the same local, and none of the
+  generator's own identifiers (GENERATED: the arguments q, dq, p, A, ..., the
+  helper sincos_q, the temporaries t<digits> and x<digits>) starts with a
+  kind prefix, so no local made from a model name can equal one of them.
+  The generator's own macros in the source (NDOF, SINCOSCONVERT,
+  SINCOSLIMIT) contain no `_`, unlike every macro made from model names.
   Hence no model name is reserved;
 * function and macro names: `<prefix>_<function>`, `<prefix>_jacobian_<ee>_<frame>`,
   `<P>_<EE>` (P, EE uppercased). Macros are refused (ModelError) when two
@@ -62,7 +64,8 @@ islessequal islessgreater isunordered float_t double_t FLT_EVAL_METHOD
 # Identifiers the generated C uses for itself (arguments, helpers, macros);
 # GENERATED_PATTERN: its temporaries (Program's t<n>, CSE's x<n>).
 GENERATED = frozenset("""
-q dq p A C Q J tau_f sq cq i ee frame lower upper velocity effort NDOF sincos_q
+q dq p A C Q J tau_f sq cq i ee frame lower upper velocity effort sincos_q s c bits x y n k r z sr hz w cr s1 c1
+NDOF SINCOSCONVERT SINCOSLIMIT
 """.split())
 GENERATED_PATTERN = re.compile(r"[tx][0-9]+")
 # Kind prefixes of locals made from model names: distinct first letters.

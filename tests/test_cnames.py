@@ -86,6 +86,24 @@ def test_locals_never_reach_keywords_library_or_generator_names(name):
         assert not GENERATED_PATTERN.fullmatch(ident)
 
 
+def test_generator_identifiers_are_outside_the_kind_namespaces():
+    for g in GENERATED:
+        assert not any(g.startswith(prefix) for prefix in KINDS.values()), g
+        assert not g.startswith("J_"), g  # J_<end effector> arguments of compute_all
+    macros = {"NDOF", "SINCOSCONVERT", "SINCOSLIMIT"}
+    assert macros <= GENERATED and all("_" not in m for m in macros)  # model macros are <P>_<X>
+
+
+def test_generator_identifiers_table_is_complete():
+    """Every identifier declared in the source template's own code is in GENERATED."""
+    text = (Path(__file__).resolve().parents[1] / "templates" / "kernels.c.j2").read_text()
+    text = re.sub(r"\{\{.*?\}\}|\{%.*?%\}", " ", text)
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    declared = set(re.findall(r"\b(?:double|int|unsigned long long)\s+\*?(\w+)", text))
+    declared |= set(re.findall(r"#define (\w+)", text))
+    assert declared <= GENERATED, declared - GENERATED
+
+
 def test_kinds_cannot_collide():
     """Locals of different kinds differ even for adversarial joint names."""
     names = ["x", "dx", "s_x", "c_x", "q_x", "dq_x", "p_x", "d"]
