@@ -6,10 +6,13 @@ Every failure is one line `error: ...` on stderr and a non-zero exit status
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import sys
 import time
 from pathlib import Path
 
+from .cnames import fragment
 from .generate import CodegenConfig, generate, generate_from_files
 from .model import ModelError
 
@@ -64,15 +67,13 @@ def _urdf(args, config):
     extra = {}
     if args.emit_model:
         model_toml, params_toml = robot.to_toml()
-        name = config.name or robot.model.name
-        from .cnames import fragment
-        extra = {f"{fragment(name)}.toml": model_toml, f"{fragment(name)}_params.toml": params_toml}
+        stem = fragment(config.name or robot.model.name)
+        extra = {f"{stem}.toml": model_toml, f"{stem}_params.toml": params_toml}
     try:
-        import hashlib
         digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError as exc:
         raise ModelError(f"cannot read URDF file {path}: {exc.strerror or exc}") from None
-    config = CodegenConfig(**{**config.__dict__, "inputs": (("URDF file", digest),)})
+    config = dataclasses.replace(config, inputs=(("URDF file", digest),))
     return generate(robot.model, robot.values, config, extra_files=extra)
 
 

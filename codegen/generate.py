@@ -96,8 +96,6 @@ def render(abi, names, model, values, kernels, config) -> dict:
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["doc"] = doc_comment
     P, prefix = names.macro, abi.prefix
-    for k in kernels:
-        k.signature = ", ".join(a.decl for a in k.args)
     header, source = f"{names.prefix}_kernels.h", f"{names.prefix}_kernels.c"
     ee_macros = [(f"{P}_{e.upper()}", i) for i, e in enumerate(names.ees)]
     ctx = dict(
