@@ -191,3 +191,43 @@ def test_success_replaces_outputs_and_leaves_no_temporaries(old_outputs):
     after = _snapshot(old_outputs)
     assert sorted(after) == ["mini_kernels.c", "mini_kernels.h", "unrelated.txt"]
     assert after["mini_kernels.h"].startswith(b"/* mini_kernels.h")
+
+
+# ----------------------------------------------------------------------------
+# The URDF branch, with a stand-in front end (the real one is codegen.urdf)
+# ----------------------------------------------------------------------------
+
+def test_urdf_branch_passes_options_and_writes_model_files(tmp_path, monkeypatch, capsys):
+    import hashlib
+    import types
+
+    from codegen import cli
+    from codegen.model import load_model, load_param_values
+
+    urdf = tmp_path / "robot.urdf"
+    urdf.write_text("<robot name='r'/>\n")
+    calls = []
+
+    def load_urdf(path, *, name=None, end_effectors=(), snap=True):
+        calls.append((str(path), name, tuple(end_effectors), snap))
+        model = load_model(MINI)
+        return types.SimpleNamespace(model=model, values=tuple(load_param_values(MINI_PARAMS, model)),
+                                     to_toml=lambda: (MINI.read_text(), MINI_PARAMS.read_text()))
+
+    monkeypatch.setitem(sys.modules, "codegen.urdf", types.SimpleNamespace(load_urdf=load_urdf))
+    out = tmp_path / "out"
+    rc = cli.main([str(urdf), "--out", str(out), "--name", "arm 2", "--end-effector", "tool",
+                   "--end-effector", "slider", "--no-snap", "--emit-model"])
+    assert rc == 0, capsys.readouterr().err
+    assert calls == [(str(urdf), "arm 2", ("tool", "slider"), False)]
+    assert sorted(p.name for p in out.iterdir()) == ["arm_2.toml", "arm_2_kernels.c", "arm_2_kernels.h",
+                                                     "arm_2_params.toml"]
+    assert (out / "arm_2.toml").read_text() == MINI.read_text()
+    header = (out / "arm_2_kernels.h").read_text()
+    assert f"URDF file        {hashlib.sha256(urdf.read_bytes()).hexdigest()}" in header
+    # the emitted model regenerates the same C with the TOML form
+    rc = cli.main([str(out / "arm_2.toml"), str(out / "arm_2_params.toml"), "--out", str(tmp_path / "again"),
+                   "--name", "arm 2"])
+    assert rc == 0
+    strip = lambda t: "\n".join(l for l in t.splitlines() if " file " not in l)  # noqa: E731,E741
+    assert strip((tmp_path / "again" / "arm_2_kernels.c").read_text()) == strip((out / "arm_2_kernels.c").read_text())
