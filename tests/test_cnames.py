@@ -168,7 +168,7 @@ def _model(name="hostile", joints=("x", "dx"), ees=(), geometry=("p", "q")):
 
 
 HOSTILE_JOINTS = ("x", "dx", "s_x", "int", "sincos_q", "NDOF", 'a b*/ "??/\\', "关节", "t12", "q")
-HOSTILE_EES = ("ee", "p", "frame", "A", "关节")
+HOSTILE_EES = ("ee", "p", "frame", "A", "关节", "ω" * 64)
 
 
 def hostile_model():
