@@ -64,7 +64,8 @@ islessequal islessgreater isunordered float_t double_t FLT_EVAL_METHOD
 # Identifiers the generated C uses for itself (arguments, helpers, macros);
 # GENERATED_PATTERN: its temporaries (Program's t<n>, CSE's x<n>).
 GENERATED = frozenset("""
-q dq p A C Q J tau_f sq cq i ee frame lower upper velocity effort sincos_q s c bits x y n k r z sr hz w cr s1 c1
+q dq p A C Q J tau_f sq cq i ee frame lower upper velocity effort sincos_q s c bits ybits libm beyond x y n k
+r z sr hz w cr s1 c1
 NDOF SINCOSCONVERT SINCOSLIMIT
 """.split())
 GENERATED_PATTERN = re.compile(r"[tx][0-9]+")

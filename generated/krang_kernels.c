@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        0eedcc89042d8da362927a6ca07300423627fd0a86349efdb38e1929eab910fb
+ * generator        bc57c76da8d4957ce7e6c99592bca6bdc89fc98ed3939313501444fb39fccc24
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
@@ -22,45 +22,49 @@
 
 #define NDOF KRANG_NDOF
 
-/* How sincos_q finds the quadrant k = round(x*2/pi), and up to which |x|
- * (as the bits of a double, 16.0 or 1e5) its polynomials are used. With IEEE
- * double arithmetic evaluated as written, x*2/pi + 1.5*2^52 rounds to an
- * integer whose low mantissa bits are k. A compiler that may reassociate
- * (-ffast-math, -Ofast, -funsafe-math-optimizations) folds that sum away, and
- * excess precision (x87, FLT_EVAL_METHOD != 0) does not round it: there k
- * comes from a conversion to int of the product, clamped so that the
- * conversion is always defined. Reassociation also folds the three parts of
- * pi/2 below into one double (an error of k*6e-17), so with it libm takes
- * over beyond |x| = 16 (error < 1e-15). Macro names without "_": no name
+/* How sincos_q finds the quadrant k = round(x*2/pi), and below which |x|
+ * (16 or 1e5) it uses its own polynomials. With IEEE double arithmetic
+ * evaluated as written, x*2/pi + 1.5*2^52 rounds to an integer whose low
+ * mantissa bits are k. A compiler that may reassociate (-ffast-math, -Ofast,
+ * -funsafe-math-optimizations) folds that sum away, and excess precision
+ * (x87, FLT_EVAL_METHOD != 0) does not round it: there k comes from a
+ * conversion to int of the product, clamped so that the conversion is always
+ * defined. Reassociation also folds the three parts of pi/2 below into one
+ * double (an error of k*6e-17), so with it libm takes over beyond |x| = 16
+ * (error < 1e-15). SINCOSLIMIT is compared with the high 32 bits of |x|
+ * (NaN and inf lie above it): an integer test, which no floating-point flag
+ * can change and which SSE2 vectorizes. Macro names without "_": no name
  * derived from the model can reach them. */
 #if defined(__FAST_MATH__) || defined(__ASSOCIATIVE_MATH__)
 #define SINCOSCONVERT 1
-#define SINCOSLIMIT 0x4030000000000000ULL
+#define SINCOSLIMIT 0x40300000u
 #elif defined(__INTEL_COMPILER) || defined(__INTEL_LLVM_COMPILER) /* fast floating point by default */
 #define SINCOSCONVERT 1
-#define SINCOSLIMIT 0x4030000000000000ULL
+#define SINCOSLIMIT 0x40300000u
 #elif !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
 #define SINCOSCONVERT 1
-#define SINCOSLIMIT 0x40F86A0000000000ULL
+#define SINCOSLIMIT 0x40F86A00u
 #else
 #define SINCOSCONVERT 0
-#define SINCOSLIMIT 0x40F86A0000000000ULL
+#define SINCOSLIMIT 0x40F86A00u
 #endif
 
 /* sin and cos of every joint coordinate at once. The loop has no branches,
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
  * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
- * (and for NaN and inf) libm's sin and cos take over; that test reads the
- * bits of q as an integer, which no floating-point flag can change. */
+ * (and for NaN and inf) libm's sin and cos take over. */
 static void sincos_q(const double *q, double *s, double *c)
 {
+    unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */
     for (int i = 0; i < NDOF; ++i) {
         unsigned long long bits;
         memcpy(&bits, &q[i], sizeof bits);
+        const unsigned beyond = ((unsigned)(bits >> 32) & 0x7FFFFFFFu) >= SINCOSLIMIT;
+        libm |= beyond;
 #if SINCOSCONVERT
         /* x = q, or 0 where libm takes over, so that the conversion is in range */
-        bits &= 0ULL - (unsigned long long)((bits & 0x7FFFFFFFFFFFFFFFULL) <= SINCOSLIMIT);
+        bits &= (unsigned long long)beyond - 1ULL;
         double x;
         memcpy(&x, &bits, sizeof x);
         const int n = (int)(x * 6.36619772367581382433e-01 + 65536.5) - 65536;
@@ -69,8 +73,9 @@ static void sincos_q(const double *q, double *s, double *c)
         const double x = q[i];
         const double y = x * 6.36619772367581382433e-01 + 6755399441055744.0;
         const double k = y - 6755399441055744.0;
-        memcpy(&bits, &y, sizeof bits);
-        const int n = (int)(bits & 3);  /* k mod 4; any bits for NaN, inf: overwritten below */
+        unsigned long long ybits;
+        memcpy(&ybits, &y, sizeof ybits);
+        const int n = (int)(ybits & 3);  /* k mod 4; any bits for NaN, inf: overwritten below */
 #endif
         const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11)
                          - k * 2.02226624879595063154e-21;
@@ -89,12 +94,14 @@ static void sincos_q(const double *q, double *s, double *c)
         s[i] = (n & 2) ? -s1 : s1;
         c[i] = ((n + 1) & 2) ? -c1 : c1;
     }
-    for (int i = 0; i < NDOF; ++i) {
-        unsigned long long bits;
-        memcpy(&bits, &q[i], sizeof bits);
-        if ((bits & 0x7FFFFFFFFFFFFFFFULL) > SINCOSLIMIT) {
-            s[i] = sin(q[i]);
-            c[i] = cos(q[i]);
+    if (libm) {  /* rare: a test outside the loop keeps it off the common path */
+        for (int i = 0; i < NDOF; ++i) {
+            unsigned long long bits;
+            memcpy(&bits, &q[i], sizeof bits);
+            if (((unsigned)(bits >> 32) & 0x7FFFFFFFu) >= SINCOSLIMIT) {
+                s[i] = sin(q[i]);
+                c[i] = cos(q[i]);
+            }
         }
     }
 }
