@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import numbers
 import os
 import shutil
 import tempfile
@@ -85,7 +86,7 @@ def _check_values(model, values) -> tuple:
     if len(values) != len(model.param_names):
         raise ModelError(f"{len(values)} parameter values for {len(model.param_names)} parameters")
     for n, v in zip(model.param_names, values):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
             raise ModelError(f"parameter {n!r} = {v!r} is not a finite number")
     return tuple(float(v) for v in values)
 

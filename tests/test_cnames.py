@@ -175,6 +175,26 @@ def hostile_model():
     return _model(name="int", joints=HOSTILE_JOINTS, ees=HOSTILE_EES, geometry=("p", "q", "t12"))
 
 
+def test_duplicate_parameter_names_are_a_model_error():
+    """A geometry name equal to a derived inertial name ("m_" + frame key)
+    would make two entries of p share a name: refused, not merged."""
+    with pytest.raises(ModelError, match="parameter names must be unique.*m_frame"):
+        Symbols(_model(geometry=("m_frame", "q")))
+    m = _model(geometry=("m_frame", "q"))
+    with pytest.raises(ModelError, match="parameter names must be unique"):
+        generate(m, [1.0] * len(m.param_names), CodegenConfig(out_dir=Path("/nonexistent")))
+
+
+def test_generate_refuses_bad_values(tmp_path):
+    m = _model()
+    n = len(m.param_names)
+    for values in ([1.0] * (n - 1), [1.0] * (n - 1) + [float("nan")], [1.0] * (n - 1) + ["1"],
+                   [1.0] * (n - 1) + [True]):
+        with pytest.raises(ModelError):
+            generate(m, values, CodegenConfig(out_dir=tmp_path))
+    assert not any(tmp_path.iterdir())
+
+
 def test_hostile_symbols_are_distinct():
     sym = Symbols(hostile_model())
     every = [*sym.q, *sym.dq, *sym.s, *sym.c, *sym.params.values()]
