@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        bc57c76da8d4957ce7e6c99592bca6bdc89fc98ed3939313501444fb39fccc24
+ * generator        be0fc839755d2cf3b8d5428b9f7099e789f17453ed6913f2cb855ab52e0eb8d6
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
