@@ -1,18 +1,28 @@
 # krang-kernels. `make` sets up, generates, builds and runs the demo;
 # `make test` runs the test suite. See README.md.
-PYTHON ?= python3
+#
+# Everything runs in a virtual environment, .venv, created on first use from
+# $(BOOTSTRAP) (Debian's system pip refuses to install: PEP 668). To use
+# another environment instead, activate it and pass PYTHON=python.
+BOOTSTRAP ?= python3
+VENV   := .venv
+PYTHON ?= $(VENV)/bin/python
 MODEL  := models/krang.toml
 PARAMS := models/krang_params.toml
 STAMP  := build/.installed
 
-.PHONY: all setup generate build demo test check-generated bench clean
+.PHONY: all setup generate build demo test check-generated bench clean distclean
 
 all: generate demo
 
+$(VENV)/bin/python:
+	$(BOOTSTRAP) -m venv $(VENV)
+
 # Build tools first (the extension is built without isolation, against them),
 # then the package in editable mode with the generator and test dependencies.
-$(STAMP): pyproject.toml setup.py
-	$(PYTHON) -m pip install -q "cython>=3.0" "numpy>=1.25" "setuptools>=64" wheel
+$(STAMP): pyproject.toml setup.py $(filter $(VENV)/bin/python,$(PYTHON))
+	$(PYTHON) -m pip install -q --upgrade pip
+	$(PYTHON) -m pip install -q "cython>=3.0" "numpy>=1.25" "setuptools>=77"
 	$(PYTHON) -m pip install -q --no-build-isolation -e ".[test]"
 	@mkdir -p build && touch $(STAMP)
 
@@ -21,6 +31,7 @@ setup: $(STAMP)
 # Derivation -> CSE -> C sources from templates, then rebuild the extension.
 generate: $(STAMP)
 	$(PYTHON) -m codegen $(MODEL) $(PARAMS) --out generated
+	$(PYTHON) -m codegen.pybuild $(MODEL) $(PARAMS) --out krang_kernels --module _kernels
 	$(MAKE) build
 
 EXT := build/.extension
@@ -31,7 +42,7 @@ $(EXT): $(STAMP) setup.py krang_kernels/_kernels.pyx $(wildcard generated/*.c ge
 build: $(EXT)
 
 demo: build
-	$(PYTHON) examples/demo.py
+	$(PYTHON) -m examples.demo
 
 test: build
 	$(PYTHON) -m pytest -q
@@ -43,8 +54,12 @@ check-generated: $(STAMP)
 
 bench: build
 	$(PYTHON) -m pip install -q -e ".[bench]" --no-build-isolation
-	$(PYTHON) benchmarks/bench.py
-	$(PYTHON) benchmarks/readme_table.py
+	$(PYTHON) -m benchmarks $(BENCH_ARGS)
+	$(PYTHON) -m benchmarks.readme_table
 
 clean:
-	rm -rf build benchmarks/build krang_kernels/_kernels.c krang_kernels/*.so
+	rm -rf build dist benchmarks/build krang_kernels/_kernels.c krang_kernels/*.so
+
+# The virtual environment too.
+distclean: clean
+	rm -rf $(VENV)

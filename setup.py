@@ -1,17 +1,46 @@
-"""Builds the Cython extension from the committed generated C sources
-(no SymPy needed to install)."""
+"""Builds the Cython extension from the committed generated sources:
+generated/krang_kernels.c and krang_kernels/_kernels.pyx, which `make
+generate` renders from codegen/templates/module.pyx.j2 (no SymPy needed to
+install). Everything else (metadata, packages, package data) is in
+pyproject.toml; why setuptools rather than scikit-build-core or meson-python
+is said there."""
 import os
+import shutil
+from pathlib import Path
 
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 # Tuned for the machine that builds it (AVX, FMA): the kernels run where they
 # are compiled. KRANG_PORTABLE=1 builds for any x86-64 / aarch64.
 NATIVE = [] if os.environ.get("KRANG_PORTABLE") else ["-march=native"]
 # Fused multiply-add contraction (GCC's default outside ISO mode): the
-# generated code is sums of products, ~2x faster with FMA.
+# generated code is sums of products, ~2x faster with FMA. The same flags as
+# codegen.pybuild.FLAGS (tests/test_pybuild.py checks it).
 FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast"]
+
+# The C library for C users, shipped inside the package:
+# krang_kernels/include/krang_kernels.h (krang_kernels.get_include()) and
+# krang_kernels/src/krang_kernels.c (krang_kernels.get_sources()).
+C_FILES = {"include": "generated/krang_kernels.h", "src": "generated/krang_kernels.c"}
+
+
+class BuildPyWithC(build_py):
+    """build_py that also copies the generated C header and source into the package."""
+
+    def run(self):
+        super().run()
+        for sub, src in C_FILES.items():
+            dest = Path(self.build_lib) / "krang_kernels" / sub
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest / Path(src).name)
+
+    def get_outputs(self, include_bytecode=True):
+        extra = [str(Path(self.build_lib) / "krang_kernels" / sub / Path(src).name) for sub, src in C_FILES.items()]
+        return super().get_outputs(include_bytecode) + extra
+
 
 extension = Extension(
     "krang_kernels._kernels",
@@ -21,4 +50,4 @@ extension = Extension(
     extra_compile_args=FLAGS + NATIVE,
 )
 
-setup(ext_modules=cythonize([extension], language_level=3))
+setup(ext_modules=cythonize([extension], language_level=3), cmdclass={"build_py": BuildPyWithC})

@@ -6,7 +6,7 @@ sets and the default geometry with random inertias; random states with q
 uniform in [-pi, pi] and dq in [-3, 3]; error per matrix
 max|ours - ref| / (1 + max|ref|).
 
-    python benchmarks/errors_vs_pinocchio.py [--states 1000] [--random-sets 5] [--out PATH]
+    python -m benchmarks.errors_vs_pinocchio [--states 1000] [--random-sets 5] [--out PATH]
 """
 from __future__ import annotations
 
@@ -17,13 +17,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 
 import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
 
-from pin_reference import compare, krang_eval, krang_param_sets  # noqa: E402
-from reference_fk import KRANG_MODEL, load_model  # noqa: E402
+from tests.pin_reference import compare, krang_eval, krang_param_sets  # noqa: E402
+from tests.reference_fk import KRANG_MODEL, load_model  # noqa: E402
 
 TOL = 1e-10
 

@@ -23,18 +23,14 @@ is g times the model's unit direction.
 from __future__ import annotations
 
 import math
-import random
-import sys
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from codegen.model import INERTIAL, Model
 
-from codegen.model import INERTIAL, Model  # noqa: E402
+from .robot import end_effectors, group_key, tick_group
 
 # Rot(u, pi) for u = x, y, z: diagonal sign matrices.
 _FLIP = {
@@ -175,30 +171,46 @@ def pin_joint_names(model: Model) -> list:
     return [urdf_joint_name(n, f.joint) for n, f in enumerate(model.frames) if f.moving]
 
 
-def ee_joint_names(model: Model) -> dict:
-    """End-effector name -> URDF joint name carrying that frame (the frame must be moving)."""
+def ee_frame_name(ee_name: str) -> str:
+    """Name of the operational frame added to the Pinocchio model for an end effector."""
+    return f"ee_{ee_name}"
+
+
+def ee_placements(model: Model, params, aligned: bool) -> dict:
+    """End-effector name -> (URDF joint name, rotation, translation): its placement in the frame of
+    the nearest moving frame at or above it (fixed frames composed on the way up). In the aligned
+    URDF model that joint frame is F' = F * S, so the placement is S^T times it."""
+    values = param_dict(model, params)
+    geo = {s: values[s] for s in model.geometry}
+    frames = {f["key"]: (n, f) for n, f in enumerate(numeric_frames(model, params))}
     out = {}
-    for name, key in ((e.name, e.frame) for e in model.end_effectors):
-        n, f = next((n, f) for n, f in enumerate(model.frames) if f.key == key)
-        if not f.moving:
-            raise ValueError(f"end effector {name!r} is on a fixed frame; the benchmarks need a joint frame")
-        out[name] = urdf_joint_name(n, f.joint)
+    for ee in end_effectors(model):
+        rot = np.eye(3)
+        xyz = np.array([float(o.subs({s: geo[str(s)] for s in o.free_symbols})) if hasattr(o, "free_symbols")
+                        else float(o) for o in ee.origin])
+        key = ee.frame
+        while key != "0" and frames[key][1]["type"] == "fixed":
+            f = frames[key][1]
+            rot, xyz = f["rotation"] @ rot, f["rotation"] @ xyz + f["origin"]
+            key = f["parent"]
+        if key == "0":
+            raise ValueError(f"end effector {ee.name!r} is fixed to the base; the benchmarks need a moving frame")
+        n, f = frames[key]
+        s = _flip_for(f) if aligned else np.eye(3)
+        out[ee.name] = (urdf_joint_name(n, f["joint"]), s.T @ rot, s.T @ xyz)
     return out
 
 
-def sidecar_text(model: Model, params) -> str:
-    """What the URDF cannot say, for bench_pin.cpp: gravity, armature, q order, end effectors."""
-    frames = [f for f in numeric_frames(model, params) if f["type"] != "fixed"]
-    lines = ["gravity " + _fmt(gravity_vector(model, params))]
-    for name, f in zip(pin_joint_names(model), frames):
-        lines.append(f"joint {name} {float(f['armature'])!r}")
-    ees = ee_joint_names(model)
-    for name in ("left", "right"):
-        lines.append(f"ee {name} {ees[name]}")
-    return "\n".join(lines) + "\n"
+def _add_ee_frames(pin, pmodel, model: Model, params, aligned: bool):
+    """One OP_FRAME per end effector, named ee_frame_name(name)."""
+    for name, (joint, rot, xyz) in ee_placements(model, params, aligned).items():
+        jid = pmodel.getJointId(joint)
+        pmodel.addFrame(pin.Frame(ee_frame_name(name), jid, pmodel.getFrameId(joint, pin.JOINT),
+                                  pin.SE3(rot, xyz), pin.FrameType.OP_FRAME))
 
 
-def _finish(pin, pmodel, model: Model, params):
+def _finish(pin, pmodel, model: Model, params, aligned: bool):
+    _add_ee_frames(pin, pmodel, model, params, aligned)
     pmodel.gravity.linear = gravity_vector(model, params)
     frames = [f for f in numeric_frames(model, params) if f["type"] != "fixed"]
     arm = np.zeros(pmodel.nv)
@@ -212,7 +224,7 @@ def build_aligned(model: Model, params, urdf_path):
     import pinocchio as pin
 
     write_urdf(model, params, urdf_path)
-    return _finish(pin, pin.buildModelFromUrdf(str(urdf_path)), model, params)
+    return _finish(pin, pin.buildModelFromUrdf(str(urdf_path)), model, params, aligned=True)
 
 
 def build_unaligned(model: Model, params):
@@ -237,7 +249,7 @@ def build_unaligned(model: Model, params):
         jid = pm.addJoint(pj, jm, local, urdf_joint_name(n, f["joint"]))
         pm.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
         at[f["key"]] = (jid, pin.SE3.Identity())
-    return _finish(pin, pm, model, params)
+    return _finish(pin, pm, model, params, aligned=False)
 
 
 def q_permutation(pmodel, model: Model) -> np.ndarray:
@@ -245,39 +257,21 @@ def q_permutation(pmodel, model: Model) -> np.ndarray:
     return np.array([pmodel.joints[pmodel.getJointId(n)].idx_q for n in pin_joint_names(model)])
 
 
-def random_params(model: Model, seed: int = 1) -> list:
-    """A physically valid parameter vector (positive masses, inertia about the com positive
-    definite and meeting the triangle inequality), for when no parameter file exists yet."""
-    rng = random.Random(seed)
-    values = {}
-    for s in model.geometry:
-        values[s] = rng.uniform(0.05, 0.5)
-    values["g"] = 9.81
-    for f in model.frames:
-        m = rng.uniform(0.5, 10.0)
-        c = np.array([rng.uniform(-0.15, 0.15) for _ in range(3)])
-        a, b = rng.uniform(0.01, 0.2), rng.uniform(0.01, 0.2)
-        principal = [a, b, rng.uniform(abs(a - b) + 1e-3, a + b - 1e-3)]
-        qr, _ = np.linalg.qr(np.array([[rng.gauss(0, 1) for _ in range(3)] for _ in range(3)]))
-        i_c = m * qr @ np.diag(principal) @ qr.T
-        j_o = i_c + m * (c @ c * np.eye(3) - np.outer(c, c))
-        ms = m * c
-        values.update({f"m_{f.key}": m, f"MX_{f.key}": ms[0], f"MY_{f.key}": ms[1], f"MZ_{f.key}": ms[2],
-                       f"XX_{f.key}": j_o[0, 0], f"XY_{f.key}": j_o[0, 1], f"XZ_{f.key}": j_o[0, 2],
-                       f"YY_{f.key}": j_o[1, 1], f"YZ_{f.key}": j_o[1, 2], f"ZZ_{f.key}": j_o[2, 2]})
-        if f.moving:
-            values.update({f"Ia_{f.key}": rng.uniform(0.0, 0.05), f"Fv_{f.key}": rng.uniform(0.0, 1.0),
-                           f"Fc_{f.key}": rng.uniform(0.0, 1.0)})
-    return [values[n] for n in model.param_names]
-
-
 _SHORT = {"JointModelRX": "RX", "JointModelRY": "RY", "JointModelRZ": "RZ",
           "JointModelPX": "PX", "JointModelPY": "PY", "JointModelPZ": "PZ"}
 
 
 def harness_model_text(pmodel, model: Model, urdf_path) -> str:
+    """bench_pin.cpp's model file for a model built by build_aligned."""
+    return pin_harness_text(pmodel, urdf_path, pin_joint_names(model),
+                            [(ee.name, ee_frame_name(ee.name)) for ee in end_effectors(model)])
+
+
+def pin_harness_text(pmodel, urdf_path, order, ees) -> str:
     """The model file bench_pin.cpp reads: Pinocchio's own model (joints in its
-    order, placements, merged inertias), gravity, armature, our q order, end effectors."""
+    order, placements, merged inertias), gravity, armature, our q order (Pinocchio
+    joint names), end effectors ((name, Pinocchio frame name), ...) as a point in
+    their parent joint's frame, and the keys of all of them together."""
     lines = [f"urdf {Path(urdf_path).resolve()}", "gravity " + _fmt(pmodel.gravity.linear)]
     for j in range(1, pmodel.njoints):
         short = pmodel.joints[j].shortname()
@@ -293,8 +287,12 @@ def harness_model_text(pmodel, model: Model, urdf_path) -> str:
         lines.append(f"inertia {pmodel.names[j]} {float(y.mass)!r} {_fmt(y.lever)} {_fmt(y.inertia.reshape(-1))}")
     for j in range(1, pmodel.njoints):
         lines.append(f"armature {pmodel.names[j]} {float(pmodel.armature[pmodel.joints[j].idx_v])!r}")
-    lines.append("order " + " ".join(pin_joint_names(model)))
-    ees = ee_joint_names(model)
-    for name in ("left", "right"):
-        lines.append(f"ee {name} {ees[name]}")
+    lines.append("order " + " ".join(order))
+    for name, frame in ees:
+        if not name or any(c.isspace() for c in name):
+            raise ValueError(f"end effector name {name!r}: the harness model file needs a name without blanks")
+        fr = pmodel.frames[pmodel.getFrameId(frame)]
+        lines.append(f"ee {name} {pmodel.names[fr.parentJoint]} {_fmt(fr.placement.translation)}")
+    names = [name for name, _ in ees]
+    lines.append(f"group {group_key(names)} {tick_group(names)}")
     return "\n".join(lines) + "\n"

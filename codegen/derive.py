@@ -15,6 +15,7 @@ from .friction import friction
 from .jacobians import jacobians
 from .kinematics import Kinematics
 from .model import Model
+from .progress import stage
 from .program import Program
 from .symbols import Symbols
 
@@ -23,15 +24,18 @@ def derive(model: Model) -> dict:
     syms = Symbols(model)
     prog = Program()
     kin = Kinematics(model, syms, prog)
-    comp = composite_inertias(kin)
     out = {"program": prog, "symbols": syms}
-    out["A"] = inertia_matrix(kin, comp)
-    out["Q"] = gravity_vector(kin, comp)
-    vel = kin.velocities()
-    out["C"] = coriolis_matrix(kin, comp, vel)
-    poses = kin.world_poses()
-    for ee in model.end_effectors:
-        out[f"J_{ee.name}_world"], out[f"J_{ee.name}_local"] = jacobians(kin, poses, ee)
+    with stage("derive A, Q"):
+        comp = composite_inertias(kin)
+        out["A"] = inertia_matrix(kin, comp)
+        out["Q"] = gravity_vector(kin, comp)
+    with stage("derive C"):
+        vel = kin.velocities()
+        out["C"] = coriolis_matrix(kin, comp, vel)
+    with stage("derive Jacobians"):
+        poses = kin.world_poses()
+        for ee in model.end_effectors:
+            out[f"J_{ee.name}_world"], out[f"J_{ee.name}_local"] = jacobians(kin, poses, ee)
     out["friction"] = friction(syms)
     return out
 

@@ -29,8 +29,10 @@ from .derive import derive
 from .emit_c import Argument, Kernel, c_double, emit
 from .model import ModelError, load_model, load_param_values
 
+# The directory holding the codegen package: the repository, or site-packages
+# once installed. The templates ship inside the package (package data).
 ROOT = Path(__file__).resolve().parent.parent
-TEMPLATES = ROOT / "templates"
+TEMPLATES = ROOT / "codegen" / "templates"
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,9 @@ def _python_builder(abi, model, values, config):
         if exc.name not in ("codegen.pybuild", __package__ + ".pybuild"):
             raise
         raise ModelError("--python is not available yet (codegen.pybuild is missing)") from None
+    # the module is NAME_kernels with NAME the C prefix (a valid identifier),
+    # built in the staging directory next to the C, renamed with it
+    config = dataclasses.replace(config, name=abi.name)
     return lambda stage: build_python_module(abi, model, values, stage, config)
 
 

@@ -1,5 +1,11 @@
 """The main job in one screen: Krang's kernels at the default parameters,
-their cost, and a check against Pinocchio (an independent implementation)."""
+their cost, and a check against Pinocchio (an independent implementation).
+
+    python -m examples.demo      (from the repository root; `make demo`)
+
+The check reuses the test suite's Pinocchio model (tests.pin_reference),
+importable when run from the repository root as above.
+"""
 import sys
 import timeit
 from pathlib import Path
@@ -9,7 +15,6 @@ import numpy as np
 import krang_kernels as kk
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 rng = np.random.default_rng(0)
 q, dq = rng.uniform(-np.pi, np.pi, kk.N_DOF), rng.uniform(-2, 2, kk.N_DOF)

@@ -6,51 +6,46 @@ All kernels read the robot's parameters at run time from a float64 vector in
 PARAM_NAMES order (default: the lab's URDF values, see models/krang_params.toml),
 so identified parameters can be swapped in without regenerating code.
 
+The module krang_kernels._kernels is generated (`make generate`) from the same
+template as the module of any other robot (`python -m codegen ... --python`);
+this file only re-exports it.
+
 >>> import numpy as np, krang_kernels as kk
 >>> q = np.zeros(kk.N_DOF)
 >>> A = kk.compute_A(q)
 >>> A.shape, bool(np.allclose(A, A.T))
 ((17, 17), True)
+>>> kk.END_EFFECTORS
+('left', 'right')
 """
 from __future__ import annotations
 
-import numpy as np
+from pathlib import Path
 
-from ._kernels import (
-    JOINT_NAMES,
-    N_DOF,
-    N_PARAMS,
-    PARAM_NAMES,
-    compute_A,
-    compute_all,
-    compute_C,
-    compute_Q,
-    default_params,
-    friction,
-    jacobian,
-)
+from codegen import __version__  # the one version of the distribution
+from ._kernels import *  # noqa: F403
+from ._kernels import __all__
 
-__version__ = "0.1.0"
-__all__ = [
-    "N_DOF", "N_PARAMS", "JOINT_NAMES", "PARAM_NAMES", "default_params", "params_from_dict",
-    "compute_A", "compute_C", "compute_Q", "jacobian", "friction", "compute_all",
-]
-
-_INDEX = {name: i for i, name in enumerate(PARAM_NAMES)}
+_HERE = Path(__file__).resolve().parent
+# Installed from a wheel, the C library ships inside the package (setup.py
+# copies it); in a checkout or an editable install it is generated/.
+_C_DIRS = (_HERE / "include", _HERE / "src", _HERE.parent / "generated")
 
 
-def params_from_dict(values, base=None):
-    """A parameter vector with `values` (name -> number) set on top of `base`
-    (default: default_params()). An unknown name raises KeyError naming it."""
-    p = default_params() if base is None else np.array(base, dtype=np.float64, copy=True)
-    if p.shape != (N_PARAMS,):
-        raise ValueError(f"base must have shape ({N_PARAMS},), got {p.shape}")
-    for name, value in dict(values).items():
-        if name not in _INDEX:
-            raise KeyError(f"unknown parameter {name!r} (see krang_kernels.PARAM_NAMES)")
-        value = float(value)
-        if not np.isfinite(value):
-            raise ValueError(f"parameter {name} = {value} is not finite")
-        p[_INDEX[name]] = value
-    return p
+def _find(filename: str) -> Path:
+    for d in _C_DIRS:
+        if (d / filename).is_file():
+            return d / filename
+    raise FileNotFoundError(f"{filename} not found in {', '.join(map(str, _C_DIRS))}")
 
+
+def get_include() -> str:
+    """The directory holding krang_kernels.h, for C and C++ compilers
+    (`cc -I "$(python -c 'import krang_kernels; print(krang_kernels.get_include())')"`)."""
+    return str(_find("krang_kernels.h").parent)
+
+
+def get_sources() -> list[str]:
+    """The C sources of the kernels (C99, link with -lm): compile them into a
+    C or C++ program next to get_include()'s header."""
+    return [str(_find("krang_kernels.c"))]

@@ -1,9 +1,9 @@
-import sys
+"""pytest configuration shared by the tests. The repository root is on
+sys.path through pyproject.toml's [tool.pytest.ini_options] pythonpath, not
+through code here."""
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 
 def pytest_addoption(parser):

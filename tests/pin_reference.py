@@ -26,16 +26,10 @@ shared by tests/test_against_pinocchio.py and benchmarks/errors_vs_pinocchio.py.
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pinocchio as pin
 
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-from reference_fk import (  # noqa: E402
+from tests.reference_fk import (
     NumericModel, com_form, random_physical_params, random_states, rel_err, worst_entry,
 )
 
@@ -64,7 +58,11 @@ def build_pin_model(model, params):
         pj, pplace = where[nf.parent]
         placement = pplace * _se3(nf.R0, nf.origin)
         S, Ic = com_form(nf.m, nf.MS, nf.J)
-        inertia = pin.Inertia(nf.m, S, Ic)
+        try:
+            inertia = pin.Inertia(nf.m, S, Ic)
+        except RuntimeError:  # singular I_c (URDF point masses): no positivity check here
+            inertia = pin.Inertia.FromDynamicParameters(np.array(
+                [nf.m, *nf.MS, nf.J[0, 0], nf.J[0, 1], nf.J[1, 1], nf.J[0, 2], nf.J[1, 2], nf.J[2, 2]]))
         if nf.type == "fixed":
             where[nf.key] = (pj, placement)
             pm.appendBodyToJoint(pj, inertia, placement)
@@ -181,7 +179,7 @@ def krang_param_sets(model, kk=None, n_random=5, seed=12345):
     """[(label, params)]: the default set (from krang_kernels.default_params()
     if `kk` is given, else from models/krang_params.toml if it exists) and
     n_random random physically valid sets."""
-    from reference_fk import KRANG_PARAMS, load_param_values
+    from tests.reference_fk import KRANG_PARAMS, load_param_values
 
     sets = []
     if kk is not None:
@@ -210,3 +208,76 @@ def krang_eval(kk):
             "J_right_local": kk.jacobian(q, "right", "local", params),
         }
     return ours
+
+
+# --------------------------------------------------------------------------
+# URDF front end vs Pinocchio's own URDF parser (codegen/urdf.py)
+
+def urdf_q(pm_urdf, model, q):
+    """Pinocchio configuration of pin.buildModelFromUrdf's model for our
+    coordinates q: continuous joints take (cos q, sin q), others q."""
+    out = np.zeros(pm_urdf.nq)
+    for name, theta in zip(model.joint_names, np.asarray(q, dtype=float)):
+        jm = pm_urdf.joints[pm_urdf.getJointId(name)]
+        if jm.nq == 2:  # JointModelRUB*: unbounded revolute
+            out[jm.idx_q:jm.idx_q + 2] = (np.cos(theta), np.sin(theta))
+        else:
+            out[jm.idx_q] = theta
+    return out
+
+
+def snap_bound(model, snap_tol=1e-9) -> float:
+    """First-order bound on compare_urdf's errors caused by snapping (snap=True).
+
+    Every snapped rotation entry moves by <= snap_tol, so a joint placement's
+    rotation moves by ||E||_2 <= ||E||_F <= 3 snap_tol and Rot(e, q) by
+    <= 2 ||de|| <= 2 sqrt(3) snap_tol for a snapped axis: <= (3 + 2 sqrt 3) snap_tol
+    per joint. Along a chain of d joints the world rotations move by <= that
+    times d, positions by <= that times d L (L: sum of |origin| along the
+    chain), so the Jacobians by <= (3 + 2 sqrt 3) d snap_tol (1 + L) relative
+    to their scale, and A = sum J^T M J, C, Q (bilinear in them) by twice that.
+    Origin entries snapped to 0 move by <= 1e-12, far below this.
+    """
+    worst = 0.0
+    for f in model.frames:
+        chain = model.chain(f.key)
+        reach = sum(float(sum(float(o) ** 2 for o in g.origin)) ** 0.5 for g in chain)
+        worst = max(worst, len(chain) * (1.0 + reach))
+    return 2.0 * (3.0 + 2.0 * 3.0 ** 0.5) * snap_tol * worst
+
+
+def compare_urdf(urdf_path, robot, n_states=20, seed=0):
+    """Max relative error (max|a - b| / (1 + max|a|)) per quantity between
+    (a) pin.buildModelFromUrdf(urdf_path) and (b) build_pin_model(robot.model,
+    robot.values) over n_states random states: A (crba), C
+    (computeCoriolisMatrix), Q (computeGeneralizedGravity) and, for every end
+    effector, the Jacobians of the URDF link's frame in (a) (LOCAL_WORLD_ALIGNED
+    and LOCAL) against those of the end effector in (b). Also checks that (a)
+    orders the coordinates as (b) does (Pinocchio's order)."""
+    model = robot.model
+    pa = pin.buildModelFromUrdf(str(urdf_path))
+    if list(pa.names[1:]) != list(model.joint_names):
+        raise AssertionError(f"coordinate order differs from Pinocchio's: {list(pa.names[1:])}")
+    pb, ee_ids = build_pin_model(model, np.asarray(robot.values, dtype=float))
+    da, db = pa.createData(), pb.createData()
+    link_ids = {e.name: pa.getFrameId(e.name, pin.BODY) for e in model.end_effectors}
+    rng = np.random.default_rng(seed)
+    qs, dqs = random_states(rng, n_states, model.ndof)
+    errs = {}
+
+    def acc(key, a, b):
+        errs[key] = max(errs.get(key, 0.0), rel_err(b, a))
+
+    for q, dq in zip(qs, dqs):
+        qa = urdf_q(pa, model, q)
+        ref = pin_reference(pb, db, q, dq)
+        Ma = pin.crba(pa, da, qa)
+        acc("A", np.triu(Ma) + np.triu(Ma, 1).T, ref["A"])
+        acc("C", pin.computeCoriolisMatrix(pa, da, qa, dq), ref["C"])
+        acc("Q", pin.computeGeneralizedGravity(pa, da, qa), ref["Q"])
+        pin.computeJointJacobians(pa, da, qa)
+        pin.updateFramePlacements(pa, da)
+        for name, fid in link_ids.items():
+            acc("J_world", pin.getFrameJacobian(pa, da, fid, pin.LOCAL_WORLD_ALIGNED), ref[f"J_{name}_world"])
+            acc("J_local", pin.getFrameJacobian(pa, da, fid, pin.LOCAL), ref[f"J_{name}_local"])
+    return errs

@@ -22,18 +22,13 @@ tests/test_reference.py.
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import sympy as sp
 
 ROOT = Path(__file__).resolve().parents[1]
-try:  # codegen/ is a plain directory of the repository, not an installed package
-    import codegen.model  # noqa: F401
-except ImportError:  # pragma: no cover - depends on how pytest was started
-    sys.path.append(str(ROOT))
-from codegen.model import Model, load_model, load_param_values  # noqa: E402,F401  (re-exported)
+from codegen.model import Model, load_model, load_param_values  # noqa: F401  (re-exported)
 
 KRANG_MODEL = ROOT / "models" / "krang.toml"
 KRANG_PARAMS = ROOT / "models" / "krang_params.toml"

@@ -12,8 +12,6 @@ writes them to benchmarks/results/errors_vs_pinocchio.json.
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,9 +19,8 @@ import pytest
 pytest.importorskip("pinocchio")
 kk = pytest.importorskip("krang_kernels")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pin_reference import build_pin_model, compare, krang_eval, krang_param_sets, pin_reference  # noqa: E402
-from reference_fk import KRANG_MODEL, KRANG_PARAMS, load_model, load_param_values, random_states, rel_err  # noqa: E402
+from tests.pin_reference import build_pin_model, compare, krang_eval, krang_param_sets, pin_reference  # noqa: E402
+from tests.reference_fk import KRANG_MODEL, KRANG_PARAMS, load_model, load_param_values, random_states, rel_err  # noqa: E402
 
 N_STATES = 1000
 N_RANDOM_SETS = 5

@@ -18,8 +18,6 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 from codegen.model import load_model, load_param_values  # noqa: E402
 

@@ -20,8 +20,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 import codegen  # noqa: E402
 from codegen.generate import generate_from_files as generate  # noqa: E402

@@ -17,16 +17,13 @@ frame table in models/krang.toml), never from the kernels themselves:
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 kk = pytest.importorskip("krang_kernels")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reference_fk import (  # noqa: E402
+from tests.reference_fk import (  # noqa: E402
     KRANG_MODEL, NumericModel, load_model, random_physical_params, random_states, rel_err,
     time_derivative_fd, velocity_product_fd, worst_entry,
 )
@@ -361,10 +358,11 @@ def test_bad_out(fn, bad):
         call(out)
 
 
-@pytest.mark.parametrize("arm", ["", "Left", "both", "l", None, 0])
-def test_bad_arm(arm):
-    with pytest.raises(BAD, match=_arg("arm")):
-        kk.jacobian(Q0, arm)
+@pytest.mark.parametrize("ee", ["", "Left", "both", "l", None, 2, -1, True, 1.0, b"left"])
+def test_bad_ee(ee):
+    # an end effector is a name in kk.END_EFFECTORS or its index (0 = "left")
+    with pytest.raises(BAD, match=_arg("ee")):
+        kk.jacobian(Q0, ee)
 
 
 @pytest.mark.parametrize("frame", ["", "World", "base", "global", None, 1])

@@ -12,11 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 from codegen.model import ModelError, load_model, load_param_values  # noqa: E402
 
@@ -59,9 +58,22 @@ FRAME2 = BASE[BASE.index('[[frame]]\nkey = "2"'):BASE.index('[[frame]]\nkey = "t
 
 
 def _params_text(model) -> str:
-    lines = ["[values]"]
+    """Distinct, physically valid values: per frame k a mass m, a centre of mass
+    S and principal moments about it (a, b, a + b - small: triangle inequality
+    holds), rotated by a fixed rotation R; J = I_c + m (S^T S 1 - S S^T)."""
+    R = np.array([[0.36, 0.48, -0.8], [-0.8, 0.6, 0.0], [0.48, 0.64, 0.6]])  # a rotation (R^T R = I)
+    values = {}
     for i, n in enumerate(model.param_names):
-        lines.append(f"{n} = {0.5 + 0.01 * i!r}")
+        values[n] = 0.5 + 0.01 * i  # geometry, g, Ia, Fv, Fc: any positive number
+    for k, f in enumerate(model.frames):
+        m, S = 1.0 + 0.25 * k, np.array([0.1, -0.05 * k, 0.02])
+        Ic = R @ np.diag([0.02 + 0.01 * k, 0.03, 0.04 + 0.01 * k]) @ R.T
+        J = Ic + m * (S @ S * np.eye(3) - np.outer(S, S))
+        key = f.key
+        values.update({f"m_{key}": m, f"MX_{key}": m * S[0], f"MY_{key}": m * S[1], f"MZ_{key}": m * S[2],
+                       f"XX_{key}": J[0, 0], f"XY_{key}": J[0, 1], f"XZ_{key}": J[0, 2],
+                       f"YY_{key}": J[1, 1], f"YZ_{key}": J[1, 2], f"ZZ_{key}": J[2, 2]})
+    lines = ["[values]"] + [f"{n} = {float(v)!r}" for n, v in values.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -139,6 +151,16 @@ MODEL_CASES = {
                                         ["identifier"]),
     "geometry name g": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2", "g"]')), ["g"]),
     "duplicate geometry": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2", "L1"]')), ["unique"]),
+    "geometry name pi": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2", "pi"]')), ["reserved", "pi"]),
+    "geometry name sqrt": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "sqrt"]')), ["reserved", "sqrt"]),
+    "geometry name a Python keyword": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2", "lambda"]')),
+                                       ["reserved", "lambda"]),
+    "geometry name with a newline": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2\\n"]')),
+                                     ["identifier"]),
+    "geometry name too long": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2", "' + "G" * 65 + '"]')),
+                               ["longer than 64"]),
+    "geometry named like a rotor inertia": (mutate(('geometry = ["L1", "L2"]', 'geometry = ["L1", "L2", "Ia_x"]')),
+                                            ["clash", "Ia_x"]),
     # missing keys
     "missing name": (mutate(('name = "toy"\n', '')), ["model name"]),
     "missing key": (mutate(('key = "2"\n', '')), ["missing", "key"]),
@@ -228,12 +250,21 @@ MODEL_CASES = {
     "origin empty string": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["", "0", "0"]')), ["parse"]),
     "origin division by zero": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["L2/0", "0", "0"]')),
                                 ["finite"]),
-    "origin complex": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["I*L2", "0", "0"]')), ["real"]),
-    "origin nan string": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["nan", "0", "0"]')), ["finite"]),
+    "origin complex": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["sqrt(-1)*L2", "0", "0"]')), ["real"]),
+    "origin I is not a name": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["I*L2", "0", "0"]')),
+                               ["undeclared", "'I'"]),
+    "origin nan string": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["nan", "0", "0"]')),
+                          ["undeclared", "nan"]),
     "origin nan number": (mutate(('origin = ["L2", "0", "0"]', 'origin = [nan, "0", "0"]')), ["finite"]),
     "origin inf number": (mutate(('origin = ["L2", "0", "0"]', 'origin = [inf, "0", "0"]')), ["finite"]),
     "origin boolean": (mutate(('origin = ["L2", "0", "0"]', 'origin = [true, "0", "0"]')), ["expression"]),
     "origin 2 entries": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["L2", "0"]')), ["origin"]),
+    "origin power tower": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["2**10**10", "0", "0"]')),
+                           ["origin[0]", "exponent"]),
+    "origin 1e20": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["0", "1e20", "0"]')), ["origin[1]", "range"]),
+    "origin 1e20 number": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["0", "0", 1e20]')), ["origin[2]", "range"]),
+    "origin unknown function": (mutate(('origin = ["L2", "0", "0"]', 'origin = ["exp(L2)", "0", "0"]')),
+                                ["parse", "functions"]),
     # gravity
     "gravity not unit": (mutate(('gravity = [0, 0, -1]', 'gravity = [0, 0, -9.81]')), ["gravity", "unit"]),
     "gravity zero": (mutate(('gravity = [0, 0, -1]', 'gravity = [0, 0, 0]')), ["gravity"]),
@@ -253,6 +284,9 @@ MODEL_CASES = {
     # the model name
     "model name not identifier": (mutate(('name = "toy"', 'name = "toy-robot"')), ["model name", "identifier"]),
     "model name a number": (mutate(('name = "toy"', 'name = 3')), ["model name"]),
+    "model name with a newline": (mutate(('name = "toy"', 'name = "toy\\n"')), ["model name", "identifier"]),
+    "model name starting with _": (mutate(('name = "toy"', 'name = "_toy"')), ["model name", "letter"]),
+    "model name too long": (mutate(('name = "toy"', 'name = "' + "t" * 65 + '"')), ["model name", "longer than 64"]),
 }
 
 

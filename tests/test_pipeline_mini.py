@@ -25,7 +25,6 @@ import ctypes
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -33,15 +32,12 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-for _p in (str(ROOT), str(HERE)):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
 
 from codegen.abi import describe  # noqa: E402
 from codegen.derive import closed_form  # noqa: E402
 from codegen.generate import generate_from_files as generate  # noqa: E402
 from codegen.model import load_model, load_param_values  # noqa: E402
-from reference_fk import NumericModel, random_physical_params, random_states, rel_err, worst_entry  # noqa: E402
+from tests.reference_fk import NumericModel, random_physical_params, random_states, rel_err, worst_entry  # noqa: E402
 
 MODEL_PATH = HERE / "models" / "mini.toml"
 PARAMS_PATH = HERE / "models" / "mini_params.toml"
@@ -229,7 +225,7 @@ def _report(failures, errs, what):
 
 def test_against_pinocchio(kern, param_sets):
     pytest.importorskip("pinocchio")
-    from pin_reference import build_pin_model, pin_reference
+    from tests.pin_reference import build_pin_model, pin_reference
 
     qs, dqs = _states(1)
     failures, errs = [], {}

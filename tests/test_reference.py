@@ -10,17 +10,13 @@ fixed frames (one of them an end effector).
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 pin = pytest.importorskip("pinocchio")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pin_reference import build_pin_model, compare, pin_reference  # noqa: E402
-from reference_fk import (  # noqa: E402
+from tests.pin_reference import build_pin_model, compare, pin_reference  # noqa: E402
+from tests.reference_fk import (  # noqa: E402
     KRANG_MODEL, KRANG_PARAMS, NumericModel, com_form, load_model, load_param_values,
     random_physical_params, random_states, rel_err, time_derivative_fd,
     velocity_product_fd,

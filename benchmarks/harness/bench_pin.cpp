@@ -2,9 +2,11 @@
 // states as bench_c.c. Usage:
 //   bench_pin MODEL.txt STATES.bin [--target-ms T] [--inner N] [--only NAME] [--no-tick] [--cold-kib K]
 //             [--dump FILE K]
-// MODEL.txt is written by bench.py from the Pinocchio model that
-// pin.buildModelFromUrdf makes of benchmarks/build/krang_aligned.urdf (joint
-// axes +x/+y/+z, so JointModelRX/RY/RZ). Two builds of this file:
+// MODEL.txt is written by benchmarks/pin_model.py from the Pinocchio model that
+// pin.buildModelFromUrdf makes of a URDF (for a frame table: benchmarks/build/NAME_aligned.urdf,
+// joint axes +x/+y/+z, so JointModelRX/RY/RZ). Its `ee NAME JOINT x y z` lines list the
+// end effectors (a point fixed in a joint's frame), its `group KEY TICKKEY` line the keys
+// of all of them together; nothing here names a robot. Two builds of this file:
 //  * default: header-only. Every algorithm is instantiated here, compiled with
 //    the same flags as our kernels (-O3 -march=native), no Pinocchio library
 //    linked; the model is rebuilt joint by joint from MODEL.txt.
@@ -36,11 +38,19 @@
 
 namespace pin = pinocchio;
 
+struct EndEffector {
+    std::string name, key;       // key: "J_" + name
+    pin::JointIndex joint = 0;
+    Eigen::Vector3d offset = Eigen::Vector3d::Zero();  // origin in the joint's frame
+    bool at_joint = true;        // offset zero: the joint's own JOINT frame
+    pin::FrameIndex frame = 0;   // the JOINT frame, or an OP_FRAME added here
+};
+
 struct Loaded {
     pin::Model model;
     std::vector<int> perm;  // perm[i] = Pinocchio's q index of our q[i]
-    pin::JointIndex ee_left = 0, ee_right = 0;
-    pin::FrameIndex fr_left = 0, fr_right = 0;  // the JOINT frames of the end-effector joints
+    std::vector<EndEffector> ees;
+    std::string group = "J_all", tick_group = "J";
 };
 
 static Loaded load(const char *path)
@@ -53,7 +63,7 @@ static Loaded load(const char *path)
     Eigen::Vector3d gravity(0, 0, -9.81);
     std::map<std::string, double> armature;
     std::vector<std::string> order;
-    std::string ee_l, ee_r;
+    std::vector<std::string> ee_joint;
     while (std::getline(in, line)) {
         std::istringstream ls(line);
         std::string tag;
@@ -105,9 +115,15 @@ static Loaded load(const char *path)
             std::string name;
             while (ls >> name) order.push_back(name);
         } else if (tag == "ee") {
-            std::string which, name;
-            ls >> which >> name;
-            (which == "left" ? ee_l : ee_r) = name;
+            EndEffector e;
+            std::string joint;
+            ls >> e.name >> joint >> e.offset[0] >> e.offset[1] >> e.offset[2];
+            if (!ls) throw std::runtime_error("bad ee line: " + line);
+            e.key = "J_" + e.name;
+            L.ees.push_back(e);
+            ee_joint.push_back(joint);
+        } else if (tag == "group") {
+            ls >> L.group >> L.tick_group;
         } else {
             throw std::runtime_error("unknown line in model file: " + line);
         }
@@ -129,26 +145,45 @@ static Loaded load(const char *path)
             throw std::runtime_error("bad joint in order line: " + name);
         L.perm.push_back(m.joints[j].idx_q());
     }
-    L.ee_left = m.getJointId(ee_l);
-    L.ee_right = m.getJointId(ee_r);
-    if (L.ee_left >= (pin::JointIndex)m.njoints || L.ee_right >= (pin::JointIndex)m.njoints)
-        throw std::runtime_error("end-effector joints not found");
-    L.fr_left = m.getFrameId(ee_l, pin::JOINT);
-    L.fr_right = m.getFrameId(ee_r, pin::JOINT);
-    if (L.fr_left >= m.frames.size() || L.fr_right >= m.frames.size())
-        throw std::runtime_error("end-effector joint frames not found");
+    if (L.ees.empty() || L.ees.size() > 29) throw std::runtime_error("need 1 to 29 ee lines");
+    for (size_t k = 0; k < L.ees.size(); k++) {
+        EndEffector &e = L.ees[k];
+        e.joint = m.getJointId(ee_joint[k]);
+        if (e.joint >= (pin::JointIndex)m.njoints) throw std::runtime_error("end-effector joint not found: " + ee_joint[k]);
+        e.at_joint = e.offset.isZero(0.0);
+        if (e.at_joint) {
+            e.frame = m.getFrameId(ee_joint[k], pin::JOINT);
+            if (e.frame >= m.frames.size()) throw std::runtime_error("joint frame not found: " + ee_joint[k]);
+        } else {
+            const pin::FrameIndex parent = m.getFrameId(ee_joint[k], pin::JOINT);
+            e.frame = m.addFrame(pin::Frame("bench_ee_" + e.name, e.joint, parent,
+                                            pin::SE3(Eigen::Matrix3d::Identity(), e.offset), pin::OP_FRAME));
+        }
+    }
     return L;
 }
 
-// Joint Jacobian in LOCAL frame of `jid` (support-chain pass), then rotated to LOCAL_WORLD_ALIGNED.
-// After computeJointJacobian, data.iMf[0] is the world placement of joint jid.
-static inline void jac_world(const pin::Model &m, pin::Data &d, const Eigen::VectorXd &q, pin::JointIndex jid,
+// Joint Jacobian in LOCAL frame of the end effector's joint (support-chain pass), then rotated to
+// LOCAL_WORLD_ALIGNED. After computeJointJacobian, data.iMf[0] is the world placement of that joint.
+// An end effector off the joint's origin: its linear velocity is v + w x r, r = R * offset.
+static inline void jac_world(const pin::Model &m, pin::Data &d, const Eigen::VectorXd &q, const EndEffector &e,
                              pin::Data::Matrix6x &Jloc, pin::Data::Matrix6x &Jw)
 {
-    pin::computeJointJacobian(m, d, q, jid, Jloc);
+    pin::computeJointJacobian(m, d, q, e.joint, Jloc);
     const Eigen::Matrix3d R = d.iMf[0].rotation();
     Jw.topRows<3>().noalias() = R * Jloc.topRows<3>();
     Jw.bottomRows<3>().noalias() = R * Jloc.bottomRows<3>();
+    if (!e.at_joint) {
+        const Eigen::Vector3d r = R * e.offset;
+        for (int c = 0; c < Jw.cols(); c++) Jw.col(c).head<3>() += Jw.col(c).tail<3>().cross(r);
+    }
+}
+
+// After computeJointJacobians: the end effector's LOCAL_WORLD_ALIGNED Jacobian.
+static inline void get_jac(const pin::Model &m, pin::Data &d, const EndEffector &e, pin::Data::Matrix6x &J)
+{
+    if (e.at_joint) pin::getJointJacobian(m, d, e.joint, pin::LOCAL_WORLD_ALIGNED, J);
+    else pin::getFrameJacobian(m, d, e.frame, pin::LOCAL_WORLD_ALIGNED, J);
 }
 
 int main(int argc, char **argv)
@@ -180,13 +215,13 @@ int main(int argc, char **argv)
             qs[s][L.perm[i]] = st0.q[s * nd + i];
             vs[s][L.perm[i]] = st0.dq[s * nd + i];
         }
-    const pin::JointIndex jl = L.ee_left, jr = L.ee_right;
-    pin::Data::Matrix6x Jl = pin::Data::Matrix6x::Zero(6, nd), Jr = Jl, Jlw = Jl, Jrw = Jl, Jl2 = Jl, Jr2 = Jl;
+    const size_t ne = L.ees.size();
+    std::vector<pin::Data::Matrix6x> Jloc(ne, pin::Data::Matrix6x::Zero(6, nd)), Jw = Jloc, J2 = Jloc;
     const Eigen::VectorXd zero = Eigen::VectorXd::Zero(nd);
 
     int kdump = 0;
     const char *dump = bench_dump_path(argc, argv, 3, &kdump);
-    if (dump) {
+    if (dump) {  // A, C, Q, then each end effector's world Jacobian, per state, in our q order
         FILE *f = fopen(dump, "wb");
         if (!f) bench_die("cannot write the dump file");
         std::vector<double> buf;
@@ -196,18 +231,17 @@ int main(int argc, char **argv)
             M.triangularView<Eigen::StrictlyLower>() = M.transpose().triangularView<Eigen::StrictlyLower>();
             Eigen::MatrixXd C = pin::computeCoriolisMatrix(model, data, q, v);
             Eigen::VectorXd G = pin::computeGeneralizedGravity(model, data, q);
-            jac_world(model, data, q, jl, Jl, Jlw);
-            jac_world(model, data, q, jr, Jr, Jrw);
             buf.clear();
             for (int i = 0; i < nd; i++)
                 for (int j = 0; j < nd; j++) buf.push_back(M(L.perm[i], L.perm[j]));
             for (int i = 0; i < nd; i++)
                 for (int j = 0; j < nd; j++) buf.push_back(C(L.perm[i], L.perm[j]));
             for (int i = 0; i < nd; i++) buf.push_back(G[L.perm[i]]);
-            for (int r = 0; r < 6; r++)
-                for (int i = 0; i < nd; i++) buf.push_back(Jlw(r, L.perm[i]));
-            for (int r = 0; r < 6; r++)
-                for (int i = 0; i < nd; i++) buf.push_back(Jrw(r, L.perm[i]));
+            for (size_t e = 0; e < ne; e++) {
+                jac_world(model, data, q, L.ees[e], Jloc[e], Jw[e]);
+                for (int r = 0; r < 6; r++)
+                    for (int i = 0; i < nd; i++) buf.push_back(Jw[e](r, L.perm[i]));
+            }
             fwrite(buf.data(), sizeof(double), buf.size(), f);
         }
         fclose(f);
@@ -224,6 +258,8 @@ int main(int argc, char **argv)
     printf("  \"nstates\": %d,\n  \"ns\": {", st.nstates);
 #define Q_ qs[s_]
 #define V_ vs[s_]
+    const std::string &G = L.group;
+    const EndEffector &e0 = L.ees[0];
     BENCH_TIME(o, st, "A", pin::crba(model, data, Q_));
     BENCH_TIME(o, st, "A_sym", {
         pin::crba(model, data, Q_);
@@ -233,50 +269,49 @@ int main(int argc, char **argv)
     BENCH_TIME(o, st, "C", pin::computeCoriolisMatrix(model, data, Q_, V_));
     BENCH_TIME(o, st, "Q", pin::computeGeneralizedGravity(model, data, Q_));
     BENCH_TIME(o, st, "nle_rnea", pin::rnea(model, data, Q_, V_, zero));
-    BENCH_TIME(o, st, "J_left", jac_world(model, data, Q_, jl, Jl, Jlw));
-    BENCH_TIME(o, st, "J_right", jac_world(model, data, Q_, jr, Jr, Jrw));
-    BENCH_TIME(o, st, "J_both", {
-        jac_world(model, data, Q_, jl, Jl, Jlw);
-        jac_world(model, data, Q_, jr, Jr, Jrw);
+    for (size_t e = 0; e < ne; e++)
+        BENCH_TIME(o, st, L.ees[e].key.c_str(), jac_world(model, data, Q_, L.ees[e], Jloc[e], Jw[e]));
+    BENCH_TIME(o, st, G.c_str(), {
+        for (size_t e = 0; e < ne; e++) jac_world(model, data, Q_, L.ees[e], Jloc[e], Jw[e]);
     });
-    BENCH_TIME(o, st, "J_both_alljac", {
+    BENCH_TIME(o, st, (G + "_alljac").c_str(), {
         pin::computeJointJacobians(model, data, Q_);
-        pin::getJointJacobian(model, data, jl, pin::LOCAL_WORLD_ALIGNED, Jl2);
-        pin::getJointJacobian(model, data, jr, pin::LOCAL_WORLD_ALIGNED, Jr2);
+        for (size_t e = 0; e < ne; e++) get_jac(model, data, L.ees[e], J2[e]);
     });
-    BENCH_TIME(o, st, "J_both_framejac", {
-        pin::computeFrameJacobian(model, data, Q_, L.fr_left, pin::LOCAL_WORLD_ALIGNED, Jl2);
-        pin::computeFrameJacobian(model, data, Q_, L.fr_right, pin::LOCAL_WORLD_ALIGNED, Jr2);
+    BENCH_TIME(o, st, (G + "_framejac").c_str(), {
+        for (size_t e = 0; e < ne; e++)
+            pin::computeFrameJacobian(model, data, Q_, L.ees[e].frame, pin::LOCAL_WORLD_ALIGNED, J2[e]);
     });
-    BENCH_TIME(o, st, "J_left_local", pin::computeJointJacobian(model, data, Q_, jl, Jl));
-    BENCH_TIME(o, st, "J_both_local", {
-        pin::computeJointJacobian(model, data, Q_, jl, Jl);
-        pin::computeJointJacobian(model, data, Q_, jr, Jr);
+    BENCH_TIME(o, st, (e0.key + "_local").c_str(), pin::computeJointJacobian(model, data, Q_, e0.joint, Jloc[0]));
+    BENCH_TIME(o, st, (G + "_local").c_str(), {
+        for (size_t e = 0; e < ne; e++) pin::computeJointJacobian(model, data, Q_, L.ees[e].joint, Jloc[e]);
     });
     BENCH_TIME(o, st, "all_seq", {
         pin::crba(model, data, Q_);
         pin::computeCoriolisMatrix(model, data, Q_, V_);
         pin::computeGeneralizedGravity(model, data, Q_);
-        jac_world(model, data, Q_, jl, Jl, Jlw);
-        jac_world(model, data, Q_, jr, Jr, Jrw);
+        for (size_t e = 0; e < ne; e++) jac_world(model, data, Q_, L.ees[e], Jloc[e], Jw[e]);
     });
     printf("\n  }");
 
     // Control tick: the calls of all_seq in sequence, each timed on its own (bench_common.h).
-    // The Jacobians are the main table's J_left / J_right method, once per arm.
+    // The Jacobians are the main table's J_<ee> method, once per end effector.
     if (!o.only) {
-        static const char *const names[] = {"A", "C", "Q", "J_left", "J_right"};
+        std::vector<const char *> names = {"A", "C", "Q"};
+        for (const auto &e : L.ees) names.push_back(e.key.c_str());
         bench_tick T;
-        bench_tick_init(&T, &o, names, 5, 3, "J_left+J_right");
+        bench_tick_init(&T, &o, names.data(), (int)names.size(), 3, (int)ne, L.tick_group.c_str());
         BENCH_TICK(o, st, T, pin::crba(model, data, Q_); BENCH_MARK(1);
                    pin::computeCoriolisMatrix(model, data, Q_, V_); BENCH_MARK(2);
                    pin::computeGeneralizedGravity(model, data, Q_); BENCH_MARK(3);
-                   jac_world(model, data, Q_, jl, Jl, Jlw); BENCH_MARK(4);
-                   jac_world(model, data, Q_, jr, Jr, Jrw));
+                   for (size_t e = 0; e < ne; e++) {
+                       if (e) BENCH_MARK(3 + (int)e);
+                       jac_world(model, data, Q_, L.ees[e], Jloc[e], Jw[e]);
+                   });
     }
     // Keep every output observable.
-    double sink = data.M.sum() + data.C.sum() + data.g.sum() + Jlw.sum() + Jrw.sum() + Jl2.sum() + Jr2.sum() +
-                  data.tau.sum();
+    double sink = data.M.sum() + data.C.sum() + data.g.sum() + data.tau.sum();
+    for (size_t e = 0; e < ne; e++) sink += Jw[e].sum() + J2[e].sum() + Jloc[e].sum();
     printf(",\n  \"checksum\": %.17g\n}\n", sink);
     return 0;
 }

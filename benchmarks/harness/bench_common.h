@@ -1,6 +1,6 @@
 /* Shared by bench_c.c and bench_pin.cpp: the states file and the timing loop.
  *
- * States file (written by bench.py, little-endian):
+ * States file (written by benchmarks/timing.py, little-endian):
  *   char magic[4] = "KRBS"; int32 version = 1; int32 nstates; int32 ndof; int32 np;
  *   double params[np]; double q[nstates][ndof]; double dq[nstates][ndof];
  *
@@ -8,13 +8,13 @@
  * states for both harnesses), `reps` times over, between two reads of
  * CLOCK_MONOTONIC; ns/call = elapsed / (reps * nstates). `reps` is calibrated
  * so that one such measurement lasts about target_ms; `inner` measurements
- * are taken and the harness prints their median and minimum. bench.py runs the
+ * are taken and the harness prints their median and minimum. The driver runs the
  * harnesses several times, alternating, and takes the median across runs.
  *
  * That is the throughput of one hot kernel: its code and data stay in the
  * caches from one call to the next. The "control tick" (BENCH_TICK below)
  * measures latency instead: per pre-drawn state, the kernels of one controller
- * tick are called in sequence (ours: A, C, Q, J_left, J_right) and each call is
+ * tick are called in sequence (A, C, Q, then each end effector's Jacobian) and each call is
  * timed on its own with a cheap timestamp (rdtsc between lfences on x86,
  * else CLOCK_MONOTONIC), minus the timer overhead (median of empty timed
  * regions). A second pass times the whole tick with no timestamps inside it.
@@ -190,14 +190,15 @@ static inline uint64_t bench_stamp(void)
 #endif
 }
 
-#define BENCH_TICK_MAXCALLS 8
+#define BENCH_TICK_MAXCALLS 32
 #define BENCH_TICK_CAP 65536L /* ticks kept per measurement */
 
 typedef struct {
     int ncalls;                /* calls per tick, separated by BENCH_MARK(1..ncalls-1) */
     const char *const *names;  /* their names */
-    int pair;                  /* calls pair, pair+1 are also reported together as pair_name (-1: none) */
-    const char *pair_name;
+    int group, ngroup;         /* calls group .. group+ngroup-1 are also reported together as group_name
+                                  (ngroup 0: none) */
+    const char *group_name;
     double target_ns;
     double ns_per_count, overhead_counts, overhead_ns, clock_gettime_ns;
     unsigned char *evict;
@@ -219,8 +220,8 @@ static void bench_evict(const bench_tick *T)
     bench_sink_ += acc;
 }
 
-static void bench_tick_init(bench_tick *T, const bench_opts *o, const char *const *names, int ncalls, int pair,
-                            const char *pair_name)
+static void bench_tick_init(bench_tick *T, const bench_opts *o, const char *const *names, int ncalls, int group,
+                            int ngroup, const char *group_name)
 {
     enum { NE = 100001 };
     static double e[NE];
@@ -230,8 +231,10 @@ static void bench_tick_init(bench_tick *T, const bench_opts *o, const char *cons
     if (ncalls < 1 || ncalls > BENCH_TICK_MAXCALLS) bench_die("bad tick call count");
     T->ncalls = ncalls;
     T->names = names;
-    T->pair = pair;
-    T->pair_name = pair_name;
+    if (ngroup < 0 || group < 0 || group + ngroup > ncalls) bench_die("bad tick group");
+    T->group = group;
+    T->ngroup = ngroup;
+    T->group_name = group_name;
     T->target_ns = o->target_ns;
     T->raw = (double *)malloc(sizeof(double) * (size_t)BENCH_TICK_CAP * (size_t)(ncalls + 1));
     T->col = (double *)malloc(sizeof(double) * (size_t)BENCH_TICK_CAP);
@@ -275,7 +278,7 @@ static double bench_quantile(double *v, long n, double f)
 }
 
 /* Statistics of one measurement, in ns, overhead subtracted: out[c][0] median, out[c][1] p90,
- * for c = each call, the pair, the sum of the calls (instrumented pass) -- or, for the
+ * for c = each call, the group, the sum of the calls (instrumented pass) -- or, for the
  * uninstrumented pass, only out[0] = the whole tick. */
 static void bench_tick_stats(bench_tick *T, int instr, double out[][2])
 {
@@ -293,7 +296,11 @@ static void bench_tick_stats(bench_tick *T, int instr, double out[][2])
             const double *r = T->raw + t * w;
             double d;
             if (c < nc) d = r[c] - T->overhead_counts;
-            else if (c == nc) d = T->pair >= 0 ? r[T->pair] + r[T->pair + 1] - 2 * T->overhead_counts : 0;
+            else if (c == nc) {
+                int g;
+                d = -T->ngroup * T->overhead_counts;
+                for (g = 0; g < T->ngroup; g++) d += r[T->group + g];
+            }
             else d = r[nc] - nc * T->overhead_counts;
             T->col[t] = d * T->ns_per_count;
         }
@@ -398,8 +405,8 @@ static void bench_tick_print_row(const char *name, double *med, double *p90, int
             for (c2_ = 0; c2_ < ncs_; c2_++)                                                \
                 bench_tick_print_row((T).names[c2_], m_[mode_][c2_], p_[mode_][c2_],        \
                                      (opts).inner, &first_);                                \
-            if ((T).pair >= 0)                                                              \
-                bench_tick_print_row((T).pair_name, m_[mode_][ncs_], p_[mode_][ncs_],       \
+            if ((T).ngroup > 0)                                                             \
+                bench_tick_print_row((T).group_name, m_[mode_][ncs_], p_[mode_][ncs_],      \
                                      (opts).inner, &first_);                                \
             bench_tick_print_row("sum", m_[mode_][ncs_ + 1], p_[mode_][ncs_ + 1],           \
                                  (opts).inner, &first_);                                    \
@@ -417,7 +424,7 @@ static void bench_tick_print_row(const char *name, double *med, double *p90, int
 #define BENCH_TIMER_NAME "clock_gettime(CLOCK_MONOTONIC)"
 #endif
 
-/* --dump FILE K: write the outputs for the first K states (see bench.py) instead of timing. */
+/* --dump FILE K: write the outputs for the first K states (see benchmarks/timing.py) instead of timing. */
 static const char *bench_dump_path(int argc, char **argv, int start, int *k)
 {
     int i;

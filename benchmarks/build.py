@@ -1,0 +1,170 @@
+"""Compiling the harnesses, cached in the build directory, and the figures of the generated code.
+
+Cache keys hash the sources, the flags and the compiler's banner, so a stale
+binary is never reused; older builds of the same thing are pruned.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from .env import BOOST_DEFS, HARNESS, OPT, find_include, first_line, log
+from .robot import KernelSet, robot_header_text
+
+
+def _digest(parts) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else str(p).encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def _prune(build: Path, pattern: str, keep: Path):
+    """Drop older cached builds of the same thing."""
+    for old in build.glob(pattern):
+        if old != keep:
+            old.unlink(missing_ok=True)
+
+
+def _run_build(cmd, what):
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"build of {what} failed:\n{shlex.join(cmd)}\n{r.stderr[-4000:]}")
+    return time.perf_counter() - t0
+
+
+def build_ours(ks: KernelSet, build: Path, cc: str, pool):
+    """bench_c for one kernel set: its *.c compiled once each, the harness linked to them."""
+    gen = ks.gen_dir
+    sources = sorted(gen.glob("*.c"))
+    cver = first_line([cc, "--version"])
+    hdrs = b"".join(h.read_bytes() for h in sorted(gen.glob("*.h")))
+    objdir = build / "obj"
+    objdir.mkdir(parents=True, exist_ok=True)
+    robot_dir = build / f"robot-{ks.prefix}"
+    robot_dir.mkdir(exist_ok=True)
+    robot_h = robot_dir / "bench_robot.h"
+    text = robot_header_text(ks)
+    if not robot_h.exists() or robot_h.read_text() != text:
+        robot_h.write_text(text)
+    flags = ["-std=c99", *OPT, f"-I{gen}"]
+    jobs, objs = [], []
+    for src in sources:
+        key = _digest([cver, *flags, src.name, src.read_bytes(), hdrs])
+        obj = objdir / f"{src.stem}-{key}.o"
+        objs.append(obj)
+        if not obj.exists():
+            tmp = obj.with_suffix(".tmp.o")
+            jobs.append((obj, tmp, [cc, *flags, "-c", str(src), "-o", str(tmp)]))
+    harness = [HARNESS / "bench_c.c", HARNESS / "bench_common.h"]
+    key = _digest([cver, *flags, *(p.read_bytes() for p in harness), text, hdrs, *(o.name for o in objs)])
+    exe = build / f"bench_c_{ks.prefix}-{key}"
+    if exe.exists():
+        return exe, objs, "cached"
+    if jobs:
+        log(f"compiling {len(jobs)} generated C file(s) with {cc} {' '.join(OPT)}")
+    futures = [(pool.submit(_run_build, cmd, str(obj)), obj, tmp) for obj, tmp, cmd in jobs]
+    for fut, obj, tmp in futures:
+        fut.result()
+        tmp.rename(obj)
+    tmp = exe.with_suffix(".tmp")
+    _run_build([cc, *flags, f"-I{robot_dir}", f"-I{HARNESS}", str(HARNESS / "bench_c.c"), *map(str, objs), "-lm",
+                "-o", str(tmp)], "bench_c")
+    tmp.rename(exe)
+    _prune(build, f"bench_c_{ks.prefix}-*", exe)
+    return exe, objs, "built"
+
+
+def pin_build_cmd(prefixes, cxx: str, lib: bool, out: Path):
+    """prefixes: the cmeel prefixes (env.cmeel_prefixes), the pin wheel's first."""
+    cmd = [cxx, "-std=c++17"]
+    if lib:
+        # The wheel's libraries were built without -march=native: keep Eigen's
+        # alignment and vector ABI equal to theirs.
+        cmd += ["-O3", "-DNDEBUG", "-DBENCH_PIN_LIB", "-DPINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION",
+                "-DPINOCCHIO_WITH_URDFDOM"]
+    else:
+        cmd += OPT
+    cmd += BOOST_DEFS + [f"-I{HARNESS}"] + [f"-I{p / 'include'}" for p in prefixes]
+    cmd += [f"-I{find_include(prefixes, 'eigen3')}"]
+    if lib:
+        cmd += [f"-I{find_include(prefixes, 'urdfdom')}", f"-I{find_include(prefixes, 'urdfdom_headers')}"]
+    cmd += [str(HARNESS / "bench_pin.cpp"), "-o", str(out)]
+    if lib:
+        libdir = prefixes[0] / "lib"
+        cmd += [f"-L{libdir}", f"-Wl,-rpath,{libdir}", "-lpinocchio_default", "-lpinocchio_parsers"]
+    return cmd
+
+
+def build_pin(prefixes, build: Path, cxx: str, lib: bool, pin_version: str):
+    if find_include(prefixes, "eigen3/Eigen") is None:
+        raise SystemExit("Eigen headers missing: pip install cmeel-eigen (the `bench` extra)")
+    if lib and find_include(prefixes, "urdfdom_headers") is None:
+        return None, "urdfdom headers missing: pip install cmeel-urdfdom-headers"
+    name = "bench_pin_lib" if lib else "bench_pin"
+    cxxver = first_line([cxx, "--version"])
+    probe = pin_build_cmd(prefixes, cxx, lib, Path("OUT"))
+    key = _digest([cxxver, pin_version, *probe, (HARNESS / "bench_pin.cpp").read_bytes(),
+                   (HARNESS / "bench_common.h").read_bytes()])
+    exe = build / f"{name}-{key}"
+    if exe.exists():
+        return exe, "cached"
+    log(f"compiling {name} (Pinocchio C++, takes a minute or two)")
+    tmp = exe.with_suffix(".tmp")
+    _run_build(pin_build_cmd(prefixes, cxx, lib, tmp), name)
+    tmp.rename(exe)
+    _prune(build, f"{name}-*", exe)
+    return exe, "built"
+
+
+# Op counts: the banner's table ("operations per function ...:" then " *   name   N" lines),
+# or "/* ops name: N */" lines.
+OPS_RE = re.compile(r"/\*\s*ops\s+([A-Za-z_][\w ]*?)\s*:\s*(\d+)\s*\*/")
+OPS_ROW_RE = re.compile(r"^\s*\*\s+([A-Za-z_]\w*)\s+(\d+)\s*$")
+
+
+def op_counts(text):
+    ops = [(m.group(1), int(m.group(2))) for m in OPS_RE.finditer(text)]
+    head = text.split("*/", 1)[0]
+    if "operations per function" in head:
+        rows = head.split("operations per function", 1)[1].splitlines()[1:]
+        ops += [(m.group(1), int(m.group(2))) for m in map(OPS_ROW_RE.match, rows) if m]
+    return ops
+
+
+def generation_figures(gen: Path, cc: str, measure_compile: bool):
+    """Per generated file: size, lines, op counts from its banner, gcc -O2 compile time."""
+    files = []
+    for f in sorted(gen.glob("*.c")) + sorted(gen.glob("*.h")):
+        text = f.read_text(errors="replace")
+        ops = op_counts(text) if f.suffix == ".c" else []
+        entry = dict(file=f.name, bytes=f.stat().st_size, lines=text.count("\n"), ops=ops, compile_s=None)
+        if measure_compile and f.suffix == ".c":
+            t0 = time.perf_counter()
+            r = subprocess.run([cc, "-std=c99", "-O2", f"-I{gen}", "-c", str(f), "-o", os.devnull],
+                               capture_output=True, text=True)
+            entry["compile_s"] = time.perf_counter() - t0 if r.returncode == 0 else None
+        files.append(entry)
+    return files
+
+
+def machine_code_sizes(objs, prefix: str):
+    """{function: bytes of machine code} of one kernel set's objects (nm -S), {} if unavailable."""
+    sizes = {}
+    if shutil.which("nm") is None:
+        return sizes
+    for obj in objs:
+        r = subprocess.run(["nm", "-S", str(obj)], capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            f = line.split()
+            if len(f) == 4 and f[2] in "Tt" and f[3].startswith(prefix + "_"):
+                sizes[f[3]] = int(f[1], 16)
+    return sizes

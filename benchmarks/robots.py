@@ -1,0 +1,71 @@
+"""The Pinocchio side of a robot given as a URDF, for a C-level comparison (`bench-robots`, issue 7).
+
+A later step turns a URDF into our kernels with codegen.urdf.load_urdf (written
+elsewhere) and runs run.c_level on the Case built here:
+
+    case = urdf_case("ur5", gen_dir, "ur5", urdf, ee_links=["tool0"], params=robot.values,
+                     joint_order=[f.joint for f in robot.model.frames if f.moving], build=build_dir)
+    res = run.c_level(case, args, build_dir, states, q, dq, core)
+
+Both sides read the same URDF: Pinocchio its inertias, our kernels the parameter
+vector load_urdf derived from them (written to the states file). Joints must be
+1-dof (nq == nv): Pinocchio makes a URDF `continuous` joint a (cos, sin) pair,
+so such a joint is refused here with its name.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .pin_model import pin_harness_text
+from .pylevel import pin_ees
+from .robot import kernel_set
+from .run import Case
+
+# Joint types the header-only harness (harness/bench_pin.cpp) can rebuild.
+HARNESS_JOINTS = {"JointModelRX", "JointModelRY", "JointModelRZ", "JointModelPX", "JointModelPY", "JointModelPZ"}
+
+
+def pin_model_from_urdf(urdf_path):
+    """pin.buildModelFromUrdf, fixed base, with every joint checked to be 1-dof and of a type the
+    header-only harness rebuilds; one error listing the joints that are not."""
+    import pinocchio as pin
+
+    pmodel = pin.buildModelFromUrdf(str(urdf_path))
+    bad = [f"{pmodel.names[j]} ({pmodel.joints[j].shortname()})" for j in range(1, pmodel.njoints)
+           if pmodel.joints[j].nq != 1 or pmodel.joints[j].shortname() not in HARNESS_JOINTS]
+    if bad:
+        raise ValueError(f"{urdf_path}: joints the C++ harness cannot time: {', '.join(bad)}")
+    return pmodel
+
+
+def link_frame(pmodel, link: str) -> str:
+    """The Pinocchio frame of a URDF link (its BODY frame), by name; a clear error if absent."""
+    import pinocchio as pin
+
+    if not pmodel.existFrame(link, pin.BODY):
+        raise ValueError(f"no link {link!r} in the Pinocchio model")
+    return link
+
+
+def urdf_case(name: str, gen_dir: Path, prefix: str, urdf_path: Path, ee_links, params, joint_order,
+              build: Path, ee_names=None) -> Case:
+    """A Case for run.c_level: our kernels in gen_dir (C prefix `prefix`), Pinocchio from the URDF.
+
+    ee_links: URDF link names of the end effectors, in the order of the kernels' `ee` argument;
+    ee_names: their names in the report (default: the link names); joint_order: URDF joint names
+    in our q order; params: our parameter vector."""
+    import numpy as np
+
+    pmodel = pin_model_from_urdf(urdf_path)
+    ee_names = tuple(ee_names or ee_links)
+    if len(ee_names) != len(ee_links):
+        raise ValueError("ee_names and ee_links differ in length")
+    frames = [(n, link_frame(pmodel, link)) for n, link in zip(ee_names, ee_links)]
+    missing = [j for j in joint_order if not pmodel.existJointName(j)]
+    if missing or len(joint_order) != pmodel.nv:
+        raise ValueError(f"joint order does not match the URDF's {pmodel.nv} moving joints (unknown: {missing})")
+    perm = np.array([pmodel.joints[pmodel.getJointId(j)].idx_q for j in joint_order])
+    model_txt = Path(build) / f"{name}_pin_model.txt"
+    model_txt.write_text(pin_harness_text(pmodel, urdf_path, joint_order, frames))
+    return Case(name, kernel_set(gen_dir, prefix, ee_names), ee_names, list(params), pmodel, perm,
+                pin_ees(pmodel, frames), model_txt)

@@ -1,0 +1,272 @@
+"""The Python module of a generated robot: Cython source and type stubs
+rendered from the ABI description (codegen/abi.py), then compiled.
+
+    write_python_module(abi, model, values, out_dir, module_name)
+        -> out_dir/MODULE.pyx, out_dir/MODULE.pyi
+    build_python_module(abi, model, values, out_dir, config)
+        -> out_dir/NAME_kernels.<ext suffix>, importable with out_dir on sys.path
+
+Every robot, Krang included, gets the same module from
+codegen/templates/module.pyx.j2 and .pyi.j2; the argument checks are written once,
+in codegen/runtime/checks.pxi, and rendered into each module so that a
+generated .pyx compiles without this repository.
+
+    python -m codegen.pybuild MODEL.toml PARAMS.toml --out krang_kernels --module _kernels
+
+renders (does not compile) the module of a model file; `make generate` uses
+it for the krang_kernels package.
+"""
+from __future__ import annotations
+
+import argparse
+import keyword
+import sys
+import tempfile
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from . import __version__
+from .abi import FRAMES, IN, INDEX, OUT, TEMPLATE
+
+HERE = Path(__file__).resolve().parent
+TEMPLATES = HERE / "templates"
+CHECKS = HERE / "runtime" / "checks.pxi"
+# The flags of setup.py (krang_kernels): fused multiply-add contraction, ~2x
+# faster sums of products. -march=native only on request (config.native):
+# a generated module may be copied to another machine.
+FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast"]
+NATIVE = ["-march=native"]
+# The ABI's Python-level metadata functions (not wrapped as kernels).
+METADATA = ("default_params", "joint_limits", "param_name", "joint_name")
+SHARED = ("default_params", "params_from_dict", "check_params")
+
+
+@dataclass(frozen=True)
+class PyInput:
+    var: str  # Python argument name
+    check: str  # expression that checks/converts it
+
+
+@dataclass(frozen=True)
+class PyKernel:
+    name: str
+    cname: str  # the Cython alias of the C function
+    doc: str  # rendered docstring literal
+    signature: str
+    inputs: tuple
+    shape: str  # repr of the output shape
+    call: str  # C call arguments
+    stub: str  # stub signature (without the return type)
+
+
+def _py_name(arg) -> str:
+    name = "params" if arg.name == "p" else arg.name
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise ValueError(f"ABI argument {arg.name!r} is not a Python identifier")
+    return name
+
+
+def _check(arg) -> PyInput:
+    var = _py_name(arg)
+    if var == "params":
+        return PyInput(var, "_params(params)")
+    return PyInput(var, f'_input({var}, "{var}", {arg.size})')
+
+
+def _doc(text: str, indent: str = "    ") -> str:
+    """A triple-quoted literal of `text` (backslashes and quotes escaped)."""
+    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    lines = [textwrap.fill(line, 96, subsequent_indent=line[:len(line) - len(line.lstrip())]) if line else ""
+             for line in text.split("\n")]
+    text = "\n".join(lines)
+    return '"""' + "\n".join((indent + x if x and i else x) for i, x in enumerate(text.split("\n"))) + '"""'
+
+
+def _extern(abi, f) -> str:
+    types = {IN: "const double *", OUT: "double *", INDEX: "int"}
+    args = ", ".join(types[a.role] for a in f.args) or "void"
+    space = "" if f.returns.endswith("*") else " "
+    return f'{f.returns}{space}_c_{f.name} "{abi.prefix}{f.name}"({args}) nogil'
+
+
+def _kernel(f, extra_args=(), index_vars=None, doc="") -> PyKernel:
+    ins = [_check(a) for a in f.inputs]
+    names = [i.var for i in ins if i.var != "params"]
+    (out,) = f.outputs
+    call = []
+    for a in f.args:
+        if a.role == IN:
+            call.append(f"_data({_py_name(a)})")
+        elif a.role == OUT:
+            call.append("_data(out)")
+        else:
+            call.append(index_vars[a.name])
+    lead = ", ".join(names + list(extra_args))
+    sig = f"{lead}, params=None, out=None"
+    arr = "NDArray[np.float64]"
+    stub_lead = ", ".join([f"{n}: ArrayLike" for n in names] + [e.stub for e in extra_args])
+    stub = f"{stub_lead}, params: ArrayLike | None = None, out: {arr} | None = None"
+    shape = tuple(out.shape)
+    doc = (f"{doc or f.doc}\n\nReturns a float64 array of shape {shape}; `params`: the parameter vector "
+           f"(default: default_params()); `out`: an array written in place and returned.")
+    return PyKernel(f.name, f"_c_{f.name}", _doc(doc), sig, tuple(ins), repr(tuple(out.shape)),
+                    ", ".join(call), stub)
+
+
+class _Extra(str):
+    """A Python argument that is not an ABI input (ee, frame), with its stub."""
+
+    def __new__(cls, text, stub):
+        s = super().__new__(cls, text)
+        s.stub = stub
+        return s
+
+
+def _compute_all(f) -> dict:
+    ins = [_check(a) for a in f.inputs]
+    names = [i.var for i in ins if i.var != "params"]
+    outputs, ptrs = [], []
+    for a in f.args:
+        if a.role == IN:
+            ptrs.append(_py_name(a))
+            continue
+        # world-frame Jacobians are keyed by end-effector name: J_<name>
+        src = a.source
+        key = f"J_{src[2:-len('_world')]}" if src.startswith("J_") and src.endswith("_world") else a.name
+        outputs.append((key, repr(tuple(a.shape))))
+        ptrs.append(f"res[{key!r}]")
+    doc = (f"{f.doc}\n\nReturns a dict of new float64 arrays keyed "
+           + ", ".join(repr(k) for k, _ in outputs) + ".")
+    return dict(signature=", ".join(names) + ", params=None", doc=_doc(doc), inputs=ins, outputs=outputs,
+                ptrs=ptrs, cname=f"_c_{f.name}",
+                stub=", ".join(f"{n}: ArrayLike" for n in names) + ", params: ArrayLike | None = None")
+
+
+def context(abi, model, values, module_name: str, header: str) -> dict:
+    """Everything the module templates need, from the ABI description."""
+    if '"' in header or "\\" in header:
+        raise ValueError(f"header name {header!r}")
+    kernels = [_kernel(f) for f in abi.derived
+               if len(f.outputs) == 1 and not f.name.startswith("jacobian_") and f.name != "compute_all"]
+    ee_stub = "ee: str | int"
+    frame_stub = "frame: Literal[" + ", ".join(map(ascii, FRAMES)) + f"] = {FRAMES[0]!r}"
+    jac = _kernel(abi.function("jacobian"), (_Extra("ee", ee_stub), _Extra(f"frame={FRAMES[0]!r}", frame_stub)),
+                  {"ee": "ee_i", "frame": "frame_i"},
+                  "Jacobian (6 x N_DOF, linear rows first) of end effector `ee` (a name in END_EFFECTORS or "
+                  f"its index) in frame {FRAMES[0]!r} (the world axes) or {FRAMES[1]!r} (the end effector's "
+                  "own axes); the linear rows are the velocity of the end-effector origin.")
+    all_ = _compute_all(abi.function("compute_all"))
+    called = {k.name for k in kernels} | {"jacobian", "compute_all"} | set(METADATA)
+    externs = [_extern(abi, f) for f in abi.functions if f.name in called]
+    limits = abi.function("joint_limits")
+    public = ["N_DOF", "N_PARAMS", "JOINT_NAMES", "PARAM_NAMES", "END_EFFECTORS", "JOINT_LIMITS",
+              *[k.name for k in kernels], "jacobian", "compute_all", *SHARED]
+    doc = (f"{module_name}: compiled dynamics of robot {abi.name} ({abi.ndof} DOF, {abi.nparams} parameters).\n\n"
+           "    Gamma = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq)\n\n"
+           "Every kernel reads the robot's parameters at run time from a float64 vector in\n"
+           "PARAM_NAMES order (default: default_params()). Inputs are converted to float64\n"
+           "(any real dtype, byte order, strides, lists); NaN or inf inputs raise ValueError.\n"
+           "`out=` must be a writeable, aligned, C-contiguous float64 array in native byte\n"
+           "order of the output's shape, else TypeError/ValueError naming it.\n"
+           f"End effectors (jacobian's `ee`, in index order): {', '.join(abi.end_effectors)}.")
+    return dict(
+        version=__version__, header=header, docstring=_doc(doc, ""), externs=externs,
+        ndof=abi.ndof, nparams=abi.nparams, end_effectors=ascii(tuple(abi.end_effectors)),
+        frames=ascii(tuple(FRAMES)), frame_names=FRAMES, limit_names=[a.name for a in limits.outputs],
+        checks=CHECKS.read_text(), kernels=kernels, jac=jac, all=all_, public=public,
+    )
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["py"] = ascii
+    return env
+
+
+def write_python_module(abi, model, values, out_dir, module_name: str, header: str | None = None) -> list:
+    """Render out_dir/MODULE.pyx and out_dir/MODULE.pyi for the ABI `abi`
+    (the C header `header`, default NAME_kernels.h). `model` and `values` are
+    accepted for symmetry with the C renderer; the module reads names,
+    defaults and limits from the compiled C itself. Returns the two paths."""
+    if not module_name.isidentifier():
+        raise ValueError(f"module name {module_name!r} is not a Python identifier")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ctx = context(abi, model, values, module_name, header or f"{abi.name}_kernels.h")
+    env = _env()
+    written = []
+    for template, suffix in (("module.pyx.j2", ".pyx"), ("module.pyi.j2", ".pyi")):
+        path = out_dir / f"{module_name}{suffix}"
+        path.write_text(env.get_template(template).render(filename=path.name, **ctx), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def compile_module(module_name: str, pyx: Path, c_sources, include_dirs, out_dir: Path,
+                   native: bool = False) -> Path:
+    """Cython + setuptools build_ext, in process: the extension lands in out_dir."""
+    import numpy
+    from Cython.Build import cythonize
+    from setuptools import Distribution, Extension
+
+    with tempfile.TemporaryDirectory(prefix="krang_pybuild_") as tmp:
+        ext = Extension(module_name, sources=[str(pyx), *map(str, c_sources)],
+                        include_dirs=[*map(str, include_dirs), numpy.get_include()],
+                        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                        extra_compile_args=FLAGS + (NATIVE if native else []))
+        # build_dir: Cython's C goes to tmp, never next to a same-named kernel source
+        exts = cythonize([ext], build_dir=tmp, language_level=3, quiet=True, force=True)
+        dist = Distribution({"name": module_name, "ext_modules": exts, "script_name": "pybuild"})
+        cmd = dist.get_command_obj("build_ext")
+        cmd.build_lib, cmd.build_temp, cmd.inplace, cmd.force = str(out_dir), tmp, False, True
+        cmd.ensure_finalized()
+        cmd.run()
+        (built,) = cmd.get_outputs()
+    return Path(built)
+
+
+def build_python_module(abi, model, values, out_dir, config) -> Path:
+    """Render and compile NAME_kernels (NAME: config.name, else the model's)
+    next to the generated C in out_dir. config: any object with `.name`;
+    `native=True` adds -march=native; other attributes are ignored.
+    Returns the path of the compiled extension."""
+    out_dir = Path(out_dir).resolve()
+    name = getattr(config, "name", None) or abi.name
+    module = f"{name}_kernels"
+    header = f"{abi.name}_kernels.h"
+    c_src = out_dir / f"{abi.name}_kernels.c"
+    if not c_src.is_file():
+        raise FileNotFoundError(f"{c_src}: generate the C sources first")
+    pyx, _ = write_python_module(abi, model, values, out_dir, module, header)
+    return compile_module(module, pyx, [c_src], [out_dir], out_dir, bool(getattr(config, "native", False)))
+
+
+def main(argv=None) -> int:
+    from .abi import describe
+    from .model import ModelError, load_model, load_param_values
+
+    ap = argparse.ArgumentParser(prog="python -m codegen.pybuild", description="Render a model's Python module "
+                                 "(.pyx and .pyi) from the ABI description; does not compile it.")
+    ap.add_argument("model")
+    ap.add_argument("params")
+    ap.add_argument("--out", required=True, help="directory of the .pyx/.pyi")
+    ap.add_argument("--module", help="module name (default NAME_kernels)")
+    args = ap.parse_args(argv)
+    try:
+        model = load_model(args.model)
+        values = load_param_values(args.params, model)
+    except (ModelError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    abi = describe(model)
+    for path in write_python_module(abi, model, values, args.out, args.module or f"{abi.name}_kernels"):
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

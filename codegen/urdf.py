@@ -1,0 +1,289 @@
+"""URDF -> Model: a fixed-base tree robot from a URDF file (issue #7).
+
+`load_urdf(path, name=None, end_effectors=(), snap=True) -> UrdfRobot` with the
+model (codegen.model.Model), the default parameter vector and `to_toml()`.
+
+Conventions (ROS URDF specification; Pinocchio's URDF parser agrees):
+* The tree has exactly one root link, fixed to the world. Links attached to
+  it through fixed joints are part of the world (their inertia does not act).
+* revolute and continuous joints -> Frame type "revolute" with ONE coordinate
+  (the angle; Pinocchio uses (cos, sin) for continuous joints), continuous
+  joints without position limits; prismatic -> "prismatic"; floating and
+  planar joints are refused (naming the joint). <mimic> is ignored: a mimic
+  joint is an independent coordinate (Pinocchio's default, mimic=False).
+* fixed joints: the child link is merged into its moving parent body. One
+  Frame per moving joint, key = child link name, joint = URDF joint name
+  verbatim, placement = the joint's <origin> composed with the fixed
+  placements of the merged links between the moving parent body and the
+  joint; axis normalized, in the child frame. rpy -> R = Rz(yaw) Ry(pitch) Rx(roll).
+* Coordinate order: Pinocchio's (pin.buildModelFromUrdf(path).names): a
+  depth-first walk from the root, the children of a link in order of their
+  joint names (urdfdom keeps joints in a std::map, i.e. sorted by name).
+* Inertials: the links merged into a body are lumped exactly into the body's
+  10 standard parameters (Khalil-Dombre; Featherstone 2008, §2.13 for the
+  parallel-axis theorem): about the body frame origin, in body axes,
+  m = sum m_i, MS = sum m_i c_i, J = sum (R_i I_i R_i^T + m_i (c_i^T c_i I3 - c_i c_i^T)).
+  A link without <inertial> is massless. Defaults: <dynamics damping friction>
+  -> Fv, Fc; rotor inertia Ia = 0; g = 9.81 along gravity (0, 0, -1).
+* Snapping (snap=True): URDFs write pi/2 as 1.5707963268, so a rotation or
+  axis entry within SNAP_TOL = 1e-9 of 0 becomes an exact 0, and an entry
+  within SNAP_TOL of +-1 becomes exact when the other entries of its row and
+  column (for an axis: the other entries) snap to 0; the zeros then fold away
+  in the derivation. Origin entries within ORIGIN_SNAP_TOL = 1e-12 of 0 become
+  exact 0. Every other entry is the exact double (53-bit Float). A rotation
+  whose snapped form would not be orthonormal to 1e-9 stays unsnapped.
+  snap=False keeps every value as computed (exact 0 and +-1 stay exact).
+* End effectors: any link, merged or not: EndEffector(name = link name,
+  frame = key of the moving body carrying it, placement of the link frame in
+  that body frame). A link fixed to the root does not move: refused.
+* Names (links, joints) are kept verbatim: 1..64 printable characters, not
+  "0". The model name defaults to the robot name made a C identifier
+  (other characters -> "_"); `name=` must be a C identifier.
+* The model has no geometry symbols: origins are numbers. Its sha256 is that
+  of the model TOML that to_toml() writes, so loading it gives the same hash.
+"""
+from __future__ import annotations
+
+import hashlib
+import keyword
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import sympy as sp
+
+from .model import ACTUATOR, INERTIAL, EndEffector, Frame, Limits, Model, ModelError, rotation_matrix, unit_axis
+from .urdf_parse import Urdf, check_name, parse_urdf, read_bytes
+from .urdf_toml import model_toml, params_toml
+
+SNAP_TOL = 1e-9
+ORIGIN_SNAP_TOL = 1e-12
+GRAVITY = 9.81
+_C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}", re.ASCII)
+_C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if "
+    "inline int long register restrict return short signed sizeof static struct switch typedef "
+    "union unsigned void volatile while".split())
+
+
+@dataclass(frozen=True)
+class UrdfRobot:
+    model: Model
+    values: tuple  # default parameter vector, model.param_names order
+    source_sha256: str
+
+    def to_toml(self) -> tuple:
+        """(model TOML text, parameter TOML text) for codegen.model.load_model /
+        load_param_values; loading them gives this model and these values."""
+        return model_toml(self.model, self.source_sha256), params_toml(self.model, self.values)
+
+
+def rpy_matrix(rpy) -> np.ndarray:
+    r, p, y = rpy
+    cr, sr, cp, sp_, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    Rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
+    Ry = np.array([[cp, 0, sp_], [0, 1, 0], [-sp_, 0, cp]])
+    Rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
+    return Rz @ Ry @ Rx
+
+
+def _snap_rotation(R: np.ndarray) -> list:
+    near0 = np.abs(R) <= SNAP_TOL
+    out = [[0 if near0[i, k] else float(R[i, k]) for k in range(3)] for i in range(3)]
+    for i in range(3):
+        for k in range(3):
+            others = [near0[i, m] for m in range(3) if m != k] + [near0[m, k] for m in range(3) if m != i]
+            if abs(abs(R[i, k]) - 1) <= SNAP_TOL and all(others):
+                out[i][k] = 1 if R[i, k] > 0 else -1
+    return out
+
+
+def _rotation(R: np.ndarray, snap: bool, where: str) -> sp.Matrix:
+    exact = [[float(x) for x in row] for row in R]
+    if snap:
+        try:
+            return rotation_matrix(_snap_rotation(R), where)
+        except ModelError:  # snapping broke orthonormality: keep the computed values
+            pass
+    return rotation_matrix(exact, where)
+
+
+def _axis(axis, snap: bool, where: str) -> tuple:
+    a = np.asarray(axis, dtype=float)
+    n = float(np.linalg.norm(a))
+    if not n > 1e-6:
+        raise ModelError(f"{where} <axis xyz>: {tuple(axis)} has (near) zero length")
+    a = a / n
+    vals = [float(x) for x in a]
+    if snap:
+        k = int(np.argmax(np.abs(a)))
+        if all(abs(x) <= SNAP_TOL for i, x in enumerate(a) if i != k):
+            vals = [0, 0, 0]
+            vals[k] = 1 if a[k] > 0 else -1
+        else:
+            vals = [0 if abs(x) <= SNAP_TOL else x for x in vals]
+    # model.unit_axis normalizes again; iterate to its fixed point so that the
+    # TOML written from this axis loads back to the very same numbers
+    out = unit_axis(vals, where)
+    for _ in range(4):
+        again = unit_axis([_plain(x) for x in out], where)
+        if again == out:
+            break
+        out = again
+    return out
+
+
+def _plain(x):
+    return int(x) if isinstance(x, sp.Integer) else float(x)
+
+
+def _number(x: float, snap: bool):
+    if snap and abs(x) <= ORIGIN_SNAP_TOL:
+        return sp.S.Zero
+    if float(x).is_integer():
+        return sp.Integer(int(x))
+    return sp.Float(float(x), precision=53)
+
+
+def _model_name(name, robot_name: str) -> str:
+    if name is not None:
+        if not isinstance(name, str) or not _C_IDENT.fullmatch(name) or name in _C_KEYWORDS:
+            raise ModelError(f"model name {name!r} must be a C identifier of at most 64 characters "
+                             f"and not a C keyword")
+        return name
+    base = re.sub(r"[^A-Za-z0-9_]", "_", robot_name, flags=re.ASCII)[:64] or "robot"
+    if base[0].isdigit():
+        base = ("robot_" + base)[:64]
+    if base in _C_KEYWORDS or keyword.iskeyword(base):
+        base += "_robot"
+    return base
+
+
+def _tree(urdf: Urdf):
+    """(root link, {link: [joints to children, sorted by joint name]}, {link: joint to it})."""
+    links = {x.name: x for x in urdf.links}
+    parent_joint, children = {}, {n: [] for n in links}
+    for j in urdf.joints:
+        for end in (j.parent, j.child):
+            if end not in links:
+                raise ModelError(f"joint {j.name!r}: link {end!r} is not defined")
+        if j.child in parent_joint:
+            raise ModelError(f"link {j.child!r} has two parents (joints {parent_joint[j.child].name!r} "
+                             f"and {j.name!r}): a URDF must be a tree")
+        parent_joint[j.child] = j
+        children[j.parent].append(j)
+    roots = [n for n in links if n not in parent_joint]
+    if not links:
+        raise ModelError("the URDF has no <link>")
+    if not roots:
+        raise ModelError("the URDF has no root link (every link has a parent: a cycle)")
+    if len(roots) > 1:
+        shown = ", ".join(repr(r) for r in roots[:5])
+        raise ModelError(f"the URDF has {len(roots)} root links ({shown}): exactly one is needed")
+    for js in children.values():
+        js.sort(key=lambda j: j.name)
+    reached, stack = set(), [roots[0]]
+    while stack:
+        n = stack.pop()
+        reached.add(n)
+        stack.extend(j.child for j in children[n])
+    if len(reached) != len(links):
+        cyc = sorted(set(links) - reached)[:5]
+        raise ModelError(f"links {cyc} are not reachable from the root {roots[0]!r}: "
+                         f"their joints form a cycle")
+    return roots[0], children
+
+
+def _lump(body, link, R_bl, p_bl):
+    """Add link's inertial (placed at (R_bl, p_bl) in the body frame) to body's
+    standard parameters [m, MS(3), J(3x3)]."""
+    if link.inertial is None:
+        return
+    ine = link.inertial
+    R = R_bl @ rpy_matrix(ine.pose.rpy)
+    c = p_bl + R_bl @ np.array(ine.pose.xyz)
+    ixx, ixy, ixz, iyy, iyz, izz = ine.inertia
+    Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    m = ine.mass
+    body[0] += m
+    body[1] = body[1] + m * c
+    body[2] = body[2] + R @ Ic @ R.T + m * (float(c @ c) * np.eye(3) - np.outer(c, c))
+
+
+def load_urdf(path, *, name=None, end_effectors=(), snap=True) -> UrdfRobot:
+    """The robot of the URDF file `path` (see the module docstring)."""
+    data = read_bytes(path)
+    return urdf_robot(data, name=name, end_effectors=end_effectors, snap=snap, source=repr(Path(path).name))
+
+
+def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<urdf>") -> UrdfRobot:
+    """load_urdf on bytes already read."""
+    urdf = parse_urdf(data, source)
+    links = {x.name: x for x in urdf.links}
+    root, children = _tree(urdf)
+    model_name = _model_name(name, urdf.name)
+    # where[link] = (key of the moving body carrying it or "0", R, p of the link in that body)
+    where = {root: ("0", np.eye(3), np.zeros(3))}
+    frames, inertia, actuator = [], {}, {}
+    stack = list(reversed(children[root]))
+    while stack:  # depth-first preorder, children in joint-name order (Pinocchio's order)
+        j = stack.pop()
+        stack.extend(reversed(children[j.child]))
+        body, R_bl, p_bl = where[j.parent]
+        R_j, p_j = rpy_matrix(j.pose.rpy), np.array(j.pose.xyz)
+        R, p = R_bl @ R_j, p_bl + R_bl @ p_j
+        if j.type == "fixed":
+            where[j.child] = (body, R, p)
+            continue
+        what = f"joint {j.name!r}"
+        if j.type in ("floating", "planar"):
+            raise ModelError(f"{what}: type {j.type!r} is not supported (fixed-base tree robots "
+                             f"only: revolute, continuous, prismatic, fixed)")
+        lim = dict(j.limit)
+        if j.type == "continuous":
+            lim.pop("lower", None)
+            lim.pop("upper", None)
+        if lim.get("lower") is not None and lim.get("upper") is not None and lim["lower"] > lim["upper"]:
+            raise ModelError(f"{what} <limit>: lower {lim['lower']} > upper {lim['upper']}")
+        frames.append(Frame(
+            key=j.child, parent=body, joint=j.name,
+            type="prismatic" if j.type == "prismatic" else "revolute",
+            axis=_axis(j.axis, snap, what), rotation=_rotation(R, snap, what),
+            origin=tuple(_number(x, snap) for x in p), index=len(frames),
+            limits=Limits(**lim) if lim else None))
+        where[j.child] = (j.child, np.eye(3), np.zeros(3))
+        inertia[j.child] = [0.0, np.zeros(3), np.zeros((3, 3))]
+        actuator[j.child] = (0.0, j.damping, j.friction)
+    if not frames:
+        raise ModelError("the URDF has no moving joint (revolute, continuous or prismatic)")
+    for link, (body, R_bl, p_bl) in where.items():
+        if body != "0":
+            _lump(inertia[body], links[link], R_bl, p_bl)
+    ees = []
+    for ee in end_effectors:
+        ee = check_name(ee, "end effector")
+        if ee not in links:
+            raise ModelError(f"end effector {ee!r}: no such link in the URDF")
+        if any(e.name == ee for e in ees):
+            raise ModelError(f"end effector {ee!r} is given twice")
+        body, R_bl, p_bl = where[ee]
+        if body == "0":
+            raise ModelError(f"end effector {ee!r}: the link does not move (it is fixed to the root)")
+        ees.append(EndEffector(ee, body, sp.ImmutableMatrix(_rotation(R_bl, snap, f"end effector {ee!r}")),
+                               tuple(_number(x, snap) for x in p_bl)))
+    values = {"g": GRAVITY}
+    for f in frames:
+        m, ms, J = inertia[f.key]
+        nums = (m, *ms, J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2], J[2, 2], *actuator[f.key])
+        for n, v in zip(INERTIAL + ACTUATOR, nums):
+            values[f"{n}_{f.key}"] = float(v)
+    gravity = (sp.S.Zero, sp.S.Zero, sp.S.NegativeOne)
+    draft = Model(model_name, tuple(frames), (), gravity, tuple(ees), "")
+    if len(set(draft.param_names)) != len(draft.param_names):
+        raise ModelError("two links give the same parameter name")
+    source_sha = hashlib.sha256(data).hexdigest()
+    sha = hashlib.sha256(model_toml(draft, source_sha).encode()).hexdigest()
+    model = Model(model_name, tuple(frames), (), gravity, tuple(ees), sha)
+    return UrdfRobot(model, tuple(values[n] for n in model.param_names), source_sha)

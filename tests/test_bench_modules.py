@@ -1,0 +1,130 @@
+"""The benchmark package's pure parts: the end-effector adapter, row keys, the robot header the
+C harness includes, the dump layout, the report text, and the Pinocchio models' end-effector
+frames. Nothing is timed and no Pinocchio C++ is compiled here."""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from benchmarks import pin_model, readme_table
+from benchmarks.pylevel import pin_ees, python_pin_outputs
+from benchmarks.report import report_text
+from benchmarks.robot import (EE, end_effectors, group_key, group_label, kernel_set, robot_header_text,
+                              tick_group)
+from benchmarks.timing import compare, read_dump
+from codegen.model import load_model, load_param_values
+
+ROOT = Path(__file__).resolve().parents[1]
+MINI = ROOT / "tests" / "models" / "mini.toml"
+
+
+def test_end_effector_adapter_reads_pairs_and_records():
+    pairs = SimpleNamespace(end_effectors=(("left", "10l"), ("right", "10r")))
+    assert end_effectors(pairs) == [EE("left", "10l"), EE("right", "10r")]
+    rec = SimpleNamespace(name="tool", frame="7", rotation=None, origin=(0, 0, 0.1))
+    assert end_effectors(SimpleNamespace(end_effectors=(rec,))) == [EE("tool", "7", (0, 0, 0.1))]
+
+
+def test_row_keys():
+    assert (group_key(["left", "right"]), group_label(["left", "right"]), tick_group(["left", "right"])) == \
+        ("J_both", "J_left + J_right", "J_left+J_right")
+    assert group_key(["a", "b", "c"]) == "J_all"
+
+
+def _fake_kernels(tmp_path, direct=True):
+    fns = ["void bot_compute_A(const double *q, const double *p, double *A);",
+           "void bot_jacobian(const double *q, const double *p, int ee, int frame, double *J);",
+           "void bot_compute_all(const double *q, const double *dq, const double *p, double *A, double *C, "
+           "double *Q, double *J_a, double *J_b, double *J_c);"]
+    if direct:
+        fns += [f"void bot_jacobian_{n}_world(const double *q, const double *p, double *J);" for n in "abc"]
+    (tmp_path / "bot_kernels.h").write_text("\n".join(fns) + "\n")
+    (tmp_path / "bot_kernels.c").write_text("")
+    return kernel_set(tmp_path, "bot", ("a", "b", "c"))
+
+
+def test_robot_header_names_every_end_effector(tmp_path):
+    ks = _fake_kernels(tmp_path)
+    assert ks.direct == ("bot_jacobian_a_world", "bot_jacobian_b_world", "bot_jacobian_c_world")
+    assert ks.has_all and not ks.has_friction
+    text = robot_header_text(ks)
+    assert '#define BR_EE_NAMES {"a", "b", "c"}' in text
+    assert "bot_jacobian_b_world(q, p, J[1]); BENCH_MARK(5); bot_jacobian_c_world(q, p, J[2])" in text
+    assert "bot_compute_all(q, dq, p, A, C, Q, J[0], J[1], J[2])" in text
+    assert "left" not in text and "krang" not in text
+    (tmp_path / "plain").mkdir()
+    plain = robot_header_text(_fake_kernels(tmp_path / "plain", direct=False))
+    assert "bot_jacobian(q, p, 2, BR_WORLD, J[2])" in plain and "BR_HAVE_DIRECT 0" in plain
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
+def test_bench_c_compiles_against_the_krang_kernels(tmp_path):
+    ks = kernel_set(ROOT / "generated", "krang", ("left", "right"))
+    (tmp_path / "bench_robot.h").write_text(robot_header_text(ks))
+    harness = ROOT / "benchmarks" / "harness"
+    r = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", f"-I{ks.gen_dir}",
+                        f"-I{tmp_path}", f"-I{harness}", str(harness / "bench_c.c")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_read_dump_layout(tmp_path):
+    nd, ees = 3, ["a", "b"]
+    per = 2 * nd * nd + nd + 6 * nd * len(ees)
+    np.arange(2 * per, dtype="<f8").tofile(tmp_path / "d.bin")
+    d = read_dump(tmp_path / "d.bin", nd, 2, ees)
+    assert d[1]["A"][0, 0] == per and d[1]["Q"][0] == per + 2 * nd * nd
+    assert d[0]["J_b"][0, 0] == 2 * nd * nd + nd + 6 * nd and d[0]["J_b"].shape == (6, nd)
+    res = compare(d, d, [np.ones(nd)] * 2)
+    assert set(res) == {"A", "C", "Q", "J_a", "J_b", "C*dq"} and max(res.values()) == 0
+
+
+def _stats(v):
+    return dict(median=v, lo=v, hi=v, n=1)
+
+
+def test_report_tables_from_a_synthetic_summary():
+    ees = ("left", "right")
+    ours = {"A": 250.0, "C": 700.0, "Q": 60.0, "J_left": 50.0, "J_right": 55.0, "J_both": 110.0, "all": 1500.0}
+    pin = {"A": 1000.0, "C": 4000.0, "Q": 1200.0, "J_left": 500.0, "J_right": 480.0, "J_both": 990.0,
+           "J_both_alljac": 850.0, "J_both_framejac": 950.0}
+    summary = {"ours": {k: _stats(v) for k, v in ours.items()}, "pin": {k: _stats(v) for k, v in pin.items()}}
+    info = dict(date="2030-01-02T03:04:05", cpu="Test CPU", flags_ours="-O3")
+    agreement = {"ours vs pin C++": {"A": 1e-16, "C": 2e-15, "Q": 3e-16, "J_left": 4e-16, "J_right": 5e-16,
+                                     "C*dq": 6e-16}}
+    text, rows = report_text(info, summary, agreement, [], "skipped", [], "not measured", ees)
+    assert "| A | 250 | 1,000 | 0.25 | n/a | crba (upper triangle, Convention::LOCAL) |" in text
+    assert ("| J_left + J_right | 110 | 850 | 0.129 | n/a | fastest of three: computeJointJacobians + "
+            "2 getJointJacobian(LOCAL_WORLD_ALIGNED) |") in text
+    # the sum of Pinocchio's four: A + C + Q + the fastest Jacobian pair
+    assert "| compute_all vs sum of pin's four | 1,500 | 7,050 |" in text
+    assert "| pair | A | C | C*dq | Q | J_left | J_right |" in text
+    assert rows[0][:3] == ("A", 250.0, 1000.0)
+    # readme_table copies the first table under the C / C++ heading
+    table = readme_table.first_table(text, "## C / C++ level")
+    assert table[0].startswith("| kernel | ours ns") and len(table) == 2 + len(rows)
+
+
+def test_end_effector_frames_agree_between_the_two_pinocchio_models(tmp_path):
+    """mini's 'tool' sits on a fixed frame; an extra offset moves it off every joint axis. The
+    axis-aligned URDF model and the frame-table model must give the same world Jacobians."""
+    pytest.importorskip("pinocchio")
+    model = load_model(MINI)
+    params = load_param_values(ROOT / "tests" / "models" / "mini_params.toml", model)
+    rec = SimpleNamespace(name="tool", frame="ta", rotation=None, origin=(0.1, -0.2, 0.3))
+    model = dataclasses.replace(model, end_effectors=(rec, *model.end_effectors[1:]))
+    frames = [(e.name, pin_model.ee_frame_name(e.name)) for e in end_effectors(model)]
+    ali = pin_model.build_aligned(model, params, tmp_path / "mini.urdf")
+    una = pin_model.build_unaligned(model, params)
+    rng = np.random.default_rng(3)
+    q, dq = rng.uniform(-3, 3, (4, model.ndof)), rng.uniform(-2, 2, (4, model.ndof))
+    outs = [python_pin_outputs(m, pin_model.q_permutation(m, model), pin_ees(m, frames), q, dq) for m in (ali, una)]
+    assert np.abs(outs[1][0]["J_tool"][:3]).max() > 0.1  # the offset shows in the linear rows
+    assert max(compare(*outs, dq).values()) < 1e-12
+    text = pin_model.harness_model_text(ali, model, tmp_path / "mini.urdf")
+    assert text.count("\nee ") == 2 and "\ngroup J_both J_tool+J_slider\n" in text

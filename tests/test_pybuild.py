@@ -1,0 +1,185 @@
+"""The Python module of a robot that is not Krang, built from the templates.
+
+tests/models/mini.toml -> codegen.generate (C) -> codegen.pybuild
+(.pyx/.pyi, Cython + setuptools) -> an importable `mini_kernels` in a
+temporary directory, checked against Pinocchio (tests/pin_reference.py, built
+from the same frame table) and the numpy reference for friction; its stub
+parses and lists the whole public API; krang_kernels' committed module is
+what the template renders today.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from codegen.abi import describe
+from codegen.generate import generate_from_files as generate
+from codegen.model import load_model, load_param_values
+from codegen.pybuild import FLAGS, build_python_module, write_python_module
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+MODEL_PATH = HERE / "models" / "mini.toml"
+PARAMS_PATH = HERE / "models" / "mini_params.toml"
+TOL = 1e-10
+
+
+def _test_helper(name):
+    """A helper module of tests/ (pin_reference, reference_fk), loaded by path."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory):
+    """mini's C and Python module, built once; the module imported from its file."""
+    out = tmp_path_factory.mktemp("mini_py")
+    model = load_model(MODEL_PATH)
+    values = load_param_values(PARAMS_PATH, model)
+    generate(MODEL_PATH, PARAMS_PATH, out)
+    # an unknown config attribute is ignored
+    so = build_python_module(describe(model), model, values, out, SimpleNamespace(name=None, colour="blue"))
+    assert so.parent == out.resolve() and so.name.startswith("mini_kernels.")
+    spec = importlib.util.spec_from_file_location("mini_kernels", so)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return SimpleNamespace(dir=out, so=so, mod=mod, model=model, values=np.array(values))
+
+
+def test_metadata(mini):
+    mk, model = mini.mod, mini.model
+    assert mk.N_DOF == model.ndof == 3
+    assert mk.N_PARAMS == len(model.param_names)
+    assert mk.JOINT_NAMES == model.joint_names
+    assert mk.PARAM_NAMES == model.param_names
+    assert mk.END_EFFECTORS == model.ee_names == ("tool", "slider")
+    # the defaults are the parameter file's values, bit for bit
+    assert mk.default_params().tobytes() == mini.values.tobytes()
+    assert set(mk.JOINT_LIMITS) == {"lower", "upper", "velocity", "effort"}
+    for key, arr in mk.JOINT_LIMITS.items():
+        want = [np.nan if getattr(f.limits, key, None) is None else getattr(f.limits, key) for f in model.joints]
+        np.testing.assert_array_equal(arr, want)
+        assert not arr.flags.writeable
+    with pytest.raises(TypeError):
+        mk.JOINT_LIMITS["lower"] = None
+
+
+def test_matches_pinocchio(mini):
+    pytest.importorskip("pinocchio")
+    pr, fk = _test_helper("pin_reference"), _test_helper("reference_fk")
+    mk, model = mini.mod, mini.model
+    rng = np.random.default_rng(7)
+    sets = [mini.values, fk.random_physical_params(model, rng), fk.random_physical_params(model, rng)]
+    worst = 0.0
+    for p in sets:
+        pm, _ = pr.build_pin_model(model, p)
+        data = pm.createData()
+        num = fk.NumericModel(model, p)
+        qs, dqs = fk.random_states(rng, 8, model.ndof)
+        for q, dq in zip(qs, dqs):
+            ref = pr.pin_reference(pm, data, q, dq)
+            got = {"A": mk.compute_A(q, p), "C": mk.compute_C(q, dq, p), "Q": mk.compute_Q(q, p)}
+            for i, ee in enumerate(mk.END_EFFECTORS):
+                for frame in ("world", "local"):
+                    got[f"J_{ee}_{frame}"] = mk.jacobian(q, ee, frame, p)
+                    # by index: the very same numbers
+                    assert mk.jacobian(q, i, frame, p).tobytes() == got[f"J_{ee}_{frame}"].tobytes()
+            for key, value in got.items():
+                worst = max(worst, fk.rel_err(value, ref[key]))
+            assert fk.rel_err(mk.friction(dq, p), num.friction(dq)) <= TOL
+            allr = mk.compute_all(q, dq, p)
+            assert sorted(allr) == sorted(["A", "C", "Q"] + [f"J_{e}" for e in mk.END_EFFECTORS])
+            for key in ("A", "C", "Q"):
+                worst = max(worst, fk.rel_err(allr[key], ref[key]))
+            for ee in mk.END_EFFECTORS:
+                worst = max(worst, fk.rel_err(allr[f"J_{ee}"], ref[f"J_{ee}_world"]))
+    assert worst <= TOL, worst
+
+
+def test_input_checks_are_shared(mini):
+    """The generated module has krang_kernels' checks: byte order, out=, ee, params."""
+    mk = mini.mod
+    q = np.array([0.3, -1.2, 0.05])
+    ref = mk.compute_Q(q)
+    assert mk.compute_Q(q.astype(">f8")).tobytes() == ref.tobytes()
+    with pytest.raises(TypeError, match=r"\bout\b"):
+        mk.compute_Q(q, out=np.zeros(3, dtype=">f8"))
+    with pytest.raises(ValueError, match=r"\bee\b.*'tool', 'slider'"):
+        mk.jacobian(q, "left")
+    with pytest.raises(ValueError, match=r"\bq\[1\]"):
+        mk.compute_A([0.0, np.nan, 0.0])
+    with pytest.raises(TypeError, match="m_a"):
+        mk.params_from_dict({"m_a": "2.0"})
+    assert mk.params_from_dict({"m_a": 2})[mk.PARAM_NAMES.index("m_a")] == 2.0
+
+
+def test_stub_lists_the_public_api(mini):
+    stub = (mini.dir / "mini_kernels.pyi").read_text()
+    tree = ast.parse(stub)
+    functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    names = {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign)}
+    mk = mini.mod
+    public = set(mk.__all__)
+    assert {n for n in public if callable(getattr(mk, n))} == functions
+    assert public == functions | names
+    (stub_all,) = [ast.literal_eval(n.value) for n in tree.body
+                   if isinstance(n, ast.Assign) and n.targets[0].id == "__all__"]
+    assert stub_all == mk.__all__
+    # every stub signature names the module's actual parameters, in order
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            args = [a.arg for a in node.args.args]
+            code = getattr(mk, node.name)
+            sig = inspect.signature(code)
+            assert args == list(sig.parameters), node.name
+
+
+def test_importable_from_its_directory(mini):
+    """The user's way: a fresh interpreter with cwd=out_dir, or PYTHONPATH=out_dir."""
+    code = "import mini_kernels as m; print(m.N_DOF, m.END_EFFECTORS[1], m.compute_Q([0, 0, 0]).shape)"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "-c", code], cwd=mini.dir, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["3", "slider", "(3,)"]
+    env["PYTHONPATH"] = str(mini.dir)
+    r = subprocess.run([sys.executable, "-c", code], cwd="/", env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_build_needs_the_c_sources(tmp_path):
+    model = load_model(MODEL_PATH)
+    with pytest.raises(FileNotFoundError, match="mini_kernels.c"):
+        build_python_module(describe(model), model, [], tmp_path, SimpleNamespace(name="mini"))
+
+
+def test_committed_krang_module_is_current(tmp_path):
+    """krang_kernels/_kernels.pyx and .pyi are exactly what the template renders."""
+    model = load_model(ROOT / "models" / "krang.toml")
+    values = load_param_values(ROOT / "models" / "krang_params.toml", model)
+    written = write_python_module(describe(model), model, values, tmp_path, "_kernels")
+    for path in written:
+        committed = ROOT / "krang_kernels" / path.name
+        assert committed.read_bytes() == path.read_bytes(), f"{committed.name}: run `make generate`"
+        assert "DO NOT EDIT" in "".join(committed.read_text().splitlines()[:5])
+    assert (ROOT / "krang_kernels" / "py.typed").is_file()
+
+
+def test_setup_uses_the_same_flags():
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    (flags,) = [ast.literal_eval(n.value) for n in tree.body
+                if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "FLAGS"]
+    assert flags == FLAGS

@@ -1,0 +1,312 @@
+"""Unit tests of the URDF front end (codegen/urdf.py) on small URDFs written here.
+
+Conventions are checked against things we did not write: Pinocchio's rpy
+(pin.rpy.rpyToMatrix) and its URDF parser (tests/pin_reference.compare_urdf),
+exact rotations where the answer is known by hand, and the ROS URDF
+specification's defaults. Every bad input must raise one ModelError naming
+the element and attribute.
+"""
+from __future__ import annotations
+
+import html
+import math
+import os
+import tomllib
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from codegen.model import Limits, ModelError, load_model, load_param_values
+from codegen.urdf import load_urdf, urdf_robot
+from codegen import urdf_parse
+
+pin = pytest.importorskip("pinocchio")
+from tests.pin_reference import compare_urdf  # noqa: E402
+
+INERTIAL = ('<inertial><origin xyz="{c}" rpy="{r}"/><mass value="{m}"/>'
+            '<inertia ixx="0.3" ixy="0.01" ixz="-0.02" iyy="0.2" iyz="0.03" izz="0.1"/></inertial>')
+
+
+def link(name, m=1.0, c="0.1 -0.05 0.2", r="0.3 -0.2 0.7"):
+    inertial = INERTIAL.format(c=c, r=r, m=m) if m is not None else ""
+    return f'<link name="{name}">{inertial}</link>'
+
+
+def joint(name, parent, child, type="revolute", xyz="0.1 0.2 0.3", rpy="0.4 -0.5 0.6",
+          axis="0 0 1", extra='<limit lower="-1" upper="2" velocity="3" effort="4"/>'):
+    ax = f'<axis xyz="{axis}"/>' if axis is not None else ""
+    return (f'<joint name="{name}" type="{type}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}" rpy="{rpy}"/>{ax}{extra}</joint>')
+
+
+def robot(*parts, name="tiny"):
+    return f'<?xml version="1.0"?>\n<robot name="{name}">' + "".join(parts) + "</robot>"
+
+
+def chain():
+    """base -(j1 revolute)- a -(fix fixed)- b -(j2 prismatic)- c -(tip fixed)- d; c2 on a via j3 (continuous)."""
+    return robot(
+        link("base"), link("a"), link("b", m=0.5, c="0.3 0 -0.1", r="1.1 0.2 -0.4"), link("c"),
+        link("d", m=0.25, c="0 0.1 0", r="0 0 0"), link("c2", m=None),
+        joint("j1", "base", "a", axis="1 1 0"),
+        joint("fix", "a", "b", type="fixed", xyz="0.05 0 0.1", rpy="0.1 0.2 -0.3", axis=None, extra=""),
+        joint("j2", "b", "c", type="prismatic", axis="0 1 0",
+              extra='<limit lower="-0.1" upper="0.2" velocity="1" effort="9"/><dynamics damping="0.7" friction="0.2"/>'),
+        joint("tip", "c", "d", type="fixed", xyz="0 0 0.2", rpy="0 0 -0.7853981633974483", axis=None, extra=""),
+        joint("j3", "a", "c2", type="continuous", rpy="1.5707963267948966 0 0", axis="0 0 -1",
+              extra='<limit effort="5" velocity="6"/>'))
+
+
+def load(text, **kw):
+    return urdf_robot(text.encode(), **kw)
+
+
+def write(tmp_path, text, name="r.urdf"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+# ---------------------------------------------------------------- conventions
+
+def test_rpy_matches_pinocchio_and_urdf_spec():
+    text = robot(link("base"), link("a"), joint("j", "base", "a", rpy="0.1 0.2 0.3"))
+    f = load(text).model.frame("a")
+    R = np.array(f.rotation.tolist(), dtype=float)
+    assert np.abs(R - pin.rpy.rpyToMatrix(0.1, 0.2, 0.3)).max() <= 1e-15
+    # URDF spec: fixed-axis roll about x, then pitch about y, then yaw about z
+    assert np.abs(R - pin.AngleAxis(0.3, np.array([0., 0, 1])).matrix()
+                  @ pin.AngleAxis(0.2, np.array([0., 1, 0])).matrix()
+                  @ pin.AngleAxis(0.1, np.array([1., 0, 0])).matrix()).max() <= 1e-15
+    assert f.origin == (sp.Float(0.1, precision=53), sp.Float(0.2, precision=53), sp.Float(0.3, precision=53))
+
+
+def test_snapping_on_and_off():
+    text = robot(link("base"), link("a"),
+                 joint("j", "base", "a", rpy="1.57079632679 0 0", xyz="1e-13 0.5 2", axis="1e-12 0 2"))
+    f = load(text).model.frame("a")
+    assert f.rotation == sp.Matrix([[1, 0, 0], [0, 0, -1], [0, 1, 0]])  # Rx(pi/2), exact
+    assert f.axis == (0, 0, 1) and all(isinstance(a, sp.Integer) for a in f.axis)
+    assert f.origin[0] == 0 and f.origin[0].is_Integer and f.origin[2].is_Integer
+    g = load(text, snap=False).model.frame("a")
+    assert not any(x.is_Integer for x in (g.rotation[1, 1], g.rotation[2, 2]))
+    assert float(g.rotation[1, 1]) == math.cos(1.57079632679)
+    assert g.axis[0] != 0 and abs(sum(float(a) ** 2 for a in g.axis) - 1) <= 1e-15  # normalized floats
+    assert g.origin[0] != 0
+
+
+def test_non_axis_aligned_axis_normalized_and_not_snapped():
+    text = robot(link("base"), link("a"), joint("j", "base", "a", axis="0 0.7071 0.7071"))
+    ax = load(text).model.frame("a").axis
+    assert all(isinstance(a, (sp.Float, sp.Integer)) for a in ax) and ax[0].is_zero
+    assert abs(float(ax[1]) - math.sqrt(0.5)) <= 1e-16 and abs(sum(float(a) ** 2 for a in ax) - 1) <= 1e-15
+
+
+def test_joint_types_limits_dynamics_and_massless_links():
+    m = load(chain()).model
+    # depth-first, children by joint name ("fix" leads to j2, before "j3"), as Pinocchio
+    assert m.joint_names == ("j1", "j2", "j3") == tuple(pin.buildModelFromXML(chain()).names[1:])
+    a, c2, c = m.frame("a"), m.frame("c2"), m.frame("c")
+    assert (a.type, c2.type, c.type) == ("revolute", "revolute", "prismatic")
+    assert (a.parent, c2.parent, c.parent) == ("0", "a", "a")  # b merged into a
+    assert a.limits == Limits(-1.0, 2.0, 3.0, 4.0)
+    assert c2.limits == Limits(None, None, 6.0, 5.0)  # continuous: no position limits
+    v = dict(zip(m.param_names, load(chain()).values))
+    assert (v["Fv_c"], v["Fc_c"], v["Ia_c"], v["Fv_a"]) == (0.7, 0.2, 0.0, 0.0)
+    assert v["g"] == 9.81 and m.gravity == (0, 0, -1)
+    assert all(v[f"{n}_c2"] == 0.0 for n in ("m", "MX", "XX", "ZZ"))  # no <inertial>: massless
+    assert v["m_a"] == 1.5 and v["m_c"] == 1.25  # a + merged b; c + merged d
+    assert m.geometry == ()
+
+
+def test_default_axis_and_origin_from_spec():
+    text = robot(link("base"), link("a"),
+                 '<joint name="j" type="revolute"><parent link="base"/><child link="a"/></joint>')
+    f = load(text).model.frame("a")
+    assert f.axis == (1, 0, 0) and f.origin == (0, 0, 0) and f.rotation == sp.eye(3) and f.limits is None
+
+
+@pytest.mark.parametrize("snap", [False, True])
+def test_merging_inertial_rpy_and_end_effectors_match_pinocchio(tmp_path, snap):
+    """Fixed-link merging (inertia lumped), inertial origins with rpy, continuous
+    and prismatic joints and end effectors on merged links: Pinocchio's parser
+    merges fixed links itself, so (a) == (b) checks the lumping exactly."""
+    p = write(tmp_path, chain())
+    r = load_urdf(p, end_effectors=["d", "b", "c2", "a"], snap=snap)
+    d = r.model.end_effector("d")
+    assert d.frame == "c" and d.origin[2] == sp.Float(0.2, precision=53)
+    assert r.model.end_effector("a").origin == (0, 0, 0) and r.model.end_effector("a").rotation == sp.eye(3)
+    errs = compare_urdf(p, r, n_states=10)
+    assert max(errs.values()) <= 1e-12, errs
+
+
+def test_end_effector_errors(tmp_path):
+    text = robot(link("world"), link("base"), link("a"),
+                 joint("w", "world", "base", type="fixed", axis=None, extra=""), joint("j", "base", "a"))
+    with pytest.raises(ModelError, match="'base'.*does not move"):
+        load(text, end_effectors=["base"])
+    with pytest.raises(ModelError, match="'nope'.*no such link"):
+        load(text, end_effectors=["nope"])
+    with pytest.raises(ModelError, match="twice"):
+        load(text, end_effectors=["a", "a"])
+
+
+def test_model_name_default_and_override():
+    text = chain().replace('name="tiny"', 'name="my-robot 2"')
+    assert load(text).model.name == "my_robot_2"
+    assert load(chain().replace('name="tiny"', 'name="2d"')).model.name == "robot_2d"
+    assert load(chain(), name="arm7").model.name == "arm7"
+    for bad in ("bad name", "int", "x" * 65, "", "a\n"):
+        with pytest.raises(ModelError, match="model name"):
+            load(chain(), name=bad)
+
+
+def test_toml_round_trip(tmp_path):
+    r = load_urdf(write(tmp_path, chain()), end_effectors=["d", "b"])
+    mt, pt = r.to_toml()
+    (tmp_path / "m.toml").write_text(mt)
+    (tmp_path / "p.toml").write_text(pt)
+    m2 = load_model(tmp_path / "m.toml")
+    assert tuple(load_param_values(tmp_path / "p.toml", m2)) == r.values
+    m = r.model
+    assert (m2.name, m2.geometry, m2.gravity, m2.end_effectors, m2.sha256) == (
+        m.name, m.geometry, m.gravity, m.end_effectors, m.sha256)
+    for f, g in zip(m.frames, m2.frames, strict=True):
+        assert (f.key, f.parent, f.joint, f.type, f.axis, f.rotation, f.index, f.limits) == (
+            g.key, g.parent, g.joint, g.type, g.axis, g.rotation, g.index, g.limits)
+        # model.py reads origin strings as exact decimals: the same doubles
+        assert [float(o) for o in f.origin] == [float(o) for o in g.origin]
+
+
+def test_toml_escapes_hostile_names():
+    name = 'a "quoted" \\ näme ✓'
+    x = html.escape(name, quote=True)
+    text = robot(link("base"), link(x), joint(x + "j", "base", x))
+    r = load(text)
+    assert r.model.frames[0].key == name and r.model.joint_names == (name + "j",)
+    mt, pt = r.to_toml()
+    assert tomllib.loads(mt)["frame"][0]["key"] == name
+    assert f"m_{name}" in tomllib.loads(pt)["values"]
+
+
+# ---------------------------------------------------------------- errors
+
+def _err(text, match, **kw):
+    with pytest.raises(ModelError, match=match):
+        load(text, **kw)
+
+
+@pytest.mark.parametrize("jtype", ["floating", "planar"])
+def test_floating_and_planar_refused_naming_the_joint(jtype):
+    text = robot(link("base"), link("a"), joint("hip", "base", "a", type=jtype))
+    _err(text, f"joint 'hip'.*{jtype}")
+
+
+def test_tree_errors():
+    L = [link(n) for n in ("base", "a", "b")]
+    _err(robot(*L, joint("j1", "base", "a"), joint("j2", "a", "b"), joint("j3", "b", "a")), "two parents")
+    _err(robot(*L, joint("j1", "base", "a")), "2 root links")  # b is a second root
+    _err(robot(*L, joint("j1", "base", "a"), joint("j2", "ghost", "b")), "joint 'j2'.*'ghost' is not defined")
+    cyc = robot(link("base"), link("a"), link("b"), link("c"), joint("j1", "base", "a"),
+                joint("j2", "b", "c"), joint("j3", "c", "b"))
+    _err(cyc, "cycle")
+    _err(robot(link("a"), link("b"), joint("j1", "a", "b"), joint("j2", "b", "a")), "no root link")
+    _err(robot(*L, joint("j1", "base", "a"), joint("j1", "a", "b")), "two <joint> elements named 'j1'")
+    _err(robot(link("base"), link("base")), "two <link> elements named 'base'")
+    _err(robot(link("base"), link("a"), joint("j", "base", "a", type="fixed")), "no moving joint")
+    _err(robot(), "no <link>")
+    _err(robot(link("base"), link("a"), joint("j", "base", "a", type="ball")), "joint 'j': unknown type 'ball'")
+
+
+@pytest.mark.parametrize("bad", ["nan", "1e400", "0x10", "1_000", "inf", "-inf", "1,5", "١", "1e", "--1", ""])
+def test_bad_numbers(bad):
+    text = robot(link("base"), link("a"), joint("j", "base", "a", xyz=f"0 {bad} 0"))
+    _err(text, r"joint 'j' <origin xyz>")
+
+
+@pytest.mark.parametrize("where, text", [
+    ("<mass value>", link("a", m="nan")),
+    ("<mass value>: negative", link("a", m="-1")),
+    ("<inertia ixy>", '<link name="a"><inertial><mass value="1"/><inertia ixx="1" ixy="0x1" ixz="0" '
+                      'iyy="1" iyz="0" izz="1"/></inertial></link>'),
+    ("missing attribute 'izz'", '<link name="a"><inertial><mass value="1"/><inertia ixx="1" ixy="0" '
+                                'ixz="0" iyy="1" iyz="0"/></inertial></link>'),
+    ("needs <mass> and <inertia>", '<link name="a"><inertial><mass value="1"/></inertial></link>'),
+])
+def test_bad_inertials(where, text):
+    _err(robot(link("base"), text, joint("j", "base", "a")), f"link 'a'.*{where}")
+
+
+def test_bad_limits_and_dynamics():
+    base = [link("base"), link("a")]
+    _err(robot(*base, joint("j", "base", "a", extra='<limit lower="1" upper="0" effort="1" velocity="1"/>')),
+         "joint 'j' <limit>: lower")
+    _err(robot(*base, joint("j", "base", "a", extra='<limit lower="nan" effort="1" velocity="1"/>')),
+         "joint 'j' <limit lower>")
+    _err(robot(*base, joint("j", "base", "a", extra='<dynamics damping="1e400"/>')), "joint 'j' <dynamics damping>")
+    _err(robot(*base, joint("j", "base", "a", axis="0 0 0")), "joint 'j' <axis xyz>.*zero length")
+    # "no limit" written as a huge number is accepted as metadata
+    r = load(robot(*base, joint("j", "base", "a", extra='<limit lower="-1e16" upper="1e16" effort="1" velocity="1"/>')))
+    assert r.model.frame("a").limits.lower == -1e16
+
+
+BILLION_LAUGHS = """<?xml version="1.0"?>
+<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>
+<robot name="&lol3;"><link name="base"/></robot>"""
+EXTERNAL = """<?xml version="1.0"?>
+<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><robot name="&x;"><link name="base"/></robot>"""
+DTD_ONLY = """<?xml version="1.0"?><!DOCTYPE robot><robot name="r"><link name="base"/></robot>"""
+
+
+@pytest.mark.parametrize("text", [BILLION_LAUGHS, EXTERNAL, DTD_ONLY])
+def test_dtd_and_entities_refused(text):
+    _err(text, "DTDs, entities and external references are not allowed")
+
+
+def test_malformed_xml_and_wrong_root():
+    _err("<robot><link name='a'>", "not well-formed XML")
+    _err("<rob name='x'/>", "root element is <rob>")
+
+
+def test_file_checks(tmp_path):
+    big = tmp_path / "big.urdf"
+    with open(big, "wb") as fh:
+        fh.write(chain().encode())
+        fh.write(b" " * (urdf_parse.MAX_BYTES + 1))
+    with pytest.raises(ModelError, match="larger than"):
+        load_urdf(big)
+    with pytest.raises(ModelError, match="not a regular file"):
+        load_urdf(tmp_path)
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "fifo.urdf"
+        os.mkfifo(fifo)
+        with pytest.raises(ModelError, match="not a regular file"):  # and does not block
+            load_urdf(fifo)
+    with pytest.raises(ModelError, match="cannot open"):
+        load_urdf(tmp_path / "missing.urdf")
+
+
+def test_too_many_links():
+    n = urdf_parse.MAX_ELEMENTS + 1
+    _err(robot(*(f'<link name="l{i}"/>' for i in range(n))), f"more than {urdf_parse.MAX_ELEMENTS} <link>")
+
+
+@pytest.mark.parametrize("attr, ok", [
+    ("quote&quot;s", True), ("it's", True), ("ünïcødé-名前", True), ("a/b.c d &lt;x&gt;", True),
+    ("new&#10;line", False), ("tab&#9;", False), ("x" * 65, False), ("", False), ("0", False),
+    ("bom&#xFEFF;", False),
+])
+def test_hostile_names_verbatim_or_refused(attr, ok):
+    """attr is the XML attribute text; the name is what it means."""
+    name = html.unescape(attr)
+    text = robot(link("base"), f'<link name="{attr}"/>',
+                 f'<joint name="{attr}J" type="revolute"><parent link="base"/><child link="{attr}"/></joint>')
+    if ok:
+        r = load(text, end_effectors=[name])
+        f = r.model.frames[0]
+        assert (f.key, f.joint, r.model.end_effectors[0].name) == (name, name + "J", name)
+    else:
+        with pytest.raises(ModelError, match="name"):
+            load(text)
