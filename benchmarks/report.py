@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 from .robot import KernelSet, group_label, j_key, tick_calls
-from .tables import (add_c_columns, fmt_dus, fmt_ns, fmt_us, headline, our_calls, pin_calls, ratio,  # noqa: F401
-                     tick_rows)
+from .tables import (add_c_columns, controller_rows, fmt_dus, fmt_ns, fmt_us, headline, our_calls,  # noqa: F401
+                     pin_calls, ratio, tick_rows)
 
 
 def report_text(info, summary, agreement, py_rows, py_note, gen_files, gen_time, ees, ks: KernelSet | None = None,
@@ -48,6 +48,17 @@ def report_text(info, summary, agreement, py_rows, py_note, gen_files, gen_time,
              f"adds the copy). Our `world` Jacobian is Pinocchio's `LOCAL_WORLD_ALIGNED`. For {glabel} "
              "the fastest of three Pinocchio ways is taken"
              + (f" (here `{pj_name}`)" if pj_name else "") + ".\n")
+    crows = controller_rows(summary)
+    if crows:
+        L.append("### Controller kernels (issue #8)\n")
+        L.append("Same loop and flags; end effector 0; ddq and tau are the state's dq (timing only). "
+                 "Target: the issue's bound on ours/Pinocchio.\n")
+        L.append("| kernel | ours ns | Pinocchio ns | ratio ours/pin | target | Pinocchio libs ns | our call | "
+                 "Pinocchio call |")
+        L.append("|---|---:|---:|---:|---:|---:|---|---|")
+        for k, o, p, lb, oc, pc, target in crows:
+            L.append(f"| {k} | {fmt_ns(o)} | {fmt_ns(p)} | {ratio(o, p)} | {target:g} | {fmt_ns(lb)} | `{oc}` | `{pc}` |")
+        L.append("")
     if tick_summary:
         t_ours = timer.get("ours") or next(iter(timer.values()), {})
         cold_kib = (t_ours.get("cold_bytes") or 0) / 1024

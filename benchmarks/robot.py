@@ -63,6 +63,7 @@ class KernelSet:
     direct: tuple[str, ...] | None   # per-end-effector world Jacobians without dispatch, if generated
     has_all: bool                    # prefix_compute_all(q, dq, p, A, C, Q, J_0, ..., J_n-1)
     has_friction: bool
+    has_controller: bool = False     # inverse_dynamics, bias, forward_dynamics, fk, jdot_qdot (issue #8)
 
     def fn(self, what: str) -> str:
         return f"{self.prefix}_{what}"
@@ -88,13 +89,17 @@ def kernel_set(gen_dir: Path, prefix: str, ee_names) -> KernelSet | None:
     m = re.search(rf"\b{prefix}_compute_all\s*\(([^)]*)\)", text)
     has_all = bool(m) and len(m.group(1).split(",")) == 6 + len(ee_names)
     return KernelSet(gen_dir, header, prefix, ee_names, direct if has_direct else None, has_all,
-                     bool(re.search(rf"\b{prefix}_friction\s*\(", text)))
+                     bool(re.search(rf"\b{prefix}_friction\s*\(", text)),
+                     all(re.search(rf"\b{prefix}_{f}\s*\(", text) for f in CONTROLLER_FUNCTIONS))
 
 
 def tick_calls(ks: KernelSet) -> list[str]:
     """Our functions called in one control tick, in order."""
     jac = list(ks.direct) if ks.direct else [f"{ks.fn('jacobian')}(ee {i}, WORLD)" for i in range(len(ks.ee_names))]
     return [ks.fn("compute_A"), ks.fn("compute_C"), ks.fn("compute_Q"), *jac]
+
+
+CONTROLLER_FUNCTIONS = ("inverse_dynamics", "bias", "forward_dynamics", "fk", "jdot_qdot")
 
 
 def robot_header_text(ks: KernelSet) -> str:
@@ -125,6 +130,9 @@ def robot_header_text(ks: KernelSet) -> str:
         lines.append(f"#define BR_J_DIRECT_FIRST(q, p, J) {world[0]}")
     lines.append(f"#define BR_J_SEQ(q, p, J) {'; '.join(world)}")
     lines.append(f"#define BR_TICK_J(q, p, J) {tick}")
+    lines.append(f"#define BR_HAVE_CONTROLLER {int(ks.has_controller)}")
+    if ks.has_controller:
+        lines += [f"#define BR_{f} {ks.fn(f)}" for f in CONTROLLER_FUNCTIONS]
     lines.append(f"#define BR_HAVE_ALL {int(ks.has_all)}")
     if ks.has_all:
         js = ", ".join(f"J[{i}]" for i in range(n))

@@ -140,3 +140,21 @@ def add_c_columns(py_rows, summary, tick_summary, ees):
         r["out_minus_c_tight_us"] = py - c_tight if py is not None and c_tight is not None else None
         r["out_minus_c_tick_us"] = py - c_tick if py is not None and c_tick is not None else None
     return py_rows
+
+
+# Issue #8's kernels: (key, our call, Pinocchio call, the issue's target ratio ours/pin).
+CONTROLLER_ROWS = (
+    ("ID", "inverse_dynamics(q, dq, ddq)", "rnea(q, v, a)", 0.2),
+    ("NLE", "bias(q, dq)", "nonLinearEffects(q, v)", 0.2),
+    ("FD", "forward_dynamics(q, dq, tau)", "aba(q, v, tau)", 0.3),
+    ("FK", "fk(q, ee 0)", "forwardKinematics(q) + updateFramePlacement(ee 0)", 0.2),
+    ("JdotQdot", "jdot_qdot(q, dq, ee 0)",
+     "forwardKinematics(q, v, 0) + getFrameClassicalAcceleration(ee 0, LOCAL_WORLD_ALIGNED)", 0.3),
+)
+
+
+def controller_rows(summary):
+    """Rows key | ours | pin | pin-lib | our call | pin call | target, ns (None where missing)."""
+    ours, pin, lib = (summary.get(h, {}) for h in ("ours", "pin", "pin-lib"))
+    return [(k, _med(ours, k), _med(pin, k), _med(lib, k), oc, pc, target)
+            for k, oc, pc, target in CONTROLLER_ROWS if k in ours or k in pin]

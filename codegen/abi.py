@@ -49,6 +49,7 @@ class Function:
     args: tuple
     body: str = DERIVED
     returns: str = "void"
+    family: str = ""  # per-end-effector kernels behind one dispatcher: the dispatcher's name
 
     @property
     def inputs(self) -> tuple:
@@ -74,6 +75,10 @@ class ABI:
             if f.name == name:
                 return f
         raise KeyError(name)
+
+    def family(self, name: str) -> tuple:
+        """The per-end-effector kernels behind dispatcher `name`, in ee order."""
+        return tuple(f for f in self.functions if f.family == name)
 
     @property
     def derived(self) -> tuple:
@@ -136,4 +141,44 @@ def describe(model: Model, ee_idents=None) -> ABI:
         Function("joint_name", "Name of joint i (NULL if out of range).",
                  (Arg("i", (), INDEX),), TEMPLATE, "const char *"),
     ]
+    fs += controller_functions(model, idents, q, dq, p)
     return ABI(model.name, f"{model.name}_", model.name.upper(), n, np_, ees, tuple(fs))
+
+
+def controller_functions(model: Model, idents, q, dq, p) -> list:
+    """Inverse and forward dynamics, end-effector poses and J-dot q-dot (issue #8)."""
+    n = model.ndof
+    ddq, tau = Arg("ddq", (n,), IN), Arg("tau", (n,), IN)
+    fs = [
+        Function("inverse_dynamics",
+                 "Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor inertia "
+                 "included (recursive Newton-Euler), NDOF.",
+                 (q, dq, ddq, p, Arg("tau", (n,), OUT, "tau"))),
+        Function("bias", "Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.",
+                 (q, dq, p, Arg("h", (n,), OUT, "h"))),
+        Function("forward_dynamics",
+                 "Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by the sparse "
+                 "LTDL factorization of A (no pivoting: A must be positive definite, as it is for physical "
+                 "parameters where every joint moves some inertia or has Ia > 0), NDOF.",
+                 (q, dq, tau, p, Arg("ddq", (n,), OUT, "ddq"))),
+    ]
+    for e, ident in zip(model.end_effectors, idents):
+        fs.append(Function(
+            f"fk_{ident}", f"Pose of end effector {e.name} (frame {e.frame}) in frame 0: 4 x 4 homogeneous.",
+            (q, p, Arg("T", (4, 4), OUT, f"T_{e.name}")), family="fk"))
+        fs.append(Function(
+            f"jdot_qdot_{ident}",
+            f"Jdot*dq of end effector {e.name} (frame {e.frame}): its classical acceleration at ddq = 0, "
+            "6, linear first, frame 0 (world) axes.",
+            (q, dq, p, Arg("a", (6,), OUT, f"jdot_qdot_{e.name}")), family="jdot_qdot"))
+    fs += [
+        Function("fk",
+                 "Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (its position in the end-effector "
+                 "list). An unknown ee fills T with NaN.",
+                 (q, p, Arg("ee", (), INDEX), Arg("T", (4, 4), OUT)), TEMPLATE),
+        Function("jdot_qdot",
+                 "Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical acceleration "
+                 "at ddq = 0. An unknown ee fills a with NaN.",
+                 (q, dq, p, Arg("ee", (), INDEX), Arg("a", (6,), OUT)), TEMPLATE),
+    ]
+    return fs

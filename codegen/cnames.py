@@ -4,9 +4,10 @@ Model names (joints, frames, parameters, end effectors, the model itself)
 are arbitrary printable strings. The generated C uses them in three ways:
 
 * locals of a kernel: a *kind prefix* and the name's identifier fragment,
-  `q_<joint>`, `dq_<joint>`, `s_<joint>`, `c_<joint>` (sine, cosine) and
-  `p_<parameter>`. The prefixes start with distinct letters and end with
-  `_`, so two kinds can never produce the same local, and none of the
+  `q_<joint>`, `dq_<joint>`, `ddq_<joint>`, `trq_<joint>` (acceleration and
+  torque inputs), `s_<joint>`, `c_<joint>` (sine, cosine) and
+  `p_<parameter>`. No prefix is a prefix of another, so two kinds can never
+  produce the same local, and none of the
   generator's own identifiers (GENERATED: the arguments q, dq, p, A, ..., the
   helper sincos_q, the temporaries t<digits> and x<digits>) starts with a
   kind prefix, so no local made from a model name can equal one of them.
@@ -64,13 +65,14 @@ islessequal islessgreater isunordered float_t double_t FLT_EVAL_METHOD
 # Identifiers the generated C uses for itself (arguments, helpers, macros);
 # GENERATED_PATTERN: its temporaries (Program's t<n>, CSE's x<n>).
 GENERATED = frozenset("""
-q dq p A C Q J tau_f sq cq i ee frame lower upper velocity effort sincos_q s c bits ybits libm beyond x y n k
-r z sr hz w cr s1 c1
+q dq ddq tau h T a p A C Q J tau_f sq cq i ee frame lower upper velocity effort
+sincos_q s c bits ybits libm beyond x y n k r z sr hz w cr s1 c1
 NDOF SINCOSCONVERT SINCOSLIMIT
 """.split())
 GENERATED_PATTERN = re.compile(r"[tx][0-9]+")
-# Kind prefixes of locals made from model names: distinct first letters.
-KINDS = {"q": "q_", "dq": "dq_", "s": "s_", "c": "c_", "p": "p_"}
+# Kind prefixes of locals made from model names: none is a prefix of another
+# (and "trq_", not "tau_": tau_ + "f" would be the argument tau_f).
+KINDS = {"q": "q_", "dq": "dq_", "ddq": "ddq_", "tau": "trq_", "s": "s_", "c": "c_", "p": "p_"}
 # Macro namespaces of the C library that a name <P>_<X> can reach (our
 # macros always contain "_", so errno's E..., PRI.../SCN... cannot clash):
 # POSIX <math.h> M_ constants, FP_/MATH_, <float.h>, <limits.h>, <stdint.h>,

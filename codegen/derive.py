@@ -8,7 +8,8 @@ the seed's energy method, "recursive" inlines the structured derivation.
 """
 from __future__ import annotations
 
-from . import lagrangian
+from . import fk, lagrangian, rnea
+from . import forward_dynamics as fd
 from .christoffel import coriolis_matrix
 from .composite_inertia import composite_inertias, gravity_vector, inertia_matrix
 from .friction import friction
@@ -37,6 +38,14 @@ def derive(model: Model) -> dict:
         for ee in model.end_effectors:
             out[f"J_{ee.name}_world"], out[f"J_{ee.name}_local"] = jacobians(kin, poses, ee)
     out["friction"] = friction(syms)
+    # controller kernels (issue #8): inverse/forward dynamics, poses, J-dot q-dot
+    out["tau"] = rnea.inverse_dynamics(kin, vel, syms.ddq, out["friction"])
+    out["h"] = rnea.bias(kin, vel)
+    out["ddq"] = fd.forward_dynamics(prog, model, out["A"], out["h"], out["friction"], syms.tau)
+    acc0 = fk.velocity_product_accelerations(kin, vel)
+    for ee in model.end_effectors:
+        out[f"T_{ee.name}"] = fk.homogeneous(*fk.ee_pose(kin, poses, ee))
+        out[f"jdot_qdot_{ee.name}"] = fk.jdot_qdot(kin, poses, vel, acc0, ee)
     return out
 
 
@@ -44,6 +53,14 @@ def output_names(model: Model) -> list:
     names = ["A", "C", "Q", "friction"]
     for ee in model.end_effectors:
         names += [f"J_{ee.name}_world", f"J_{ee.name}_local"]
+    return names
+
+
+def controller_output_names(model: Model) -> list:
+    """The outputs of the controller kernels (not in the Lagrange closed form)."""
+    names = ["tau", "h", "ddq"]
+    for ee in model.end_effectors:
+        names += [f"T_{ee.name}", f"jdot_qdot_{ee.name}"]
     return names
 
 

@@ -30,7 +30,7 @@ FUNCTIONS = {
 # Expression classes the printer accepts; anything else is a ModelError.
 _STRUCTURE = (sp.Add, sp.Mul, sp.Pow, sp.Symbol, sp.sign)
 # Array elements the kernels read (right sides of the input reads).
-_ELEMENT = re.compile(r"(q|dq|p|sq|cq)\[[0-9]+\]")
+_ELEMENT = re.compile(r"(q|dq|ddq|tau|p|sq|cq)\[[0-9]+\]")
 
 
 def c_double(value) -> str:
@@ -154,7 +154,8 @@ def _input_reads(syms, used):
         setup = ["double sq[NDOF], cq[NDOF]", "sincos_q(q, sq, cq)"]
     element = lambda array, i: sp.Symbol(f"{array}[{i}]")  # noqa: E731
     for i in range(syms.model.ndof):
-        for sym, source in ((syms.q[i], "q"), (syms.s[i], "sq"), (syms.c[i], "cq"), (syms.dq[i], "dq")):
+        for sym, source in ((syms.q[i], "q"), (syms.s[i], "sq"), (syms.c[i], "cq"), (syms.dq[i], "dq"),
+                            (syms.ddq[i], "ddq"), (syms.tau[i], "tau")):
             if sym in used:
                 reads.append((sym, element(source, i)))
     for k, name in enumerate(syms.model.param_names):

@@ -171,9 +171,15 @@ def _python_builder(abi, model, values, config):
     return lambda stage: build_python_module(abi, model, values, stage, config)
 
 
-def generate(model, values, config: CodegenConfig, extra_files=None) -> list:
-    """Generate the C (and optionally Python) for `model` with default
-    parameters `values` into config.out_dir; returns the written paths."""
+def generate(model, values, config, extra_files=None) -> list:
+    """Generate the C (and optionally Python) for `model` (a Model record)
+    with default parameters `values` into config.out_dir; returns the
+    written paths. generate(model_path, params_path, out_dir) is the older
+    file form, kept for existing callers: generate_from_files."""
+    if isinstance(model, (str, os.PathLike)):
+        return generate_from_files(model, values, config)
+    if not isinstance(config, CodegenConfig):
+        config = CodegenConfig(out_dir=Path(config))
     values = _check_values(model, values)
     names = cnames(model, config.name)
     abi = dataclasses.replace(describe(model, ee_idents=names.ees), name=names.prefix,

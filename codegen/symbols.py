@@ -36,6 +36,9 @@ class Symbols:
 
         self.q = [make("q", i, j, f) for i, (j, f) in enumerate(zip(model.joint_names, joints))]
         self.dq = [make("dq", i, f"d{j}", f) for i, (j, f) in enumerate(zip(model.joint_names, joints))]
+        # inputs of inverse and forward dynamics (codegen/rnea.py, forward_dynamics.py)
+        self.ddq = [make("ddq", i, f"_ddq{i}", f) for i, f in enumerate(joints)]
+        self.tau = [make("tau", i, f"_tau{i}", f) for i, f in enumerate(joints)]
         # sin/cos as plain symbols: the recursive derivation never
         # differentiates, and the C code computes each once.
         self.s = [make("s", i, f"s_{j}", f) for i, (j, f) in enumerate(zip(model.joint_names, joints))]

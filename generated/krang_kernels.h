@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        26e66c77cc9bc089d4601a4988b733d17b00ff317791541de89c9890743a64a7
+ * generator        cdd01195da43697dc1f1fe2ee1b4bd889e0e45629aa79ef88bfa42d4ebc142ad
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
@@ -14,6 +14,13 @@
  *   krang_jacobian_right_local     521
  *   krang_friction                  68
  *   krang_compute_all             7900
+ *   krang_inverse_dynamics        2941
+ *   krang_bias                    2752
+ *   krang_forward_dynamics        5919
+ *   krang_fk_left                  185
+ *   krang_jdot_qdot_left           503
+ *   krang_fk_right                 183
+ *   krang_jdot_qdot_right          495
  */
 #ifndef KRANG_KERNELS_H
 #define KRANG_KERNELS_H
@@ -345,6 +352,41 @@ const char *krang_param_name(int i);
 
 /* Name of joint i (NULL if out of range). */
 const char *krang_joint_name(int i);
+
+/* Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor
+ * inertia included (recursive Newton-Euler), NDOF. */
+void krang_inverse_dynamics(const double *q, const double *dq, const double *ddq, const double *p, double *tau);
+
+/* Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF. */
+void krang_bias(const double *q, const double *dq, const double *p, double *h);
+
+/* Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by
+ * the sparse LTDL factorization of A (no pivoting: A must be positive
+ * definite, as it is for physical parameters where every joint moves some
+ * inertia or has Ia > 0), NDOF. */
+void krang_forward_dynamics(const double *q, const double *dq, const double *tau, const double *p, double *ddq);
+
+/* Pose of end effector left (frame 10l) in frame 0: 4 x 4 homogeneous. */
+void krang_fk_left(const double *q, const double *p, double *T);
+
+/* Jdot*dq of end effector left (frame 10l): its classical acceleration at ddq
+ * = 0, 6, linear first, frame 0 (world) axes. */
+void krang_jdot_qdot_left(const double *q, const double *dq, const double *p, double *a);
+
+/* Pose of end effector right (frame 10r) in frame 0: 4 x 4 homogeneous. */
+void krang_fk_right(const double *q, const double *p, double *T);
+
+/* Jdot*dq of end effector right (frame 10r): its classical acceleration at
+ * ddq = 0, 6, linear first, frame 0 (world) axes. */
+void krang_jdot_qdot_right(const double *q, const double *dq, const double *p, double *a);
+
+/* Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (its position in the
+ * end-effector list). An unknown ee fills T with NaN. */
+void krang_fk(const double *q, const double *p, int ee, double *T);
+
+/* Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical
+ * acceleration at ddq = 0. An unknown ee fills a with NaN. */
+void krang_jdot_qdot(const double *q, const double *dq, const double *p, int ee, double *a);
 
 #ifdef __cplusplus
 }

@@ -47,6 +47,53 @@ def friction(dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned."""
 
+def inverse_dynamics(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor inertia included
+    (recursive Newton-Euler), NDOF.
+
+    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+
+def bias(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.
+
+    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+
+def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by the sparse LTDL
+    factorization of A (no pivoting: A must be positive definite, as it is for physical parameters
+    where every joint moves some inertia or has Ia > 0), NDOF.
+
+    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+
+def fk_left(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Pose of end effector left (frame 10l) in frame 0: 4 x 4 homogeneous.
+
+    Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+
+def jdot_qdot_left(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Jdot*dq of end effector left (frame 10l): its classical acceleration at ddq = 0, 6, linear
+    first, frame 0 (world) axes.
+
+    Returns a float64 array of shape (6,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+
+def fk_right(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Pose of end effector right (frame 10r) in frame 0: 4 x 4 homogeneous.
+
+    Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+
+def jdot_qdot_right(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Jdot*dq of end effector right (frame 10r): its classical acceleration at ddq = 0, 6, linear
+    first, frame 0 (world) axes.
+
+    Returns a float64 array of shape (6,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+
 def jacobian(q: ArrayLike, ee: str | int, frame: Literal['world', 'local'] = 'world', params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Jacobian (6 x N_DOF, linear rows first) of end effector `ee` (a name in END_EFFECTORS or its
     index) in frame 'world' (the world axes) or 'local' (the end effector's own axes); the linear
@@ -69,4 +116,4 @@ def params_from_dict(values: Mapping[str, float], base: ArrayLike | None = None)
 def check_params(p: ArrayLike) -> None:
     """Raise ValueError naming the link if `p` is not physically consistent."""
 
-__all__ = ['N_DOF', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'jacobian', 'compute_all', 'default_params', 'params_from_dict', 'check_params']
+__all__ = ['N_DOF', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'fk_left', 'jdot_qdot_left', 'fk_right', 'jdot_qdot_right', 'jacobian', 'compute_all', 'default_params', 'params_from_dict', 'check_params']

@@ -33,6 +33,13 @@ cdef extern from "krang_kernels.h":
     void _c_joint_limits "krang_joint_limits"(double *, double *, double *, double *) nogil
     const char *_c_param_name "krang_param_name"(int) nogil
     const char *_c_joint_name "krang_joint_name"(int) nogil
+    void _c_inverse_dynamics "krang_inverse_dynamics"(const double *, const double *, const double *, const double *, double *) nogil
+    void _c_bias "krang_bias"(const double *, const double *, const double *, double *) nogil
+    void _c_forward_dynamics "krang_forward_dynamics"(const double *, const double *, const double *, const double *, double *) nogil
+    void _c_fk_left "krang_fk_left"(const double *, const double *, double *) nogil
+    void _c_jdot_qdot_left "krang_jdot_qdot_left"(const double *, const double *, const double *, double *) nogil
+    void _c_fk_right "krang_fk_right"(const double *, const double *, double *) nogil
+    void _c_jdot_qdot_right "krang_jdot_qdot_right"(const double *, const double *, const double *, double *) nogil
 
 N_DOF = 17
 N_PARAMS = 231
@@ -284,6 +291,102 @@ def friction(dq, params=None, out=None):
     return out
 
 
+def inverse_dynamics(q, dq, ddq, params=None, out=None):
+    """Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor inertia included
+    (recursive Newton-Euler), NDOF.
+
+    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+    q = _input(q, "q", 17)
+    dq = _input(dq, "dq", 17)
+    ddq = _input(ddq, "ddq", 17)
+    params = _params(params)
+    out = _out(out, "out", (17,))
+    _c_inverse_dynamics(_data(q), _data(dq), _data(ddq), _data(params), _data(out))
+    return out
+
+
+def bias(q, dq, params=None, out=None):
+    """Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.
+
+    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+    q = _input(q, "q", 17)
+    dq = _input(dq, "dq", 17)
+    params = _params(params)
+    out = _out(out, "out", (17,))
+    _c_bias(_data(q), _data(dq), _data(params), _data(out))
+    return out
+
+
+def forward_dynamics(q, dq, tau, params=None, out=None):
+    """Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by the sparse LTDL
+    factorization of A (no pivoting: A must be positive definite, as it is for physical parameters
+    where every joint moves some inertia or has Ia > 0), NDOF.
+
+    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+    q = _input(q, "q", 17)
+    dq = _input(dq, "dq", 17)
+    tau = _input(tau, "tau", 17)
+    params = _params(params)
+    out = _out(out, "out", (17,))
+    _c_forward_dynamics(_data(q), _data(dq), _data(tau), _data(params), _data(out))
+    return out
+
+
+def fk_left(q, params=None, out=None):
+    """Pose of end effector left (frame 10l) in frame 0: 4 x 4 homogeneous.
+
+    Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+    q = _input(q, "q", 17)
+    params = _params(params)
+    out = _out(out, "out", (4, 4))
+    _c_fk_left(_data(q), _data(params), _data(out))
+    return out
+
+
+def jdot_qdot_left(q, dq, params=None, out=None):
+    """Jdot*dq of end effector left (frame 10l): its classical acceleration at ddq = 0, 6, linear
+    first, frame 0 (world) axes.
+
+    Returns a float64 array of shape (6,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+    q = _input(q, "q", 17)
+    dq = _input(dq, "dq", 17)
+    params = _params(params)
+    out = _out(out, "out", (6,))
+    _c_jdot_qdot_left(_data(q), _data(dq), _data(params), _data(out))
+    return out
+
+
+def fk_right(q, params=None, out=None):
+    """Pose of end effector right (frame 10r) in frame 0: 4 x 4 homogeneous.
+
+    Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+    q = _input(q, "q", 17)
+    params = _params(params)
+    out = _out(out, "out", (4, 4))
+    _c_fk_right(_data(q), _data(params), _data(out))
+    return out
+
+
+def jdot_qdot_right(q, dq, params=None, out=None):
+    """Jdot*dq of end effector right (frame 10r): its classical acceleration at ddq = 0, 6, linear
+    first, frame 0 (world) axes.
+
+    Returns a float64 array of shape (6,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned."""
+    q = _input(q, "q", 17)
+    dq = _input(dq, "dq", 17)
+    params = _params(params)
+    out = _out(out, "out", (6,))
+    _c_jdot_qdot_right(_data(q), _data(dq), _data(params), _data(out))
+    return out
+
+
 def jacobian(q, ee, frame='world', params=None, out=None):
     """Jacobian (6 x N_DOF, linear rows first) of end effector `ee` (a name in END_EFFECTORS or its
     index) in frame 'world' (the world axes) or 'local' (the end effector's own axes); the linear
@@ -328,4 +431,4 @@ def compute_all(q, dq, params=None):
     return res
 
 
-__all__ = ['N_DOF', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'jacobian', 'compute_all', 'default_params', 'params_from_dict', 'check_params']
+__all__ = ['N_DOF', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'fk_left', 'jdot_qdot_left', 'fk_right', 'jdot_qdot_right', 'jacobian', 'compute_all', 'default_params', 'params_from_dict', 'check_params']

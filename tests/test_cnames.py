@@ -104,13 +104,20 @@ def test_generator_identifiers_table_is_complete():
     assert declared <= GENERATED, declared - GENERATED
 
 
+def test_kind_prefixes_are_prefix_free():
+    prefixes = list(KINDS.values())
+    for a in prefixes:
+        for b in prefixes:
+            assert a == b or not b.startswith(a), (a, b)
+
+
 def test_kinds_cannot_collide():
     """Locals of different kinds differ even for adversarial joint names."""
-    names = ["x", "dx", "s_x", "c_x", "q_x", "dq_x", "p_x", "d"]
+    names = ["x", "dx", "ddx", "s_x", "c_x", "q_x", "dq_x", "p_x", "d", "f", "_ddq0", "_tau1"]
     sym = Symbols(_model(joints=names))
-    idents = [sym.cnames[s] for s in (*sym.q, *sym.dq, *sym.s, *sym.c, *sym.params.values())]
+    every = [*sym.q, *sym.dq, *sym.ddq, *sym.tau, *sym.s, *sym.c, *sym.params.values()]
+    idents = [sym.cnames[s] for s in every]
     assert len(set(idents)) == len(idents)
-    every = [*sym.q, *sym.dq, *sym.s, *sym.c, *sym.params.values()]
     assert len(set(every)) == len(every), "two model quantities share a SymPy symbol"
 
 
@@ -197,7 +204,7 @@ def test_generate_refuses_bad_values(tmp_path):
 
 def test_hostile_symbols_are_distinct():
     sym = Symbols(hostile_model())
-    every = [*sym.q, *sym.dq, *sym.s, *sym.c, *sym.params.values()]
+    every = [*sym.q, *sym.dq, *sym.ddq, *sym.tau, *sym.s, *sym.c, *sym.params.values()]
     assert len(set(every)) == len(every)
     assert len(set(sym.cnames.values())) == len(every)
 

@@ -55,7 +55,8 @@ def mini():
 
 def inputs_of(d):
     syms = d["symbols"]
-    return list(syms.q) + list(syms.dq) + list(syms.s) + list(syms.c) + list(syms.params.values())
+    return (list(syms.q) + list(syms.dq) + list(syms.ddq) + list(syms.tau) + list(syms.s) + list(syms.c)
+            + list(syms.params.values()))
 
 
 @pytest.mark.parametrize("names", [["A"], ["C"], ["Q"], ["A", "C", "Q", "J_tool_world"]])

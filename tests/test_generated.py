@@ -107,10 +107,9 @@ _ABSOLUTE = ("/work", "/tmp", "/home", "/root", "/usr", "/var", "C:\\")
 
 
 def _kernel_functions(model) -> list:
-    names = ["compute_A", "compute_C", "compute_Q"]
-    names += [f"jacobian_{ee}_{fr}" for ee in model.ee_names for fr in ("world", "local")]
-    names += ["friction", "compute_all"]
-    return [f"{model.name}_{n}" for n in names]
+    from codegen.abi import describe
+
+    return [f"{model.name}_{f.name}" for f in describe(model).derived]
 
 
 def _check_banner(path: Path, model_path: Path, out_root: Path | None = None):

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from codegen.abi import describe
-from codegen.generate import generate_from_files as generate
+from codegen.generate import generate
 from codegen.model import load_model, load_param_values
 from codegen.pybuild import FLAGS, build_python_module, write_python_module
 

@@ -17,7 +17,7 @@ static const char *const ee_names[BR_NEE] = BR_EE_NAMES;
 int main(int argc, char **argv)
 {
     static double A[BR_NDOF * BR_NDOF], C[BR_NDOF * BR_NDOF], Qv[BR_NDOF];
-    static double J[BR_NEE][6 * BR_NDOF], tau[BR_NDOF];
+    static double J[BR_NEE][6 * BR_NDOF], tau[BR_NDOF], T[16], acc[6];
     static char keys[BR_NEE][80], key[96];
     bench_states st;
     bench_opts o;
@@ -75,6 +75,13 @@ int main(int argc, char **argv)
 #if BR_HAVE_FRICTION
     BENCH_TIME(o, st, "friction", BR_friction(dq, p, tau));
 #endif
+#if BR_HAVE_CONTROLLER /* issue #8's kernels, end effector 0; ddq and tau: the state's dq (timing only) */
+    BENCH_TIME(o, st, "ID", BR_inverse_dynamics(q, dq, dq, p, tau));
+    BENCH_TIME(o, st, "NLE", BR_bias(q, dq, p, tau));
+    BENCH_TIME(o, st, "FD", BR_forward_dynamics(q, dq, dq, p, tau));
+    BENCH_TIME(o, st, "FK", BR_fk(q, p, 0, T));
+    BENCH_TIME(o, st, "JdotQdot", BR_jdot_qdot(q, dq, p, 0, acc));
+#endif
 #if BR_HAVE_ALL
     BENCH_TIME(o, st, "all", BR_COMPUTE_ALL(q, dq, p, A, C, Qv, J));
 #endif
@@ -96,6 +103,7 @@ int main(int argc, char **argv)
     }
     for (i = 0; i < BR_NDOF; i++) sink += A[i * BR_NDOF + i] + C[i] + Qv[i] + tau[i];
     for (e = 0; e < BR_NEE; e++) sink += J[e][e % (6 * BR_NDOF)];
+    for (i = 0; i < 6; i++) sink += T[i] + acc[i];
     printf(",\n  \"checksum\": %.17g\n}\n", sink);
     return 0;
 }

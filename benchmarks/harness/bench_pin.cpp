@@ -25,9 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "pinocchio/algorithm/aba.hpp"
 #include "pinocchio/algorithm/crba.hpp"
 #include "pinocchio/algorithm/frames.hpp"
 #include "pinocchio/algorithm/jacobian.hpp"
+#include "pinocchio/algorithm/kinematics.hpp"
 #include "pinocchio/algorithm/rnea.hpp"
 #include "pinocchio/multibody/joint.hpp"
 #ifdef BENCH_PIN_LIB
@@ -286,6 +288,20 @@ int main(int argc, char **argv)
     BENCH_TIME(o, st, (G + "_local").c_str(), {
         for (size_t e = 0; e < ne; e++) pin::computeJointJacobian(model, data, Q_, L.ees[e].joint, Jloc[e]);
     });
+    // Issue #8's kernels against their Pinocchio counterparts (end effector 0; ddq and tau: the
+    // state's dq, as in bench_c.c; timing only).
+    pin::Motion acc = pin::Motion::Zero();
+    BENCH_TIME(o, st, "ID", pin::rnea(model, data, Q_, V_, V_));
+    BENCH_TIME(o, st, "NLE", pin::nonLinearEffects(model, data, Q_, V_));
+    BENCH_TIME(o, st, "FD", pin::aba(model, data, Q_, V_, V_));
+    BENCH_TIME(o, st, "FK", {
+        pin::forwardKinematics(model, data, Q_);
+        pin::updateFramePlacement(model, data, e0.frame);
+    });
+    BENCH_TIME(o, st, "JdotQdot", {
+        pin::forwardKinematics(model, data, Q_, V_, zero);
+        acc = pin::getFrameClassicalAcceleration(model, data, e0.frame, pin::LOCAL_WORLD_ALIGNED);
+    });
     BENCH_TIME(o, st, "all_seq", {
         pin::crba(model, data, Q_);
         pin::computeCoriolisMatrix(model, data, Q_, V_);
@@ -310,7 +326,8 @@ int main(int argc, char **argv)
                    });
     }
     // Keep every output observable.
-    double sink = data.M.sum() + data.C.sum() + data.g.sum() + data.tau.sum();
+    double sink = data.M.sum() + data.C.sum() + data.g.sum() + data.tau.sum() + data.ddq.sum() + data.nle.sum()
+                  + data.oMf[e0.frame].translation().sum() + acc.toVector().sum();
     for (size_t e = 0; e < ne; e++) sink += Jw[e].sum() + J2[e].sum() + Jloc[e].sum();
     printf(",\n  \"checksum\": %.17g\n}\n", sink);
     return 0;

@@ -14,6 +14,13 @@
  *   mini_jacobian_slider_local      22
  *   mini_friction                   12
  *   mini_compute_all               207
+ *   mini_inverse_dynamics          171
+ *   mini_bias                      120
+ *   mini_forward_dynamics          217
+ *   mini_fk_tool                    23
+ *   mini_jdot_qdot_tool             32
+ *   mini_fk_slider                  16
+ *   mini_jdot_qdot_slider           20
  */
 #include <float.h>
 #include <math.h>
@@ -680,6 +687,478 @@ void mini_compute_all(const double *q, const double *dq, const double *p, double
     J_slider[17] = 0.0;
 }
 
+/* Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor
+ * inertia included (recursive Newton-Euler), NDOF.
+ * 171 operations. */
+void mini_inverse_dynamics(const double *q, const double *dq, const double *ddq, const double *p, double *tau)
+{
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    const double p_g = p[4];
+    const double t75 = -0.6*p_g;
+    const double s_q_base = sq[0];
+    const double t77 = s_q_base*t75;
+    const double ddq_q_base = ddq[0];
+    const double p_L4 = p[3];
+    const double t290 = -p_L4*ddq_q_base - t77;
+    const double ddq_q_b = ddq[2];
+    const double t293 = -ddq_q_b + t290;
+    const double dq_q_base = dq[0];
+    const double p_L2 = p[1];
+    const double t84 = p_L2*dq_q_base;
+    const double q_q_b = q[2];
+    const double t91 = -dq_q_base*q_q_b - t84;
+    const double p_m_b = p[41];
+    const double p_MZ_b = p[44];
+    const double t157 = p_MZ_b*dq_q_base + p_m_b*t91;
+    const double p_MY_b = p[43];
+    const double t317 = -p_MY_b*ddq_q_base - dq_q_base*t157 + p_m_b*t293;
+    const double p_Ia_b = p[51];
+    const double t318 = p_Ia_b*ddq_q_b - t317;
+    const double dq_q_b = dq[2];
+    const double p_Fv_b = p[52];
+    const double p_Fc_b = p[53];
+    const double t356 = p_Fc_b*(double)((dq_q_b > 0) - (dq_q_b < 0)) + p_Fv_b*dq_q_b + t318;
+    const double c_q_base = cq[0];
+    const double t78 = c_q_base*t75;
+    const double x1 = p_L2*ddq_q_base;
+    const double t281 = -t78 + x1;
+    const double s_q_a = sq[1];
+    const double c_q_a = cq[1];
+    const double t283 = -c_q_a*t77 - s_q_a*t281;
+    const double t85 = c_q_a*t84;
+    const double dq_q_a = dq[1];
+    const double t286 = -dq_q_a*t85 + t283;
+    const double ddq_q_a = ddq[1];
+    const double t284 = ddq_q_base - ddq_q_a;
+    const double t288 = -p_L4*t284 + t286;
+    const double p_L3 = p[2];
+    const double x0 = (0.5)*p_L3;
+    const double t87 = -dq_q_a + dq_q_base;
+    const double t88 = -t85 + t87*x0;
+    const double p_m_ta = p[31];
+    const double p_MZ_ta = p[34];
+    const double t135 = -p_MZ_ta*t87 + p_m_ta*t88;
+    const double p_MX_ta = p[32];
+    const double t311 = p_MX_ta*t284 + p_m_ta*t288 + t135*t87;
+    const double t282 = c_q_a*t281 - s_q_a*t77;
+    const double t86 = -s_q_a*t84;
+    const double t285 = dq_q_a*t86 + t282;
+    const double t287 = t284*x0 - t285;
+    const double t89 = -p_L4*t87 + t86;
+    const double t136 = p_MX_ta*t87 + p_m_ta*t89;
+    const double t309 = -p_MZ_ta*t284 + p_m_ta*t287 - t136*t87;
+    const double p_YY_ta = p[38];
+    const double t307 = -p_MX_ta*t288 + p_MZ_ta*t287 - p_YY_ta*t284 + t135*t89 - t136*t88;
+    const double t331 = (0.5)*p_L3*t309 - p_L4*t311 - t307;
+    const double p_m_a = p[18];
+    const double p_MX_a = p[19];
+    const double t114 = -p_MX_a*t87 + p_m_a*t86;
+    const double p_MZ_a = p[21];
+    const double t113 = p_MZ_a*t87 + p_m_a*t85;
+    const double p_YY_a = p[25];
+    const double t301 = -p_MX_a*t286 + p_MZ_a*t285 + p_YY_a*t284 + t113*t86 - t114*t85;
+    const double t334 = t301 + t331;
+    const double p_Ia_a = p[28];
+    const double t339 = p_Ia_a*ddq_q_a - t334;
+    const double p_Fv_a = p[29];
+    const double p_Fc_a = p[30];
+    const double t355 = p_Fc_a*(double)((dq_q_a > 0) - (dq_q_a < 0)) + p_Fv_a*dq_q_a + t339;
+    const double t305 = -p_MX_a*t284 + p_m_a*t286 - t113*t87;
+    const double t338 = t305 + t311;
+    const double t303 = p_MZ_a*t284 + p_m_a*t285 + t114*t87;
+    const double t336 = t303 - t309;
+    const double t342 = c_q_a*t336 - s_q_a*t338;
+    const double t346 = p_L2*t342 + t334;
+    const double t289 = -t78 - x1;
+    const double t291 = -ddq_q_base*q_q_b + t289;
+    const double t292 = -dq_q_b*dq_q_base + t291;
+    const double t90 = -p_L4*dq_q_base;
+    const double t92 = -dq_q_b + t90;
+    const double t158 = -p_MY_b*dq_q_base + p_m_b*t92;
+    const double t316 = p_MZ_b*ddq_q_base + dq_q_base*t158 + p_m_b*t292;
+    const double p_XX_b = p[45];
+    const double t312 = p_MY_b*t293 - p_MZ_b*t292 - p_XX_b*ddq_q_base - t157*t92 + t158*t91;
+    const double t319 = q_q_b*t316 + t312;
+    const double t323 = -p_L2*t316 - p_L4*t317 - t319;
+    const double p_ZZ_1 = p[14];
+    const double p_MY_1 = p[7];
+    const double p_MX_1 = p[6];
+    const double t296 = -p_MX_1*t78 + p_MY_1*t77 + p_ZZ_1*ddq_q_base;
+    const double t326 = t296 + t323;
+    const double t349 = t326 + t346;
+    const double p_Ia_1 = p[15];
+    const double t353 = p_Ia_1*ddq_q_base + t349;
+    const double p_Fv_1 = p[16];
+    const double p_Fc_1 = p[17];
+    const double t354 = p_Fc_1*(double)((dq_q_base > 0) - (dq_q_base < 0)) + p_Fv_1*dq_q_base + t353;
+    tau[0] = t354;
+    tau[1] = t355;
+    tau[2] = t356;
+}
+
+/* Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.
+ * 120 operations. */
+void mini_bias(const double *q, const double *dq, const double *p, double *h)
+{
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    const double dq_q_base = dq[0];
+    const double p_L2 = p[1];
+    const double t84 = p_L2*dq_q_base;
+    const double q_q_b = q[2];
+    const double t91 = -dq_q_base*q_q_b - t84;
+    const double p_m_b = p[41];
+    const double p_MZ_b = p[44];
+    const double t157 = p_MZ_b*dq_q_base + p_m_b*t91;
+    const double p_g = p[4];
+    const double t75 = -0.6*p_g;
+    const double s_q_base = sq[0];
+    const double t77 = s_q_base*t75;
+    const double t379 = -dq_q_base*t157 - p_m_b*t77;
+    const double c_q_base = cq[0];
+    const double t78 = c_q_base*t75;
+    const double s_q_a = sq[1];
+    const double c_q_a = cq[1];
+    const double t80 = c_q_a*t77 - s_q_a*t78;
+    const double t85 = c_q_a*t84;
+    const double dq_q_a = dq[1];
+    const double t358 = -dq_q_a*t85 - t80;
+    const double t87 = -dq_q_a + dq_q_base;
+    const double p_L3 = p[2];
+    const double t88 = (0.5)*p_L3*t87 - t85;
+    const double p_m_ta = p[31];
+    const double p_MZ_ta = p[34];
+    const double t135 = -p_MZ_ta*t87 + p_m_ta*t88;
+    const double t374 = p_m_ta*t358 + t135*t87;
+    const double t79 = c_q_a*t78 + s_q_a*t77;
+    const double t86 = -s_q_a*t84;
+    const double t357 = dq_q_a*t86 - t79;
+    const double p_L4 = p[3];
+    const double t89 = -p_L4*t87 + t86;
+    const double p_MX_ta = p[32];
+    const double t136 = p_MX_ta*t87 + p_m_ta*t89;
+    const double t373 = -p_m_ta*t357 - t136*t87;
+    const double t371 = -p_MX_ta*t358 - p_MZ_ta*t357 + t135*t89 - t136*t88;
+    const double t391 = (0.5)*p_L3*t373 - p_L4*t374 - t371;
+    const double p_m_a = p[18];
+    const double p_MX_a = p[19];
+    const double t114 = -p_MX_a*t87 + p_m_a*t86;
+    const double p_MZ_a = p[21];
+    const double t113 = p_MZ_a*t87 + p_m_a*t85;
+    const double t366 = -p_MX_a*t358 + p_MZ_a*t357 + t113*t86 - t114*t85;
+    const double t394 = t366 + t391;
+    const double t369 = p_m_a*t358 - t113*t87;
+    const double t397 = t369 + t374;
+    const double t368 = p_m_a*t357 + t114*t87;
+    const double t396 = t368 - t373;
+    const double t400 = c_q_a*t396 - s_q_a*t397;
+    const double t404 = p_L2*t400 + t394;
+    const double dq_q_b = dq[2];
+    const double t359 = -dq_q_b*dq_q_base - t78;
+    const double t90 = -p_L4*dq_q_base;
+    const double t92 = -dq_q_b + t90;
+    const double p_MY_b = p[43];
+    const double t158 = -p_MY_b*dq_q_base + p_m_b*t92;
+    const double t378 = dq_q_base*t158 + p_m_b*t359;
+    const double t375 = -p_MY_b*t77 - p_MZ_b*t359 - t157*t92 + t158*t91;
+    const double t380 = q_q_b*t378 + t375;
+    const double t384 = -p_L2*t378 - p_L4*t379 - t380;
+    const double p_MY_1 = p[7];
+    const double p_MX_1 = p[6];
+    const double t362 = -p_MX_1*t78 + p_MY_1*t77;
+    const double t387 = t362 + t384;
+    const double t407 = t387 + t404;
+    h[0] = t407;
+    h[1] = -t394;
+    h[2] = -t379;
+}
+
+/* Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by
+ * the sparse LTDL factorization of A (no pivoting: A must be positive
+ * definite, as it is for physical parameters where every joint moves some
+ * inertia or has Ia > 0), NDOF.
+ * 217 operations. */
+void mini_forward_dynamics(const double *q, const double *dq, const double *tau, const double *p, double *ddq)
+{
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    const double p_L3 = p[2];
+    const double x4 = (0.5)*p_L3;
+    const double p_m_ta = p[31];
+    const double p_MZ_ta = p[34];
+    const double t25 = p_MZ_ta - p_m_ta*x4;
+    const double p_MZ_a = p[21];
+    const double t35 = p_MZ_a + t25;
+    const double p_MX_ta = p[32];
+    const double p_L4 = p[3];
+    const double t24 = p_L4*p_m_ta - p_MX_ta;
+    const double p_MX_a = p[19];
+    const double t33 = p_MX_a + t24;
+    const double s_q_a = sq[1];
+    const double c_q_a = cq[1];
+    const double t43 = c_q_a*t35 + s_q_a*t33;
+    const double p_L2 = p[1];
+    const double x6 = p_L2*t43;
+    const double x5 = p_L3*p_L3;
+    const double x3 = 2.0*p_L4;
+    const double x1 = p_L4*p_L4;
+    const double p_YY_ta = p[38];
+    const double t29 = -p_L3*p_MZ_ta - p_MX_ta*x3 + p_YY_ta + p_m_ta*(x1 + (0.25)*x5);
+    const double p_YY_a = p[25];
+    const double t39 = p_YY_a + t29;
+    const double x0 = p_L2*p_L2;
+    const double p_m_a = p[18];
+    const double t32 = p_m_a + p_m_ta;
+    const double t58 = -t32*x5 + t32*(x0 + x5) + t39 + 2.0*x6;
+    const double p_L1 = p[0];
+    const double x2 = (p_L1 + p_L3)*(p_L1 + p_L3);
+    const double q_q_b = q[2];
+    const double p_m_b = p[41];
+    const double p_XX_b = p[45];
+    const double p_MZ_b = p[44];
+    const double t1 = -2.0*p_MZ_b*q_q_b + p_XX_b + p_m_b*q_q_b*q_q_b;
+    const double t0 = p_MZ_b - p_m_b*q_q_b;
+    const double p_MY_b = p[43];
+    const double t13 = -2.0*p_L2*t0 + p_MY_b*x3 - p_m_b*x2 + p_m_b*(x0 + x1 + x2) + t1;
+    const double p_ZZ_1 = p[14];
+    const double t23 = p_ZZ_1 + t13;
+    const double t69 = t23 + t58;
+    const double p_Ia_1 = p[15];
+    const double t70 = p_Ia_1 + t69;
+    const double p_Ia_b = p[51];
+    const double t74 = p_Ia_b + p_m_b;
+    const double t410 = 1.0/t74;
+    const double t6 = p_L4*p_m_b + p_MY_b;
+    const double t411 = t410*t6;
+    const double t412 = -t411*t6 + t70;
+    const double t73 = -t39 - x6;
+    const double p_Ia_a = p[28];
+    const double t71 = p_Ia_a + t39;
+    const double t413 = 1.0/t71;
+    const double t414 = t413*t73;
+    const double t415 = t412 - t414*t73;
+    const double t416 = 1.0/t415;
+    const double p_g = p[4];
+    const double t75 = -0.6*p_g;
+    const double c_q_base = cq[0];
+    const double t78 = c_q_base*t75;
+    const double s_q_base = sq[0];
+    const double t77 = s_q_base*t75;
+    const double t80 = c_q_a*t77 - s_q_a*t78;
+    const double dq_q_base = dq[0];
+    const double t84 = p_L2*dq_q_base;
+    const double t85 = c_q_a*t84;
+    const double dq_q_a = dq[1];
+    const double t358 = -dq_q_a*t85 - t80;
+    const double t87 = -dq_q_a + dq_q_base;
+    const double t88 = -t85 + t87*x4;
+    const double t135 = -p_MZ_ta*t87 + p_m_ta*t88;
+    const double t374 = p_m_ta*t358 + t135*t87;
+    const double t113 = p_MZ_a*t87 + p_m_a*t85;
+    const double t369 = p_m_a*t358 - t113*t87;
+    const double t397 = t369 + t374;
+    const double t79 = c_q_a*t78 + s_q_a*t77;
+    const double t86 = -s_q_a*t84;
+    const double t357 = dq_q_a*t86 - t79;
+    const double t89 = -p_L4*t87 + t86;
+    const double t136 = p_MX_ta*t87 + p_m_ta*t89;
+    const double t373 = -p_m_ta*t357 - t136*t87;
+    const double t114 = -p_MX_a*t87 + p_m_a*t86;
+    const double t368 = p_m_a*t357 + t114*t87;
+    const double t396 = t368 - t373;
+    const double t400 = c_q_a*t396 - s_q_a*t397;
+    const double t371 = -p_MX_ta*t358 - p_MZ_ta*t357 + t135*t89 - t136*t88;
+    const double t391 = (0.5)*p_L3*t373 - p_L4*t374 - t371;
+    const double t366 = -p_MX_a*t358 + p_MZ_a*t357 + t113*t86 - t114*t85;
+    const double t394 = t366 + t391;
+    const double t404 = p_L2*t400 + t394;
+    const double dq_q_b = dq[2];
+    const double t359 = -dq_q_b*dq_q_base - t78;
+    const double t90 = -p_L4*dq_q_base;
+    const double t92 = -dq_q_b + t90;
+    const double t158 = -p_MY_b*dq_q_base + p_m_b*t92;
+    const double t378 = dq_q_base*t158 + p_m_b*t359;
+    const double t91 = -dq_q_base*q_q_b - t84;
+    const double t157 = p_MZ_b*dq_q_base + p_m_b*t91;
+    const double t375 = -p_MY_b*t77 - p_MZ_b*t359 - t157*t92 + t158*t91;
+    const double t380 = q_q_b*t378 + t375;
+    const double t379 = -dq_q_base*t157 - p_m_b*t77;
+    const double t384 = -p_L2*t378 - p_L4*t379 - t380;
+    const double p_MY_1 = p[7];
+    const double p_MX_1 = p[6];
+    const double t362 = -p_MX_1*t78 + p_MY_1*t77;
+    const double t387 = t362 + t384;
+    const double t407 = t387 + t404;
+    const double trq_q_a = tau[1];
+    const double p_Fv_a = p[29];
+    const double p_Fc_a = p[30];
+    const double t418 = -p_Fc_a*(double)((dq_q_a > 0) - (dq_q_a < 0)) - p_Fv_a*dq_q_a + trq_q_a + t394;
+    const double trq_q_b = tau[2];
+    const double p_Fv_b = p[52];
+    const double p_Fc_b = p[53];
+    const double t417 = -p_Fc_b*(double)((dq_q_b > 0) - (dq_q_b < 0)) - p_Fv_b*dq_q_b + trq_q_b + t379;
+    const double trq_q_base = tau[0];
+    const double p_Fv_1 = p[16];
+    const double p_Fc_1 = p[17];
+    const double t419 = -p_Fc_1*(double)((dq_q_base > 0) - (dq_q_base < 0)) - p_Fv_1*dq_q_base + trq_q_base - t407 - t411*t417 - t414*t418;
+    const double t420 = t416*t419;
+    const double t422 = t410*t417;
+    const double t424 = -t411*t420 + t422;
+    const double t421 = t413*t418;
+    const double t423 = -t414*t420 + t421;
+    ddq[0] = t420;
+    ddq[1] = t423;
+    ddq[2] = t424;
+}
+
+/* Pose of end effector tool (frame ta) in frame 0: 4 x 4 homogeneous.
+ * 23 operations. */
+void mini_fk_tool(const double *q, const double *p, double *T)
+{
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    const double p_L3 = p[2];
+    const double p_L1 = p[0];
+    const double t262 = p_L1 + p_L3;
+    const double x0 = (0.5)*p_L3;
+    const double s_q_base = sq[0];
+    const double s_q_a = sq[1];
+    const double c_q_base = cq[0];
+    const double c_q_a = cq[1];
+    const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
+    const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
+    const double p_L2 = p[1];
+    const double t261 = p_L2*c_q_base;
+    const double p_L4 = p[3];
+    const double t266 = p_L4*t264 + t261 + t263*x0;
+    const double t260 = -p_L2*s_q_base;
+    const double t265 = p_L4*t263 + t260 - t264*x0;
+    const double x1 = -t263;
+    T[0] = x1;
+    T[1] = 0.0;
+    T[2] = t264;
+    T[3] = t265;
+    T[4] = -t264;
+    T[5] = 0.0;
+    T[6] = x1;
+    T[7] = t266;
+    T[8] = 0.0;
+    T[9] = -1.0;
+    T[10] = 0.0;
+    T[11] = t262;
+    T[12] = 0.0;
+    T[13] = 0.0;
+    T[14] = 0.0;
+    T[15] = 1.0;
+}
+
+/* Jdot*dq of end effector tool (frame ta): its classical acceleration at ddq
+ * = 0, 6, linear first, frame 0 (world) axes.
+ * 32 operations. */
+void mini_jdot_qdot_tool(const double *q, const double *dq, const double *p, double *a)
+{
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    const double dq_q_base = dq[0];
+    const double p_L2 = p[1];
+    const double t84 = p_L2*dq_q_base;
+    const double c_q_a = cq[1];
+    const double t85 = c_q_a*t84;
+    const double dq_q_a = dq[1];
+    const double t87 = -dq_q_a + dq_q_base;
+    const double p_L3 = p[2];
+    const double t88 = (0.5)*p_L3*t87 - t85;
+    const double t426 = -dq_q_a*t85;
+    const double t429 = t426 + t87*t88;
+    const double s_q_a = sq[1];
+    const double t86 = -s_q_a*t84;
+    const double p_L4 = p[3];
+    const double t89 = -p_L4*t87 + t86;
+    const double t425 = dq_q_a*t86;
+    const double t428 = -t425 - t87*t89;
+    const double s_q_base = sq[0];
+    const double c_q_base = cq[0];
+    const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
+    const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
+    const double t431 = -t263*t429 - t264*t428;
+    const double t430 = -t263*t428 + t264*t429;
+    a[0] = t430;
+    a[1] = t431;
+    a[2] = 0.0;
+    a[3] = 0.0;
+    a[4] = 0.0;
+    a[5] = 0.0;
+}
+
+/* Pose of end effector slider (frame b) in frame 0: 4 x 4 homogeneous.
+ * 16 operations. */
+void mini_fk_slider(const double *q, const double *p, double *T)
+{
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    const double p_L3 = p[2];
+    const double p_L1 = p[0];
+    const double t269 = 2.0*p_L1 + p_L3;
+    const double s_q_base = sq[0];
+    const double c_q_base = cq[0];
+    const double p_L4 = p[3];
+    const double p_L2 = p[1];
+    const double t268 = -p_L2*c_q_base - p_L4*s_q_base;
+    const double q_q_b = q[2];
+    const double t271 = -c_q_base*q_q_b + t268;
+    const double t267 = p_L2*s_q_base - p_L4*c_q_base;
+    const double t270 = q_q_b*s_q_base + t267;
+    const double x0 = -s_q_base;
+    T[0] = 0.0;
+    T[1] = -c_q_base;
+    T[2] = x0;
+    T[3] = t270;
+    T[4] = 0.0;
+    T[5] = x0;
+    T[6] = c_q_base;
+    T[7] = t271;
+    T[8] = -1.0;
+    T[9] = 0.0;
+    T[10] = 0.0;
+    T[11] = t269;
+    T[12] = 0.0;
+    T[13] = 0.0;
+    T[14] = 0.0;
+    T[15] = 1.0;
+}
+
+/* Jdot*dq of end effector slider (frame b): its classical acceleration at ddq
+ * = 0, 6, linear first, frame 0 (world) axes.
+ * 20 operations. */
+void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, double *a)
+{
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    const double dq_q_base = dq[0];
+    const double p_L2 = p[1];
+    const double t84 = p_L2*dq_q_base;
+    const double q_q_b = q[2];
+    const double t91 = -dq_q_base*q_q_b - t84;
+    const double t433 = -dq_q_base*t91;
+    const double p_L4 = p[3];
+    const double t90 = -p_L4*dq_q_base;
+    const double dq_q_b = dq[2];
+    const double t92 = -dq_q_b + t90;
+    const double t427 = -dq_q_b*dq_q_base;
+    const double t432 = dq_q_base*t92 + t427;
+    const double s_q_base = sq[0];
+    const double c_q_base = cq[0];
+    const double t435 = c_q_base*t433 - s_q_base*t432;
+    const double t434 = -c_q_base*t432 - s_q_base*t433;
+    a[0] = t434;
+    a[1] = t435;
+    a[2] = 0.0;
+    a[3] = 0.0;
+    a[4] = 0.0;
+    a[5] = 0.0;
+}
+
 void mini_jacobian(const double *q, const double *p, int ee, int frame, double *J)
 {
     if (ee == MINI_TOOL && frame == MINI_WORLD) {
@@ -700,6 +1179,30 @@ void mini_jacobian(const double *q, const double *p, int ee, int frame, double *
     }
     for (int i = 0; i < 6 * MINI_NDOF; ++i) {
         J[i] = NAN;
+    }
+}
+
+void mini_fk(const double *q, const double *p, int ee, double *T)
+{
+    switch (ee) {
+    case 0: mini_fk_tool(q, p, T); return;
+    case 1: mini_fk_slider(q, p, T); return;
+    default: break;
+    }
+    for (int i = 0; i < 16; ++i) {
+        T[i] = NAN;
+    }
+}
+
+void mini_jdot_qdot(const double *q, const double *dq, const double *p, int ee, double *a)
+{
+    switch (ee) {
+    case 0: mini_jdot_qdot_tool(q, dq, p, a); return;
+    case 1: mini_jdot_qdot_slider(q, dq, p, a); return;
+    default: break;
+    }
+    for (int i = 0; i < 6; ++i) {
+        a[i] = NAN;
     }
 }
 

@@ -14,6 +14,13 @@
  *   mini_jacobian_slider_local      22
  *   mini_friction                   12
  *   mini_compute_all               207
+ *   mini_inverse_dynamics          171
+ *   mini_bias                      120
+ *   mini_forward_dynamics          217
+ *   mini_fk_tool                    23
+ *   mini_jdot_qdot_tool             32
+ *   mini_fk_slider                  16
+ *   mini_jdot_qdot_slider           20
  */
 #ifndef MINI_KERNELS_H
 #define MINI_KERNELS_H
@@ -154,6 +161,41 @@ const char *mini_param_name(int i);
 
 /* Name of joint i (NULL if out of range). */
 const char *mini_joint_name(int i);
+
+/* Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor
+ * inertia included (recursive Newton-Euler), NDOF. */
+void mini_inverse_dynamics(const double *q, const double *dq, const double *ddq, const double *p, double *tau);
+
+/* Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF. */
+void mini_bias(const double *q, const double *dq, const double *p, double *h);
+
+/* Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by
+ * the sparse LTDL factorization of A (no pivoting: A must be positive
+ * definite, as it is for physical parameters where every joint moves some
+ * inertia or has Ia > 0), NDOF. */
+void mini_forward_dynamics(const double *q, const double *dq, const double *tau, const double *p, double *ddq);
+
+/* Pose of end effector tool (frame ta) in frame 0: 4 x 4 homogeneous. */
+void mini_fk_tool(const double *q, const double *p, double *T);
+
+/* Jdot*dq of end effector tool (frame ta): its classical acceleration at ddq
+ * = 0, 6, linear first, frame 0 (world) axes. */
+void mini_jdot_qdot_tool(const double *q, const double *dq, const double *p, double *a);
+
+/* Pose of end effector slider (frame b) in frame 0: 4 x 4 homogeneous. */
+void mini_fk_slider(const double *q, const double *p, double *T);
+
+/* Jdot*dq of end effector slider (frame b): its classical acceleration at ddq
+ * = 0, 6, linear first, frame 0 (world) axes. */
+void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, double *a);
+
+/* Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (its position in the
+ * end-effector list). An unknown ee fills T with NaN. */
+void mini_fk(const double *q, const double *p, int ee, double *T);
+
+/* Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical
+ * acceleration at ddq = 0. An unknown ee fills a with NaN. */
+void mini_jdot_qdot(const double *q, const double *dq, const double *p, int ee, double *a);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,97 @@
+"""Generate, compile and load any model's kernels through ctypes, driven by
+codegen/abi.py: every function of the ABI becomes a Python call that takes
+the inputs (arrays, ints) in ABI order and returns the outputs, allocated
+NaN-filled so that an unwritten entry shows up.
+
+    lib = build(model_path, params_path, tmp_dir)
+    tau = lib.inverse_dynamics(q, dq, ddq, p)
+    T = lib.fk(q, p, 0)
+"""
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codegen.abi import INDEX, OUT, describe
+from codegen.generate import generate
+from codegen.model import load_model
+
+# -Wno-unused-parameter: on main, a 1-DOF model's compute_A never reads q;
+# drop it once the emitter's (void) casts of unused inputs are merged.
+CFLAGS = ["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wno-unused-parameter"]
+_D = ctypes.POINTER(ctypes.c_double)
+
+
+def compile_shared(c_file: Path, so: Path, cflags=CFLAGS) -> Path:
+    if shutil.which("gcc") is None:
+        pytest.skip("no C compiler `gcc`")
+    r = subprocess.run(["gcc", *cflags, "-shared", "-fPIC", "-o", str(so), str(c_file), "-lm"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and not r.stderr.strip(), f"gcc failed or warned:\n{r.stdout}\n{r.stderr}"
+    return so
+
+
+class Library:
+    """The compiled kernels of `model`, one method per ABI function."""
+
+    def __init__(self, model, so: Path):
+        self.model = model
+        self.abi = describe(model)
+        self.lib = ctypes.CDLL(str(so))
+        for f in self.abi.functions:
+            if f.returns != "void":
+                continue
+            cf = getattr(self.lib, self.abi.prefix + f.name)
+            cf.argtypes = [ctypes.c_int if a.role == INDEX else _D for a in f.args]
+            cf.restype = None
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name in ("abi", "lib", "model"):
+            raise AttributeError(name)
+        try:
+            f = self.abi.function(name)
+        except KeyError:
+            raise AttributeError(name) from None
+        cf = getattr(self.lib, self.abi.prefix + f.name)
+
+        def call(*inputs):
+            ins = [a for a in f.args if a.role != OUT]
+            assert len(inputs) == len(ins), f"{name} takes {[a.name for a in ins]}"
+            it, args, outs, keep = iter(inputs), [], [], []
+            for a in f.args:
+                if a.role == INDEX:
+                    args.append(int(next(it)))
+                elif a.role == OUT:
+                    o = np.full(a.shape, np.nan)
+                    outs.append(o)
+                    args.append(o.ctypes.data_as(_D))
+                else:
+                    x = np.ascontiguousarray(next(it), dtype=np.float64)
+                    assert x.shape == a.shape, (a.name, x.shape, a.shape)
+                    keep.append(x)
+                    args.append(x.ctypes.data_as(_D))
+            cf(*args)
+            return outs[0] if len(outs) == 1 else tuple(outs)
+
+        return call
+
+
+def build(model_path, params_path, out_dir, cflags=CFLAGS) -> Library:
+    """Generate the model's C sources into out_dir, compile them, load them."""
+    model = load_model(model_path)
+    out_dir = Path(out_dir)
+    generate(model_path, params_path, out_dir)
+    c_file = out_dir / f"{model.name}_kernels.c"
+    return Library(model, compile_shared(c_file, out_dir / f"lib{model.name}_kernels.so", cflags))
+
+
+def write_params(model, values, path: Path) -> Path:
+    """A parameter file (the TOML [values] table) for a parameter vector."""
+    lines = ["[values]"] + [f"{n} = {float(v)!r}" for n, v in zip(model.param_names, values)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
