@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        f461bd47461ca033e6b17ff6a2a3b0607e22831fcd6eef9a5256fffde7d9038e
+ * generator        b3a6654575efbb98914ec07b3aa0fb38e2cdbd2445c0638211983656a3836a6b
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
