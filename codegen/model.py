@@ -38,8 +38,8 @@ JOINT_TYPES = ("revolute", "prismatic", "fixed")
 INERTIAL = ("m", "MX", "MY", "MZ", "XX", "XY", "XZ", "YY", "YZ", "ZZ")
 # Rotor inertia (eq. 18), viscous and Coulomb friction (eq. 17).
 ACTUATOR = ("Ia", "Fv", "Fc")
+# Geometry names appear in origin expressions: identifiers (codegen/expr.py).
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # always used with fullmatch
-_KEY = re.compile(r"[A-Za-z0-9_]+")
 # The model name is the C prefix and the file name: a letter first, so the
 # prefix never starts with the reserved "_" (C99 7.1.3).
 _MODEL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
@@ -56,18 +56,6 @@ MAX_FRAMES = 512  # [[frame]] tables, fixed ones included
 MAX_DOF = 128  # moving joints
 MAX_GEOMETRY = 256  # geometry parameters
 MAX_END_EFFECTORS = 64  # [[end_effector]] tables
-C_RESERVED = frozenset(
-    "auto break case char const continue default do double else enum extern "
-    "float for goto if inline int long register restrict return short signed "
-    "sizeof static struct switch typedef union unsigned void volatile while "
-    "p q dq A C Q J tau_f arm frame ee i sq cq NDOF sincos_q".split()
-    # math.h functions and object-like macros the generated code may use
-    + "sin cos tan asin acos atan atan2 sinh cosh tanh exp log log10 pow sqrt cbrt fabs "
-    "floor ceil fmod copysign hypot NAN INFINITY HUGE_VAL HUGE_VALF HUGE_VALL "
-    "math_errhandling MATH_ERRNO MATH_ERREXCEPT".split()
-)
-# Names the generated C uses for its own locals and macros.
-_GENERATED = re.compile(r"^([tx][0-9]+|(M|FP)_[A-Za-z0-9_]*|_.*)$")
 
 
 # Float rotations and axes must be orthonormal / unit to this tolerance.
@@ -88,10 +76,21 @@ def _check_length(name: str, what: str) -> str:
 
 def check_identifier(name: str, what: str) -> str:
     if not isinstance(name, str) or not _IDENT.fullmatch(name):
-        raise ModelError(f"{what} {_show(name)} is not a C identifier")
+        raise ModelError(f"{what} {_show(name)} is not an identifier (letters, digits, _)")
+    return _check_length(name, what)
+
+
+def check_name(name, what: str) -> str:
+    """Joint names, frame keys and end-effector names are data (URDF names are
+    arbitrary): any printable string without surrounding whitespace, bounded.
+    Turning them into safe, distinct C identifiers is the emitter's job."""
+    if not isinstance(name, str) or not name:
+        raise ModelError(f"{what} {_show(name)} must be a non-empty string")
     _check_length(name, what)
-    if name in C_RESERVED or keyword.iskeyword(name) or _GENERATED.match(name):
-        raise ModelError(f"{what} {name!r} is a reserved word in the generated code")
+    if not name.isprintable():
+        raise ModelError(f"{what} {_show(name)} contains control or non-printable characters")
+    if name != name.strip():
+        raise ModelError(f"{what} {_show(name)} has leading or trailing whitespace")
     return name
 
 
@@ -312,10 +311,9 @@ def _frame(raw, index, geometry_symbols, where):
     for field in ("key", "parent", "type", "rotation", "origin"):
         if field not in raw:
             raise ModelError(f"{where}: missing field {field!r}")
-    key = raw["key"]
-    if not isinstance(key, str) or not _KEY.fullmatch(key) or key == "0":
-        raise ModelError(f"{where}: frame key {_show(key)} must be letters/digits/_ and not '0'")
-    _check_length(key, f"{where}: frame key")
+    key = check_name(raw["key"], f"{where}: frame key")
+    if key == "0":
+        raise ModelError(f"{where}: frame key '0' is the base frame's")
     where = f"frame {key!r}"
     if not isinstance(raw["parent"], str):
         raise ModelError(f"{where}: parent {raw['parent']!r} must be a frame key (a string)")
@@ -333,7 +331,7 @@ def _frame(raw, index, geometry_symbols, where):
         return Frame(key, raw["parent"], None, jtype, (0, 0, 0), rot, origin, -1)
     if "joint" not in raw or "axis" not in raw:
         raise ModelError(f"{where}: a {jtype} frame needs 'joint' and 'axis'")
-    joint = check_identifier(raw["joint"], f"{where}: joint name")
+    joint = check_name(raw["joint"], f"{where}: joint name")
     axis = unit_axis(raw["axis"], where)
     limits = _limits(raw.get("limits"), where)
     return Frame(key, raw["parent"], joint, jtype, axis, rot, origin, index, limits)
@@ -397,33 +395,19 @@ def parse_model(text: str, source: str = "<model>") -> Model:
         extra = set(e) - {"name", "frame", "rotation", "origin"}
         if extra:
             raise ModelError(f"{source}: end effector: unknown field(s) {sorted(extra)}")
-        ename = check_identifier(e.get("name"), "end-effector name")
+        ename = check_name(e.get("name"), "end-effector name")
         if e.get("frame") not in known - {"0"}:
             raise ModelError(f"end effector {ename!r}: unknown frame {_show(e.get('frame'))}")
         where = f"end effector {ename!r}"
         rot = sp.ImmutableMatrix(rotation_matrix(e["rotation"], where)) if "rotation" in e else EndEffector.rotation
         origin = tuple(_vector(e["origin"], f"{where}: origin")) if "origin" in e else EndEffector.origin
         ees.append(EndEffector(ename, e["frame"], rot, origin))
-    upper = [e.name.upper() for e in ees]
-    if len(set(upper)) != len(ees) or set(upper) & {"WORLD", "LOCAL", "NDOF", "NP", "KERNELS_H"}:
-        # each becomes a macro <NAME>_<EE>, next to <NAME>_WORLD etc.
-        raise ModelError("end-effector names must be unique (ignoring case) and not world/local/ndof/np")
+    if len({e.name for e in ees}) != len(ees):
+        raise ModelError("end-effector names must be unique")
     names = model.param_names
-    if len(set(names)) != len(names):
+    if len(set(names)) != len(names):  # a parameter file is a table name -> value
         dup = sorted({n for n in names if names.count(n) > 1})
-        raise ModelError(f"parameter name clash (a geometry name equals a frame's parameter): {dup}")
-    for n in names:
-        check_identifier(n, "parameter name")
-    # every name the generated C declares as a local must be distinct
-    locals_ = list(names) + [f"J_{e.name}" for e in ees]
-    for j in model.joint_names:
-        locals_ += [j, f"s_{j}", f"c_{j}", f"d{j}"]
-    seen, clash = set(), set()
-    for n in locals_:
-        (clash if n in seen else seen).add(n)
-    if clash:
-        raise ModelError(f"name clash in the generated code (joint, parameter or derived "
-                         f"s_/c_/d<joint> names): {sorted(clash)}")
+        raise ModelError(f"parameter name clash: {dup}")
     return Model(name, model.frames, geometry, gravity, tuple(ees), model.sha256)
 
 

@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 import codegen  # noqa: E402
-from codegen.generate import generate  # noqa: E402
+from codegen.generate import generate_from_files as generate  # noqa: E402
 from codegen.model import load_model  # noqa: E402
 
 GENERATED = ROOT / "generated"
@@ -171,3 +171,40 @@ def test_timestamp_patterns_work():
         assert any(rx.search(sample) for rx in _TIMESTAMP), sample
     for sample in ("p[12] = 0.0845;", "case 12: return", "1e-05", "t12 = x3*x4;", "0.1088"):
         assert not any(rx.search(sample) for rx in _TIMESTAMP), sample
+
+
+# ----------------------------------------------------------------------------
+# (d) every test model, and a hostile-names model, compiles cleanly
+# ----------------------------------------------------------------------------
+
+import shutil  # noqa: E402
+
+from codegen.generate import CodegenConfig, generate as generate_records  # noqa: E402
+
+_CC = shutil.which("gcc") or shutil.which("cc")
+_CXX = shutil.which("g++") or shutil.which("c++")
+_MODELS = sorted((ROOT / "tests" / "models").glob("*.toml"))
+_MODELS = [m for m in _MODELS if not m.stem.endswith("_params")]
+
+
+def _hostile():
+    from tests.test_cnames import hostile_model
+    return hostile_model()
+
+
+@pytest.mark.parametrize("which", [m.stem for m in _MODELS] + ["hostile"])
+def test_generated_c_compiles_strict_c99_and_header_as_cpp(tmp_path, which):
+    if _CC is None:
+        pytest.skip("no C compiler")
+    model = _hostile() if which == "hostile" else load_model(ROOT / "tests" / "models" / f"{which}.toml")
+    values = [0.5] * len(model.param_names)  # any finite values: this is about the C, not the numbers
+    files = generate_records(model, values, CodegenConfig(out_dir=tmp_path))
+    c = next(f for f in files if f.suffix == ".c")
+    h = next(f for f in files if f.suffix == ".h")
+    r = subprocess.run([_CC, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-c", str(c),
+                        "-o", str(tmp_path / "k.o")], capture_output=True, text=True)
+    assert r.returncode == 0, f"{which}: {r.stderr[-3000:]}"
+    if _CXX is not None:
+        r = subprocess.run([_CXX, "-x", "c++", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-pedantic", str(h)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"{which} header as C++: {r.stderr[-3000:]}"

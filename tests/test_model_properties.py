@@ -11,6 +11,7 @@ random garbage are refused with ModelError and never another exception.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import random
 
@@ -227,3 +228,27 @@ def test_random_expression_text_parses_or_is_refused(text):
         return
     assert isinstance(e, sp.Expr) and e.free_symbols <= set(syms.values())
     assert not e.has(sp.zoo, sp.oo, -sp.oo, sp.nan, sp.I)
+
+
+# ----------------------------------------------------------------------------
+# names are data
+# ----------------------------------------------------------------------------
+
+names = st.text(min_size=1, max_size=64).filter(lambda s: s.isprintable() and s == s.strip() and s != "0")
+
+
+@SETTINGS
+@given(st.lists(names, min_size=3, max_size=3, unique=True), st.lists(names, min_size=2, max_size=2, unique=True),
+       names)
+def test_any_printable_name_is_kept_verbatim(keys, joints, ee):
+    q = [json.dumps(x, ensure_ascii=False) for x in keys + joints + [ee]]
+    text = (f'name = "n"\n[[end_effector]]\nname = {q[5]}\nframe = {q[2]}\n'
+            f'[[frame]]\nkey = {q[0]}\nparent = "0"\njoint = {q[3]}\ntype = "revolute"\naxis = [0, 0, 1]\n'
+            'rotation = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]\norigin = [0, 0, 0]\n'
+            f'[[frame]]\nkey = {q[1]}\nparent = {q[0]}\njoint = {q[4]}\ntype = "prismatic"\naxis = [1, 0, 0]\n'
+            'rotation = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]\norigin = [0, 0, 0]\n'
+            f'[[frame]]\nkey = {q[2]}\nparent = {q[1]}\ntype = "fixed"\n'
+            'rotation = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]\norigin = [0, 0, 0]\n')
+    m = parse_model(text, "names.toml")
+    assert [f.key for f in m.frames] == keys and m.joint_names == tuple(joints) and m.ee_names == (ee,)
+    assert m.param_names[:2] == ("g", "m_" + keys[0]) and len(set(m.param_names)) == len(m.param_names)

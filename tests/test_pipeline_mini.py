@@ -35,7 +35,7 @@ ROOT = HERE.parent
 
 from codegen.abi import describe  # noqa: E402
 from codegen.derive import closed_form  # noqa: E402
-from codegen.generate import generate  # noqa: E402
+from codegen.generate import generate_from_files as generate  # noqa: E402
 from codegen.model import load_model, load_param_values  # noqa: E402
 from tests.reference_fk import NumericModel, random_physical_params, random_states, rel_err, worst_entry  # noqa: E402
 

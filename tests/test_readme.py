@@ -4,6 +4,7 @@ import re
 from pathlib import Path
 
 import krang_kernels
+import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -18,3 +19,38 @@ def test_readme_python_blocks_run():
 def test_package_doctest():
     result = doctest.testmod(krang_kernels)
     assert result.attempted > 0 and result.failed == 0
+
+
+def _erd_urdf(relative: str) -> Path:
+    import pinocchio
+
+    for parent in Path(pinocchio.__file__).resolve().parents:
+        if parent.name == "cmeel.prefix":
+            path = parent / "share" / "example-robot-data" / "robots" / relative
+            if path.exists():
+                return path
+    pytest.skip(f"example-robot-data's {relative} is not installed")
+
+
+@pytest.mark.slow
+def test_readme_urdf_quickstart_runs(tmp_path):
+    """The README's 'two commands' run as written, on the Panda URDF of example-robot-data,
+    and the module they build agrees with Pinocchio's gravity torques."""
+    import subprocess
+    import sys
+
+    import numpy as np
+    import pinocchio as pin
+
+    text = README.read_text()
+    block = re.search(r"<!-- urdf-quickstart:start -->\n```sh\n(.*?)```", text, re.S).group(1)
+    urdf = _erd_urdf("panda_description/urdf/panda.urdf")
+    script = block.replace("panda.urdf", str(urdf)).replace("python ", f"{sys.executable} ")
+    run = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-2000:]
+    printed = np.array(run.stdout.split("[")[-1].split("]")[0].split(), dtype=float)
+    pm = pin.buildModelFromUrdf(str(urdf))
+    ref = pin.computeGeneralizedGravity(pm, pm.createData(), pin.neutral(pm))
+    assert printed.shape == ref.shape
+    assert np.allclose(printed, ref, rtol=1e-6, atol=1e-6)  # printed with numpy's 8 digits
