@@ -11,7 +11,7 @@ MODEL  := models/krang.toml
 PARAMS := models/krang_params.toml
 STAMP  := build/.installed
 
-.PHONY: all setup generate build demo examples test check-generated bench clean distclean
+.PHONY: all setup generate build demo examples test check-generated bench bench-robots clean distclean
 
 all: generate demo
 
@@ -65,6 +65,11 @@ bench: build
 	$(PYTHON) -m pip install -q -e ".[bench]" --no-build-isolation
 	$(PYTHON) -m benchmarks $(BENCH_ARGS)
 	$(PYTHON) -m benchmarks.readme_table
+
+# Real URDFs (example-robot-data) through the CLI, against Pinocchio C++:
+# benchmarks/results/robots.md. BENCH_ARGS e.g. --robots ur5 talos --rounds 5.
+bench-robots: $(STAMP)
+	$(PYTHON) -m benchmarks.robots_table $(BENCH_ARGS)
 
 clean:
 	rm -rf build dist benchmarks/build krang_kernels/_kernels.c krang_kernels/*.so

@@ -10,6 +10,7 @@ NaN-filled so that an unwritten entry shows up.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 
 from codegen.abi import INDEX, OUT, describe
+from codegen.cnames import cnames
 from codegen.generate import generate
 from codegen.model import load_model
 
@@ -37,11 +39,17 @@ def compile_shared(c_file: Path, so: Path, cflags=CFLAGS) -> Path:
 
 
 class Library:
-    """The compiled kernels of `model`, one method per ABI function."""
+    """The compiled kernels of `model`, one method per ABI function.
 
-    def __init__(self, model, so: Path):
+    `name`: the --name the C was generated with (None: the model's name). The
+    C names (prefix, per-end-effector kernels) are the generator's
+    (codegen.cnames), so models with any end-effector names load."""
+
+    def __init__(self, model, so: Path, name: str | None = None):
         self.model = model
-        self.abi = describe(model)
+        names = cnames(model, name)
+        self.abi = dataclasses.replace(describe(model, ee_idents=names.ees), name=names.prefix,
+                                       prefix=f"{names.prefix}_")
         self.lib = ctypes.CDLL(str(so))
         for f in self.abi.functions:
             if f.returns != "void":
