@@ -296,8 +296,8 @@ def test_python_module_from_urdf_matches_pinocchio(tmp_path):
                "ddq": mod.forward_dynamics(q, dq, tau_pin + fr, p)}
         for i, e in enumerate(ees):
             out[f"J{i}_world"], out[f"J{i}_local"] = mod.jacobian(q, e, "world", p), mod.jacobian(q, e, "local", p)
-            out[f"T{i}"] = getattr(mod, f"fk_{e}")(q, p)
-            out[f"a{i}"] = getattr(mod, f"jdot_qdot_{e}")(q, dq, p)
+            out[f"T{i}"] = mod.fk(q, e, p)
+            out[f"a{i}"] = mod.jdot_qdot(q, dq, e, p)
         return out
 
     check(max_errors(urdf, robot, ours, seed=6, n_states=4), EXACT_TOL)
