@@ -11,6 +11,7 @@ no global state.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -21,6 +22,11 @@ IN, OUT, INDEX = "in", "out", "index"
 # (the Jacobian dispatcher and the model's metadata) are laid out by the
 # source template.
 DERIVED, TEMPLATE = "derived", "template"
+# Batch kernels (issue #9): a derived kernel evaluated for n states at once,
+# vectorized over states; their bodies come from the scalar kernel's
+# statements (codegen/emit_batch.py).
+BATCH = "batch"
+BATCHED = ("compute_A", "compute_C")  # the kernels with a batch form
 FRAMES = ("world", "local")  # the `frame` argument of jacobian: 0, 1
 
 
@@ -30,6 +36,7 @@ class Arg:
     shape: tuple  # () for an int; (n,) a vector; (rows, cols) a row-major matrix
     role: str  # IN, OUT or INDEX
     source: str = ""  # OUT of a derived kernel: the derivation output it receives
+    batched: bool = False  # n (the INDEX argument `n`) of these, consecutive: shape is per state
 
     @property
     def size(self) -> int:
@@ -50,6 +57,7 @@ class Function:
     body: str = DERIVED
     returns: str = "void"
     family: str = ""  # per-end-effector kernels behind one dispatcher: the dispatcher's name
+    batch_of: str = ""  # a BATCH function: the scalar kernel it evaluates for each of n states
 
     @property
     def inputs(self) -> tuple:
@@ -83,6 +91,15 @@ class ABI:
     @property
     def derived(self) -> tuple:
         return tuple(f for f in self.functions if f.body == DERIVED)
+
+    @property
+    def batched(self) -> tuple:
+        """The batch kernels; f.batch_of names the scalar kernel of each."""
+        return tuple(f for f in self.functions if f.body == BATCH)
+
+    def batch_form(self, name: str):
+        """The batch kernel of scalar kernel `name`, or None."""
+        return next((f for f in self.batched if f.batch_of == name), None)
 
     def signature(self, f: Function) -> str:
         args = ", ".join(a.decl for a in f.args) or "void"
@@ -142,6 +159,7 @@ def describe(model: Model, ee_idents=None) -> ABI:
                  (Arg("i", (), INDEX),), TEMPLATE, "const char *"),
     ]
     fs += controller_functions(model, idents, q, dq, p)
+    fs += batch_functions(fs)
     return ABI(model.name, f"{model.name}_", model.name.upper(), n, np_, ees, tuple(fs))
 
 
@@ -182,3 +200,22 @@ def controller_functions(model: Model, idents, q, dq, p) -> list:
                  (q, dq, p, Arg("ee", (), INDEX), Arg("a", (6,), OUT)), TEMPLATE),
     ]
     return fs
+
+
+def batch_functions(fs) -> list:
+    """PFX_compute_A_batch(int n, const double *q, const double *p, double *A)
+    and PFX_compute_C_batch(int n, q, dq, p, C): the scalar kernel for n
+    states (q, dq: n x NDOF row-major; outputs n x NDOF x NDOF; one p for all),
+    several states per instruction where the compiler has vector extensions."""
+    out = []
+    for f in fs:
+        if f.name not in BATCHED:
+            continue
+        args = tuple(a if a.name == "p" else dataclasses.replace(a, batched=True) for a in f.args)
+        out.append(Function(
+            f"{f.name}_batch",
+            f"{f.name} for n states: every per-state array holds n of them, consecutive (q, dq: n x NDOF "
+            "row-major), one p for all; results equal to the scalar kernel's to rounding. Outputs must not "
+            "overlap inputs. n <= 0 writes nothing.",
+            (Arg("n", (), INDEX), *args), BATCH, batch_of=f.name))
+    return out

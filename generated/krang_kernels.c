@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        84d35f02837a65c8d270d56fb75e49df0f08169c39913e309a364b3cb1eabf64
+ * generator        ed9a20776ce33e509c72f7f1a8865b8480e75e03226d117bf3f5b3456c734ac4
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
@@ -54,6 +54,28 @@
 #else
 #define SINCOSCONVERT 0
 #define SINCOSLIMIT 0x40F86A00u
+#endif
+
+/* Batch kernels (issue #9) over GCC/Clang vector types, 4 states per
+ * instruction. Vector extensions are not ISO C: with another compiler, with
+ * excess precision (x87: a scalar operand would be a long double), or with
+ * -DKKNOSIMD, each batch kernel loops over its scalar kernel. */
+#if defined(__GNUC__) && !defined(KKNOSIMD) && defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#define KKSIMD 1
+#else
+#define KKSIMD 0
+#endif
+
+/* One build for every x86-64 that uses AVX2 and FMA where the CPU has them:
+ * GCC compiles each kernel for baseline x86-64 and for x86-64-v3 (Haswell,
+ * Zen) and the dynamic loader picks one per CPU (an ifunc, glibc). Not when
+ * the build already targets AVX2 (-march=native), not on other
+ * architectures or compilers (there the kernels are compiled once, for the
+ * target given); -DKKNOCLONES turns it off. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && defined(__GLIBC__) && !defined(__AVX2__) && !defined(KKNOCLONES)
+#define KKCLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#else
+#define KKCLONES
 #endif
 
 /* sin and cos of every joint coordinate at once. The loop has no branches,
@@ -113,6 +135,8 @@ static void sincos_q(const double *q, double *s, double *c)
     }
 }
 
+
+KKCLONES
 /* Inertia matrix A(q), NDOF x NDOF, rotor inertia included.
  * 1998 operations. */
 void krang_compute_A(const double *q, const double *p, double *A)
@@ -1509,6 +1533,7 @@ void krang_compute_A(const double *q, const double *p, double *A)
     A[288] = t851;
 }
 
+KKCLONES
 /* Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x
  * NDOF.
  * 6774 operations. */
@@ -4586,6 +4611,7 @@ void krang_compute_C(const double *q, const double *dq, const double *p, double 
     C[288] = -t2701;
 }
 
+KKCLONES
 /* Gravity torques Q(q) = dU/dq, NDOF.
  * 340 operations. */
 void krang_compute_Q(const double *q, const double *p, double *Q)
@@ -4877,6 +4903,7 @@ void krang_compute_Q(const double *q, const double *p, double *Q)
     Q[16] = t947;
 }
 
+KKCLONES
 /* Jacobian of end effector left (frame 10l) in frame 0 (world) axes, 6 x
  * NDOF, linear rows first.
  * 248 operations. */
@@ -5105,6 +5132,7 @@ void krang_jacobian_left_world(const double *q, const double *p, double *J)
     J[101] = 0.0;
 }
 
+KKCLONES
 /* Jacobian of end effector left (frame 10l) in its own axes, 6 x NDOF, linear
  * rows first.
  * 525 operations. */
@@ -5396,6 +5424,7 @@ void krang_jacobian_left_local(const double *q, const double *p, double *J)
     J[101] = 0.0;
 }
 
+KKCLONES
 /* Jacobian of end effector right (frame 10r) in frame 0 (world) axes, 6 x
  * NDOF, linear rows first.
  * 242 operations. */
@@ -5624,6 +5653,7 @@ void krang_jacobian_right_world(const double *q, const double *p, double *J)
     J[101] = t2886;
 }
 
+KKCLONES
 /* Jacobian of end effector right (frame 10r) in its own axes, 6 x NDOF,
  * linear rows first.
  * 521 operations. */
@@ -5915,6 +5945,7 @@ void krang_jacobian_right_local(const double *q, const double *p, double *J)
     J[101] = t3044;
 }
 
+KKCLONES
 /* Friction torques Fv*dq + Fc*sign(dq), NDOF.
  * 68 operations. */
 void krang_friction(const double *dq, const double *p, double *tau_f)
@@ -5989,6 +6020,7 @@ void krang_friction(const double *dq, const double *p, double *tau_f)
     tau_f[16] = p_Fc_10r*(double)((dq_q_7r > 0) - (dq_q_7r < 0)) + p_Fv_10r*dq_q_7r;
 }
 
+KKCLONES
 /* A, C, Q and every world-frame end-effector Jacobian in one pass (shared
  * subexpressions).
  * 7900 operations. */
@@ -10063,6 +10095,7 @@ void krang_compute_all(const double *q, const double *dq, const double *p, doubl
     J_right[101] = t2886;
 }
 
+KKCLONES
 /* Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor
  * inertia included (recursive Newton-Euler), NDOF.
  * 2941 operations. */
@@ -11043,6 +11076,7 @@ void krang_inverse_dynamics(const double *q, const double *dq, const double *ddq
     tau[16] = t3520;
 }
 
+KKCLONES
 /* Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.
  * 2752 operations. */
 void krang_bias(const double *q, const double *dq, const double *p, double *h)
@@ -11894,6 +11928,7 @@ void krang_bias(const double *q, const double *dq, const double *p, double *h)
     h[16] = x4;
 }
 
+KKCLONES
 /* Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by
  * the sparse LTDL factorization of A (no pivoting: A must be positive
  * definite, as it is for physical parameters where every joint moves some
@@ -14116,6 +14151,7 @@ void krang_forward_dynamics(const double *q, const double *dq, const double *tau
     ddq[16] = t4418;
 }
 
+KKCLONES
 /* Pose of end effector left (frame 10l) in frame 0: 4 x 4 homogeneous.
  * 185 operations. */
 void krang_fk_left(const double *q, const double *p, double *T)
@@ -14233,6 +14269,7 @@ void krang_fk_left(const double *q, const double *p, double *T)
     T[15] = 1.0;
 }
 
+KKCLONES
 /* Jdot*dq of end effector left (frame 10l): its classical acceleration at ddq
  * = 0, 6, linear first, frame 0 (world) axes.
  * 503 operations. */
@@ -14472,6 +14509,7 @@ void krang_jdot_qdot_left(const double *q, const double *dq, const double *p, do
     a[5] = t4505;
 }
 
+KKCLONES
 /* Pose of end effector right (frame 10r) in frame 0: 4 x 4 homogeneous.
  * 183 operations. */
 void krang_fk_right(const double *q, const double *p, double *T)
@@ -14589,6 +14627,7 @@ void krang_fk_right(const double *q, const double *p, double *T)
     T[15] = 1.0;
 }
 
+KKCLONES
 /* Jdot*dq of end effector right (frame 10r): its classical acceleration at
  * ddq = 0, 6, linear first, frame 0 (world) axes.
  * 495 operations. */
@@ -14826,6 +14865,4604 @@ void krang_jdot_qdot_right(const double *q, const double *dq, const double *p, d
     a[3] = t4512;
     a[4] = t4513;
     a[5] = t4514;
+}
+
+
+#if KKSIMD
+/* sincos_q over the lanes of a batch: NDOF x 4 angles, lane fastest. */
+/* sin and cos of every joint coordinate at once. The loop has no branches,
+ * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
+ * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
+ * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
+ * (and for NaN and inf) libm's sin and cos take over. */
+static void sincos_lanes(const double *q, double *s, double *c)
+{
+    unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */
+    for (int i = 0; i < NDOF * 4; ++i) {
+        unsigned long long bits;
+        memcpy(&bits, &q[i], sizeof bits);
+        const unsigned beyond = ((unsigned)(bits >> 32) & 0x7FFFFFFFu) >= SINCOSLIMIT;
+        libm |= beyond;
+#if SINCOSCONVERT
+        /* x = q, or 0 where libm takes over, so that the conversion is in range */
+        bits &= (unsigned long long)beyond - 1ULL;
+        double x;
+        memcpy(&x, &bits, sizeof x);
+        const int n = (int)(x * 6.36619772367581382433e-01 + 65536.5) - 65536;
+        const double k = (double)n;
+#else
+        const double x = q[i];
+        const double y = x * 6.36619772367581382433e-01 + 6755399441055744.0;
+        const double k = y - 6755399441055744.0;
+        unsigned long long ybits;
+        memcpy(&ybits, &y, sizeof ybits);
+        const int n = (int)(ybits & 3);  /* k mod 4; any bits for NaN, inf: overwritten below */
+#endif
+        const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11)
+                         - k * 2.02226624879595063154e-21;
+        const double z = r * r;
+        const double sr = r + r * z * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03
+                          + z * (-1.98412698298579493134e-04 + z * (2.75573137070700676789e-06
+                          + z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)))));
+        const double hz = 0.5 * z;
+        const double w = 1.0 - hz;
+        const double cr = w + (((1.0 - w) - hz) + z * z * (4.16666666666666019037e-02
+                          + z * (-1.38888888888741095749e-03 + z * (2.48015872894767294178e-05
+                          + z * (-2.75573143513906633035e-07 + z * (2.08757232129817482790e-09
+                          + z * -1.13596475577881948265e-11))))));
+        const double s1 = (n & 1) ? cr : sr;
+        const double c1 = (n & 1) ? sr : cr;
+        s[i] = (n & 2) ? -s1 : s1;
+        c[i] = ((n + 1) & 2) ? -c1 : c1;
+    }
+    if (libm) {  /* rare: a test outside the loop keeps it off the common path */
+        for (int i = 0; i < NDOF * 4; ++i) {
+            unsigned long long bits;
+            memcpy(&bits, &q[i], sizeof bits);
+            if (((unsigned)(bits >> 32) & 0x7FFFFFFFu) >= SINCOSLIMIT) {
+                s[i] = sin(q[i]);
+                c[i] = cos(q[i]);
+            }
+        }
+    }
+}
+
+#endif
+
+KKCLONES
+/* compute_A for n states: every per-state array holds n of them, consecutive
+ * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
+ * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
+ * nothing. */
+void krang_compute_A_batch(int n, const double *q, const double *p, double *A)
+{
+    int b = 0;
+#if KKSIMD
+    __extension__ typedef double kv __attribute__((vector_size(32)));
+    /* 4 states at a time: inputs gathered one vector per joint (lane l =
+     * state b + l), the scalar kernel's statements over vectors, outputs
+     * scattered back state by state. */
+    for (; n - b >= 4; b += 4) {
+        kv vs[NDOF], vc[NDOF];
+        {
+            double t[NDOF * 4];
+            for (int l = 0; l < 4; ++l) {
+                for (int i = 0; i < NDOF; ++i) {
+                    t[i * 4 + l] = q[((size_t)b + (size_t)l) * NDOF + (size_t)i];
+                }
+            }
+            double ts[NDOF * 4], tc[NDOF * 4];
+            sincos_lanes(t, ts, tc);
+            memcpy(vs, ts, sizeof ts);
+            memcpy(vc, tc, sizeof tc);
+        }
+        double *o = A + (size_t)b * 289;
+        const double p_ZZ_10r = p[227];
+        const double p_Ia_10r = p[228];
+        const double t851 = p_Ia_10r + p_ZZ_10r;
+        const kv s_q_7r = vs[16];
+        const kv c_q_7r = vc[16];
+        const double p_YZ_10r = p[226];
+        const double p_XZ_10r = p[224];
+        const kv t4 = p_XZ_10r*c_q_7r + p_YZ_10r*s_q_7r;
+        const double p_MY_10r = p[220];
+        const double p_MX_10r = p[219];
+        const kv t0 = p_MX_10r*c_q_7r + p_MY_10r*s_q_7r;
+        const double p_L9 = p[8];
+        const kv t10 = -p_L9*t0 + t4;
+        const kv x168 = -t10;
+        const kv t7 = -p_XZ_10r*s_q_7r + p_YZ_10r*c_q_7r;
+        const kv t1 = -p_MX_10r*s_q_7r + p_MY_10r*c_q_7r;
+        const kv t11 = -p_L9*t1 + t7;
+        const kv s_q_6r = vs[15];
+        const kv c_q_6r = vc[15];
+        const kv t852 = p_ZZ_10r*c_q_6r + s_q_6r*t11;
+        const kv t853 = -p_ZZ_10r*s_q_6r + c_q_6r*t11;
+        const kv s_q_5r = vs[14];
+        const kv c_q_5r = vc[14];
+        const kv t856 = -c_q_5r*t10 - s_q_5r*t853;
+        const kv t855 = c_q_6r*t0;
+        const kv t859 = c_q_5r*t855 + s_q_5r*t1;
+        const double p_L8 = p[7];
+        const kv t860 = -p_L8*t859 - t856;
+        const kv x166 = -t860;
+        const kv t857 = c_q_5r*t853 - s_q_5r*t10;
+        const kv t858 = c_q_5r*t1 - s_q_5r*t855;
+        const kv t861 = -p_L8*t858 + t857;
+        const kv s_q_4r = vs[13];
+        const kv c_q_4r = vc[13];
+        const kv t862 = c_q_4r*t852 + s_q_4r*t861;
+        const kv t863 = c_q_4r*t861 - s_q_4r*t852;
+        const kv s_q_3r = vs[12];
+        const kv c_q_3r = vc[12];
+        const kv t866 = -c_q_3r*t860 - s_q_3r*t863;
+        const kv t854 = s_q_6r*t0;
+        const kv t865 = c_q_4r*t859 - s_q_4r*t854;
+        const kv t869 = c_q_3r*t865 + s_q_3r*t858;
+        const double p_L7 = p[6];
+        const kv t870 = -p_L7*t869 - t866;
+        const kv x162 = -t870;
+        const kv t867 = c_q_3r*t863 - s_q_3r*t860;
+        const kv t868 = c_q_3r*t858 - s_q_3r*t865;
+        const kv t871 = -p_L7*t868 + t867;
+        const kv s_q_2r = vs[11];
+        const kv c_q_2r = vc[11];
+        const kv t872 = c_q_2r*t862 + s_q_2r*t871;
+        const kv t873 = c_q_2r*t871 - s_q_2r*t862;
+        const kv s_q_1r = vs[10];
+        const kv c_q_1r = vc[10];
+        const kv t876 = -c_q_1r*t870 - s_q_1r*t873;
+        const kv t864 = c_q_4r*t854 + s_q_4r*t859;
+        const kv t875 = c_q_2r*t869 - s_q_2r*t864;
+        const kv t879 = c_q_1r*t875 + s_q_1r*t868;
+        const double p_L6 = p[5];
+        const kv t881 = p_L6*t879 + t876;
+        const kv x146 = -t881;
+        const kv t877 = c_q_1r*t873 - s_q_1r*t870;
+        const kv t878 = c_q_1r*t868 - s_q_1r*t875;
+        const kv t874 = c_q_2r*t864 + s_q_2r*t869;
+        const double p_L5 = p[4];
+        const kv t882 = -p_L5*t874 - p_L6*t878 + t877;
+        const kv t880 = p_L5*t879 + t872;
+        const kv s_q_torso = vs[2];
+        const kv c_q_torso = vc[2];
+        const kv t883 = c_q_torso*t880 - s_q_torso*t882;
+        const kv t886 = c_q_torso*t879 + s_q_torso*t874;
+        const double p_L4 = p[3];
+        const double p_L3 = p[2];
+        const kv t887 = -p_L3*t886 - p_L4*t878 - t883;
+        const kv x132 = -t887;
+        const kv s_q_w = vs[1];
+        const kv c_q_w = vc[1];
+        const kv t893 = -c_q_w*t886 - s_q_w*t878;
+        const kv t892 = c_q_w*t878 - s_q_w*t886;
+        const double p_L2 = p[1];
+        const double p_L1 = p[0];
+        const kv t894 = p_L1*t893 + p_L2*t892 + t887;
+        const kv x118 = -t894;
+        const double p_XY_10r = p[223];
+        const kv x0 = p_XY_10r*s_q_7r;
+        const double p_XX_10r = p[222];
+        const kv x1 = p_XX_10r*c_q_7r + x0;
+        const double p_YY_10r = p[225];
+        const kv x2 = p_XY_10r*c_q_7r + p_YY_10r*s_q_7r;
+        const kv t2 = c_q_7r*x1 + s_q_7r*x2;
+        const double x6 = 2.0*p_L9;
+        const double x5 = p_L9*p_L9;
+        const double p_m_10r = p[218];
+        const double p_MZ_10r = p[221];
+        const double x7 = p_MZ_10r*x6 + p_m_10r*x5;
+        const kv t9 = t2 + x7;
+        const double p_XX_9r = p[209];
+        const kv t17 = p_XX_9r + t9;
+        const double p_Ia_9r = p[215];
+        const kv t809 = p_Ia_9r + t17;
+        const double p_XY_9r = p[210];
+        const kv t18 = p_XY_9r + t10;
+        const kv x8 = c_q_6r*t18;
+        const kv x4 = p_YY_10r*c_q_7r - x0;
+        const kv x3 = -p_XX_10r*s_q_7r + p_XY_10r*c_q_7r;
+        const kv t5 = c_q_7r*x3 + s_q_7r*x4;
+        const double p_XZ_9r = p[211];
+        const kv t22 = p_XZ_9r + t5;
+        const kv t28 = s_q_6r*t22 + x8;
+        const kv x167 = -t28;
+        const kv x9 = -s_q_6r*t18;
+        const kv t31 = c_q_6r*t22 + x9;
+        const kv t810 = c_q_5r*t17 + s_q_5r*t31;
+        const double p_MZ_9r = p[208];
+        const kv t16 = p_MZ_9r - t1;
+        const double t8 = -p_L9*p_m_10r - p_MZ_10r;
+        const double p_MY_9r = p[207];
+        const double t15 = p_MY_9r + t8;
+        const kv t24 = c_q_6r*t15 + s_q_6r*t16;
+        const kv t813 = -c_q_5r*t24;
+        const kv t814 = -p_L8*t813 - t810;
+        const kv x165 = -t814;
+        const kv t811 = -c_q_5r*t31 + s_q_5r*t17;
+        const kv t812 = s_q_5r*t24;
+        const kv t815 = -p_L8*t812 + t811;
+        const kv t816 = -c_q_4r*t28 + s_q_4r*t815;
+        const kv t817 = c_q_4r*t815 + s_q_4r*t28;
+        const kv t820 = -c_q_3r*t814 - s_q_3r*t817;
+        const kv t25 = c_q_6r*t16 - s_q_6r*t15;
+        const kv t819 = c_q_4r*t813 - s_q_4r*t25;
+        const kv t823 = c_q_3r*t819 + s_q_3r*t812;
+        const kv t824 = -p_L7*t823 - t820;
+        const kv x161 = -t824;
+        const kv t821 = c_q_3r*t817 - s_q_3r*t814;
+        const kv t822 = c_q_3r*t812 - s_q_3r*t819;
+        const kv t825 = -p_L7*t822 + t821;
+        const kv t826 = c_q_2r*t816 + s_q_2r*t825;
+        const kv t827 = c_q_2r*t825 - s_q_2r*t816;
+        const kv t830 = -c_q_1r*t824 - s_q_1r*t827;
+        const kv t818 = c_q_4r*t25 + s_q_4r*t813;
+        const kv t829 = c_q_2r*t823 - s_q_2r*t818;
+        const kv t833 = c_q_1r*t829 + s_q_1r*t822;
+        const kv t835 = p_L6*t833 + t830;
+        const kv x145 = -t835;
+        const kv t831 = c_q_1r*t827 - s_q_1r*t824;
+        const kv t832 = c_q_1r*t822 - s_q_1r*t829;
+        const kv t828 = c_q_2r*t818 + s_q_2r*t823;
+        const kv t836 = -p_L5*t828 - p_L6*t832 + t831;
+        const kv t834 = p_L5*t833 + t826;
+        const kv t837 = c_q_torso*t834 - s_q_torso*t836;
+        const kv t840 = c_q_torso*t833 + s_q_torso*t828;
+        const kv t841 = -p_L3*t840 - p_L4*t832 - t837;
+        const kv x131 = -t841;
+        const kv t847 = -c_q_w*t840 - s_q_w*t832;
+        const kv t846 = c_q_w*t832 - s_q_w*t840;
+        const kv t848 = p_L1*t847 + p_L2*t846 + t841;
+        const kv x117 = -t848;
+        const kv t6 = c_q_7r*x4 - s_q_7r*x3;
+        const kv t12 = t6 + x7;
+        const double p_ZZ_9r = p[214];
+        const kv t23 = p_ZZ_9r + t12;
+        const double p_YZ_9r = p[213];
+        const kv t21 = p_YZ_9r + t11;
+        const kv x12 = c_q_6r*t21;
+        const kv x13 = s_q_6r*t23 + x12;
+        const kv x10 = s_q_6r*t21;
+        const double p_YY_9r = p[212];
+        const double t20 = p_YY_9r + p_ZZ_10r;
+        const kv x11 = c_q_6r*t20 + x10;
+        const kv t29 = c_q_6r*x11 + s_q_6r*x13;
+        const double p_YY_8r = p[199];
+        const kv t42 = p_YY_8r + t29;
+        const double p_Ia_8r = p[202];
+        const kv t773 = p_Ia_8r + t42;
+        const kv x15 = c_q_6r*t23 - x10;
+        const kv x14 = -s_q_6r*t20 + x12;
+        const kv t32 = c_q_6r*x14 + s_q_6r*x15;
+        const double p_YZ_8r = p[200];
+        const kv t45 = p_YZ_8r - t32;
+        const kv t3 = c_q_7r*x2 - s_q_7r*x1;
+        const kv t19 = p_XZ_9r + t3;
+        const kv t26 = s_q_6r*t19 + x8;
+        const double p_XY_8r = p[197];
+        const kv t39 = p_XY_8r + t26;
+        const kv t50 = c_q_5r*t39 - s_q_5r*t45;
+        const double p_MZ_8r = p[195];
+        const kv t37 = p_MZ_8r + t25;
+        const double p_MX_9r = p[206];
+        const kv t14 = p_MX_9r - t0;
+        const double p_MX_8r = p[193];
+        const kv t35 = p_MX_8r - t14;
+        const kv t47 = c_q_5r*t35 - s_q_5r*t37;
+        const kv x23 = p_L8*t47;
+        const kv t59 = t50 - x23;
+        const kv x164 = -t59;
+        const kv t55 = c_q_5r*t45 + s_q_5r*t39;
+        const kv t48 = c_q_5r*t37 + s_q_5r*t35;
+        const kv x24 = p_L8*t48;
+        const kv t62 = -t55 + x24;
+        const kv t774 = c_q_4r*t42 + s_q_4r*t62;
+        const kv t775 = c_q_4r*t62 - s_q_4r*t42;
+        const kv t778 = -c_q_3r*t59 - s_q_3r*t775;
+        const kv t777 = c_q_4r*t47;
+        const kv t781 = c_q_3r*t777 - s_q_3r*t48;
+        const kv t782 = -p_L7*t781 - t778;
+        const kv x160 = -t782;
+        const kv t779 = c_q_3r*t775 - s_q_3r*t59;
+        const kv t780 = -c_q_3r*t48 - s_q_3r*t777;
+        const kv t783 = -p_L7*t780 + t779;
+        const kv t784 = c_q_2r*t774 + s_q_2r*t783;
+        const kv t785 = c_q_2r*t783 - s_q_2r*t774;
+        const kv t788 = -c_q_1r*t782 - s_q_1r*t785;
+        const kv t776 = s_q_4r*t47;
+        const kv t787 = c_q_2r*t781 - s_q_2r*t776;
+        const kv t791 = c_q_1r*t787 + s_q_1r*t780;
+        const kv t793 = p_L6*t791 + t788;
+        const kv x144 = -t793;
+        const kv t789 = c_q_1r*t785 - s_q_1r*t782;
+        const kv t790 = c_q_1r*t780 - s_q_1r*t787;
+        const kv t786 = c_q_2r*t776 + s_q_2r*t781;
+        const kv t794 = -p_L5*t786 - p_L6*t790 + t789;
+        const kv t792 = p_L5*t791 + t784;
+        const kv t795 = c_q_torso*t792 - s_q_torso*t794;
+        const kv t798 = c_q_torso*t791 + s_q_torso*t786;
+        const kv t799 = -p_L3*t798 - p_L4*t790 - t795;
+        const kv x130 = -t799;
+        const kv t805 = -c_q_w*t798 - s_q_w*t790;
+        const kv t804 = c_q_w*t790 - s_q_w*t798;
+        const kv t806 = p_L1*t805 + p_L2*t804 + t799;
+        const kv x116 = -t806;
+        const kv t33 = c_q_6r*x15 - s_q_6r*x14;
+        const double p_ZZ_8r = p[201];
+        const kv t46 = p_ZZ_8r + t33;
+        const kv t27 = c_q_6r*t19 + x9;
+        const double p_XZ_8r = p[198];
+        const kv t40 = p_XZ_8r - t27;
+        const kv x17 = c_q_5r*t40 - s_q_5r*t46;
+        const kv t44 = p_XZ_8r - t31;
+        const double p_XX_8r = p[196];
+        const kv t38 = p_XX_8r + t17;
+        const kv x16 = c_q_5r*t38 - s_q_5r*t44;
+        const kv t49 = c_q_5r*x16 - s_q_5r*x17;
+        const double p_MY_8r = p[194];
+        const kv t36 = p_MY_8r - t24;
+        const double p_m_9r = p[205];
+        const double t13 = p_m_10r + p_m_9r;
+        const double p_m_8r = p[192];
+        const double t34 = p_m_8r + t13;
+        const double x21 = 2.0*p_L8;
+        const double x20 = p_L8*p_L8;
+        const kv x22 = t34*x20 + t36*x21;
+        const kv t58 = t49 + x22;
+        const double p_XX_7r = p[183];
+        const kv t68 = p_XX_7r + t58;
+        const double p_Ia_7r = p[189];
+        const kv t741 = p_Ia_7r + t68;
+        const kv x19 = c_q_5r*t46 + s_q_5r*t40;
+        const kv x18 = c_q_5r*t44 + s_q_5r*t38;
+        const kv t54 = c_q_5r*x18 - s_q_5r*x19;
+        const double p_XZ_7r = p[185];
+        const kv t74 = p_XZ_7r - t54;
+        const kv t30 = c_q_6r*x13 - s_q_6r*x11;
+        const kv t43 = p_YZ_8r - t30;
+        const kv t41 = p_XY_8r + t28;
+        const kv t52 = c_q_5r*t41 - s_q_5r*t43;
+        const kv t60 = t52 - x23;
+        const double p_XY_7r = p[184];
+        const kv t71 = p_XY_7r + t60;
+        const kv t81 = c_q_4r*t71 + s_q_4r*t74;
+        const kv x163 = -t81;
+        const kv t84 = c_q_4r*t74 - s_q_4r*t71;
+        const kv t742 = c_q_3r*t68 + s_q_3r*t84;
+        const double p_MZ_7r = p[182];
+        const kv t67 = p_MZ_7r + t48;
+        const kv t57 = -p_L8*t34 - t36;
+        const double p_MY_7r = p[181];
+        const kv t66 = p_MY_7r + t57;
+        const kv t77 = c_q_4r*t66 + s_q_4r*t67;
+        const kv t745 = -c_q_3r*t77;
+        const kv t746 = -p_L7*t745 - t742;
+        const kv x159 = -t746;
+        const kv t743 = -c_q_3r*t84 + s_q_3r*t68;
+        const kv t744 = s_q_3r*t77;
+        const kv t747 = -p_L7*t744 + t743;
+        const kv t748 = -c_q_2r*t81 + s_q_2r*t747;
+        const kv t749 = c_q_2r*t747 + s_q_2r*t81;
+        const kv t752 = -c_q_1r*t746 - s_q_1r*t749;
+        const kv t78 = c_q_4r*t67 - s_q_4r*t66;
+        const kv t751 = c_q_2r*t745 - s_q_2r*t78;
+        const kv t755 = c_q_1r*t751 + s_q_1r*t744;
+        const kv t757 = p_L6*t755 + t752;
+        const kv x143 = -t757;
+        const kv t753 = c_q_1r*t749 - s_q_1r*t746;
+        const kv t754 = c_q_1r*t744 - s_q_1r*t751;
+        const kv t750 = c_q_2r*t78 + s_q_2r*t745;
+        const kv t758 = -p_L5*t750 - p_L6*t754 + t753;
+        const kv t756 = p_L5*t755 + t748;
+        const kv t759 = c_q_torso*t756 - s_q_torso*t758;
+        const kv t762 = c_q_torso*t755 + s_q_torso*t750;
+        const kv t763 = -p_L3*t762 - p_L4*t754 - t759;
+        const kv x129 = -t763;
+        const kv t769 = -c_q_w*t762 - s_q_w*t754;
+        const kv t768 = c_q_w*t754 - s_q_w*t762;
+        const kv t770 = p_L1*t769 + p_L2*t768 + t763;
+        const kv x115 = -t770;
+        const kv t56 = c_q_5r*x19 + s_q_5r*x18;
+        const kv t63 = t56 + x22;
+        const double p_ZZ_7r = p[188];
+        const kv t76 = p_ZZ_7r + t63;
+        const kv t53 = c_q_5r*t43 + s_q_5r*t41;
+        const kv t61 = -t53 + x24;
+        const double p_YZ_7r = p[187];
+        const kv t73 = p_YZ_7r + t61;
+        const kv x26 = c_q_4r*t73 + s_q_4r*t76;
+        const kv t75 = p_YZ_7r + t62;
+        const double p_YY_7r = p[186];
+        const kv t72 = p_YY_7r + t42;
+        const kv x25 = c_q_4r*t72 + s_q_4r*t75;
+        const kv t82 = c_q_4r*x25 + s_q_4r*x26;
+        const double p_YY_6r = p[173];
+        const kv t95 = p_YY_6r + t82;
+        const double p_Ia_6r = p[176];
+        const kv t715 = p_Ia_6r + t95;
+        const kv x28 = c_q_4r*t76 - s_q_4r*t73;
+        const kv x27 = c_q_4r*t75 - s_q_4r*t72;
+        const kv t85 = c_q_4r*x27 + s_q_4r*x28;
+        const double p_YZ_6r = p[174];
+        const kv t98 = p_YZ_6r - t85;
+        const kv t51 = c_q_5r*x17 + s_q_5r*x16;
+        const kv t70 = p_XZ_7r - t51;
+        const kv t69 = p_XY_7r + t59;
+        const kv t79 = c_q_4r*t69 + s_q_4r*t70;
+        const double p_XY_6r = p[171];
+        const kv t92 = p_XY_6r + t79;
+        const kv t103 = c_q_3r*t92 - s_q_3r*t98;
+        const double p_MZ_6r = p[169];
+        const kv t90 = p_MZ_6r + t78;
+        const double p_MX_7r = p[180];
+        const kv t65 = p_MX_7r - t47;
+        const double p_MX_6r = p[167];
+        const kv t88 = p_MX_6r - t65;
+        const kv t100 = c_q_3r*t88 - s_q_3r*t90;
+        const kv x36 = p_L7*t100;
+        const kv t112 = t103 - x36;
+        const kv x158 = -t112;
+        const kv t108 = c_q_3r*t98 + s_q_3r*t92;
+        const kv t101 = c_q_3r*t90 + s_q_3r*t88;
+        const kv x37 = p_L7*t101;
+        const kv t115 = -t108 + x37;
+        const kv t716 = c_q_2r*t95 + s_q_2r*t115;
+        const kv t717 = c_q_2r*t115 - s_q_2r*t95;
+        const kv t720 = -c_q_1r*t112 - s_q_1r*t717;
+        const kv t719 = c_q_2r*t100;
+        const kv t723 = c_q_1r*t719 - s_q_1r*t101;
+        const kv t725 = p_L6*t723 + t720;
+        const kv x142 = -t725;
+        const kv t721 = c_q_1r*t717 - s_q_1r*t112;
+        const kv t722 = -c_q_1r*t101 - s_q_1r*t719;
+        const kv t718 = s_q_2r*t100;
+        const kv t726 = -p_L5*t718 - p_L6*t722 + t721;
+        const kv t724 = p_L5*t723 + t716;
+        const kv t727 = c_q_torso*t724 - s_q_torso*t726;
+        const kv t730 = c_q_torso*t723 + s_q_torso*t718;
+        const kv t731 = -p_L3*t730 - p_L4*t722 - t727;
+        const kv x128 = -t731;
+        const kv t737 = -c_q_w*t730 - s_q_w*t722;
+        const kv t736 = c_q_w*t722 - s_q_w*t730;
+        const kv t738 = p_L1*t737 + p_L2*t736 + t731;
+        const kv x114 = -t738;
+        const kv t86 = c_q_4r*x28 - s_q_4r*x27;
+        const double p_ZZ_6r = p[175];
+        const kv t99 = p_ZZ_6r + t86;
+        const kv t80 = c_q_4r*t70 - s_q_4r*t69;
+        const double p_XZ_6r = p[172];
+        const kv t93 = p_XZ_6r - t80;
+        const kv x30 = c_q_3r*t93 - s_q_3r*t99;
+        const kv t97 = p_XZ_6r - t84;
+        const double p_XX_6r = p[170];
+        const kv t91 = p_XX_6r + t68;
+        const kv x29 = c_q_3r*t91 - s_q_3r*t97;
+        const kv t102 = c_q_3r*x29 - s_q_3r*x30;
+        const double p_MY_6r = p[168];
+        const kv t89 = p_MY_6r - t77;
+        const double p_m_7r = p[179];
+        const double t64 = p_m_7r + t34;
+        const double p_m_6r = p[166];
+        const double t87 = p_m_6r + t64;
+        const double x34 = 2.0*p_L7;
+        const double x33 = p_L7*p_L7;
+        const kv x35 = t87*x33 + t89*x34;
+        const kv t111 = t102 + x35;
+        const double p_XX_5r = p[157];
+        const kv t121 = p_XX_5r + t111;
+        const double p_Ia_5r = p[163];
+        const kv t693 = p_Ia_5r + t121;
+        const kv x32 = c_q_3r*t99 + s_q_3r*t93;
+        const kv x31 = c_q_3r*t97 + s_q_3r*t91;
+        const kv t107 = c_q_3r*x31 - s_q_3r*x32;
+        const double p_XZ_5r = p[159];
+        const kv t127 = p_XZ_5r - t107;
+        const kv t83 = c_q_4r*x26 - s_q_4r*x25;
+        const kv t96 = p_YZ_6r - t83;
+        const kv t94 = p_XY_6r + t81;
+        const kv t105 = c_q_3r*t94 - s_q_3r*t96;
+        const kv t113 = t105 - x36;
+        const double p_XY_5r = p[158];
+        const kv t124 = p_XY_5r + t113;
+        const kv t134 = c_q_2r*t124 + s_q_2r*t127;
+        const kv x102 = -t134;
+        const kv t137 = c_q_2r*t127 - s_q_2r*t124;
+        const kv t694 = c_q_1r*t121 + s_q_1r*t137;
+        const double p_MZ_5r = p[156];
+        const kv t120 = p_MZ_5r + t101;
+        const kv t110 = -p_L7*t87 - t89;
+        const double p_MY_5r = p[155];
+        const kv t119 = p_MY_5r + t110;
+        const kv t130 = c_q_2r*t119 + s_q_2r*t120;
+        const kv t697 = -c_q_1r*t130;
+        const kv t699 = p_L6*t697 + t694;
+        const kv x141 = -t699;
+        const kv t695 = -c_q_1r*t137 + s_q_1r*t121;
+        const kv t696 = s_q_1r*t130;
+        const kv t131 = c_q_2r*t120 - s_q_2r*t119;
+        const kv t700 = -p_L5*t131 - p_L6*t696 + t695;
+        const kv t698 = p_L5*t697 + x102;
+        const kv t701 = c_q_torso*t698 - s_q_torso*t700;
+        const kv t704 = c_q_torso*t697 + s_q_torso*t131;
+        const kv t705 = -p_L3*t704 - p_L4*t696 - t701;
+        const kv x127 = -t705;
+        const kv t711 = -c_q_w*t704 - s_q_w*t696;
+        const kv t710 = c_q_w*t696 - s_q_w*t704;
+        const kv t712 = p_L1*t711 + p_L2*t710 + t705;
+        const kv x113 = -t712;
+        const kv t109 = c_q_3r*x32 + s_q_3r*x31;
+        const kv t116 = t109 + x35;
+        const double p_ZZ_5r = p[162];
+        const kv t129 = p_ZZ_5r + t116;
+        const kv t106 = c_q_3r*t96 + s_q_3r*t94;
+        const kv t114 = -t106 + x37;
+        const double p_YZ_5r = p[161];
+        const kv t126 = p_YZ_5r + t114;
+        const kv x39 = c_q_2r*t126 + s_q_2r*t129;
+        const kv t128 = p_YZ_5r + t115;
+        const double p_YY_5r = p[160];
+        const kv t125 = p_YY_5r + t95;
+        const kv x38 = c_q_2r*t125 + s_q_2r*t128;
+        const kv t135 = c_q_2r*x38 + s_q_2r*x39;
+        const double p_YY_4r = p[147];
+        const kv t148 = p_YY_4r + t135;
+        const double p_Ia_4r = p[150];
+        const kv t676 = p_Ia_4r + t148;
+        const kv x41 = c_q_2r*t129 - s_q_2r*t126;
+        const kv x40 = c_q_2r*t128 - s_q_2r*t125;
+        const kv t138 = c_q_2r*x40 + s_q_2r*x41;
+        const double p_YZ_4r = p[148];
+        const kv t151 = p_YZ_4r - t138;
+        const kv t104 = c_q_3r*x30 + s_q_3r*x29;
+        const kv t123 = p_XZ_5r - t104;
+        const kv t122 = p_XY_5r + t112;
+        const kv t132 = c_q_2r*t122 + s_q_2r*t123;
+        const double p_XY_4r = p[145];
+        const kv t145 = p_XY_4r + t132;
+        const kv t156 = c_q_1r*t145 - s_q_1r*t151;
+        const double p_MZ_4r = p[143];
+        const kv t143 = p_MZ_4r + t131;
+        const double p_MX_5r = p[154];
+        const kv t118 = p_MX_5r - t100;
+        const double p_MX_4r = p[141];
+        const kv t141 = p_MX_4r - t118;
+        const kv t153 = c_q_1r*t141 - s_q_1r*t143;
+        const kv x51 = p_L6*t153;
+        const kv t678 = -t156 + x51;
+        const kv x140 = -t678;
+        const kv t161 = c_q_1r*t151 + s_q_1r*t145;
+        const kv t154 = c_q_1r*t143 + s_q_1r*t141;
+        const kv x52 = p_L6*t154;
+        const kv t171 = -t161 + x52;
+        const kv x49 = p_L5*t153;
+        const kv t677 = t148 + x49;
+        const kv t679 = c_q_torso*t677 - s_q_torso*t171;
+        const kv t682 = c_q_torso*t153;
+        const kv t683 = -p_L3*t682 + p_L4*t154 - t679;
+        const kv x126 = -t683;
+        const kv t689 = -c_q_w*t682 + s_q_w*t154;
+        const kv t688 = -c_q_w*t154 - s_q_w*t682;
+        const kv t690 = p_L1*t689 + p_L2*t688 + t683;
+        const kv x112 = -t690;
+        const double p_ZZ_10l = p[136];
+        const double p_Ia_10l = p[137];
+        const double t630 = p_Ia_10l + p_ZZ_10l;
+        const kv s_q_7l = vs[9];
+        const kv c_q_7l = vc[9];
+        const double p_YZ_10l = p[135];
+        const double p_XZ_10l = p[133];
+        const kv t191 = p_XZ_10l*c_q_7l + p_YZ_10l*s_q_7l;
+        const double p_MY_10l = p[129];
+        const double p_MX_10l = p[128];
+        const kv t187 = p_MX_10l*c_q_7l + p_MY_10l*s_q_7l;
+        const kv t197 = -p_L9*t187 + t191;
+        const kv x157 = -t197;
+        const kv t194 = -p_XZ_10l*s_q_7l + p_YZ_10l*c_q_7l;
+        const kv t188 = -p_MX_10l*s_q_7l + p_MY_10l*c_q_7l;
+        const kv t198 = -p_L9*t188 + t194;
+        const kv s_q_6l = vs[8];
+        const kv c_q_6l = vc[8];
+        const kv t631 = p_ZZ_10l*c_q_6l + s_q_6l*t198;
+        const kv t632 = -p_ZZ_10l*s_q_6l + c_q_6l*t198;
+        const kv s_q_5l = vs[7];
+        const kv c_q_5l = vc[7];
+        const kv t635 = -c_q_5l*t197 - s_q_5l*t632;
+        const kv t634 = c_q_6l*t187;
+        const kv t638 = c_q_5l*t634 + s_q_5l*t188;
+        const kv t639 = -p_L8*t638 - t635;
+        const kv x155 = -t639;
+        const kv t636 = c_q_5l*t632 - s_q_5l*t197;
+        const kv t637 = c_q_5l*t188 - s_q_5l*t634;
+        const kv t640 = -p_L8*t637 + t636;
+        const kv s_q_4l = vs[6];
+        const kv c_q_4l = vc[6];
+        const kv t641 = c_q_4l*t631 + s_q_4l*t640;
+        const kv t642 = c_q_4l*t640 - s_q_4l*t631;
+        const kv s_q_3l = vs[5];
+        const kv c_q_3l = vc[5];
+        const kv t645 = -c_q_3l*t639 - s_q_3l*t642;
+        const kv t633 = s_q_6l*t187;
+        const kv t644 = c_q_4l*t638 - s_q_4l*t633;
+        const kv t648 = c_q_3l*t644 + s_q_3l*t637;
+        const kv t649 = -p_L7*t648 - t645;
+        const kv x151 = -t649;
+        const kv t646 = c_q_3l*t642 - s_q_3l*t639;
+        const kv t647 = c_q_3l*t637 - s_q_3l*t644;
+        const kv t650 = -p_L7*t647 + t646;
+        const kv s_q_2l = vs[4];
+        const kv c_q_2l = vc[4];
+        const kv t651 = c_q_2l*t641 + s_q_2l*t650;
+        const kv t652 = c_q_2l*t650 - s_q_2l*t641;
+        const kv s_q_1l = vs[3];
+        const kv c_q_1l = vc[3];
+        const kv t655 = -c_q_1l*t649 - s_q_1l*t652;
+        const kv t643 = c_q_4l*t633 + s_q_4l*t638;
+        const kv t654 = c_q_2l*t648 - s_q_2l*t643;
+        const kv t658 = c_q_1l*t654 + s_q_1l*t647;
+        const kv t660 = p_L6*t658 + t655;
+        const kv x139 = -t660;
+        const kv t656 = c_q_1l*t652 - s_q_1l*t649;
+        const kv t657 = c_q_1l*t647 - s_q_1l*t654;
+        const kv t653 = c_q_2l*t643 + s_q_2l*t648;
+        const kv t661 = p_L5*t653 + p_L6*t657 - t656;
+        const kv t659 = -p_L5*t658 - t651;
+        const kv t662 = c_q_torso*t659 - s_q_torso*t661;
+        const kv t665 = -c_q_torso*t658 - s_q_torso*t653;
+        const kv t666 = -p_L3*t665 - p_L4*t657 - t662;
+        const kv x125 = -t666;
+        const kv t672 = -c_q_w*t665 - s_q_w*t657;
+        const kv t671 = c_q_w*t657 - s_q_w*t665;
+        const kv t673 = p_L1*t672 + p_L2*t671 + t666;
+        const kv x111 = -t673;
+        const double p_XY_10l = p[132];
+        const kv x55 = p_XY_10l*s_q_7l;
+        const double p_XX_10l = p[131];
+        const kv x56 = p_XX_10l*c_q_7l + x55;
+        const double p_YY_10l = p[134];
+        const kv x57 = p_XY_10l*c_q_7l + p_YY_10l*s_q_7l;
+        const kv t189 = c_q_7l*x56 + s_q_7l*x57;
+        const double p_m_10l = p[127];
+        const double p_MZ_10l = p[130];
+        const double x60 = p_MZ_10l*x6 + p_m_10l*x5;
+        const kv t196 = t189 + x60;
+        const double p_XX_9l = p[118];
+        const kv t204 = p_XX_9l + t196;
+        const double p_Ia_9l = p[124];
+        const kv t588 = p_Ia_9l + t204;
+        const double p_XY_9l = p[119];
+        const kv t205 = p_XY_9l + t197;
+        const kv x61 = c_q_6l*t205;
+        const kv x59 = p_YY_10l*c_q_7l - x55;
+        const kv x58 = -p_XX_10l*s_q_7l + p_XY_10l*c_q_7l;
+        const kv t192 = c_q_7l*x58 + s_q_7l*x59;
+        const double p_XZ_9l = p[120];
+        const kv t209 = p_XZ_9l + t192;
+        const kv t215 = s_q_6l*t209 + x61;
+        const kv x156 = -t215;
+        const kv x62 = -s_q_6l*t205;
+        const kv t218 = c_q_6l*t209 + x62;
+        const kv t589 = c_q_5l*t204 + s_q_5l*t218;
+        const double p_MZ_9l = p[117];
+        const kv t203 = p_MZ_9l - t188;
+        const double t195 = -p_L9*p_m_10l - p_MZ_10l;
+        const double p_MY_9l = p[116];
+        const double t202 = p_MY_9l + t195;
+        const kv t211 = c_q_6l*t202 + s_q_6l*t203;
+        const kv t592 = -c_q_5l*t211;
+        const kv t593 = -p_L8*t592 - t589;
+        const kv x154 = -t593;
+        const kv t590 = -c_q_5l*t218 + s_q_5l*t204;
+        const kv t591 = s_q_5l*t211;
+        const kv t594 = -p_L8*t591 + t590;
+        const kv t595 = -c_q_4l*t215 + s_q_4l*t594;
+        const kv t596 = c_q_4l*t594 + s_q_4l*t215;
+        const kv t599 = -c_q_3l*t593 - s_q_3l*t596;
+        const kv t212 = c_q_6l*t203 - s_q_6l*t202;
+        const kv t598 = c_q_4l*t592 - s_q_4l*t212;
+        const kv t602 = c_q_3l*t598 + s_q_3l*t591;
+        const kv t603 = -p_L7*t602 - t599;
+        const kv x150 = -t603;
+        const kv t600 = c_q_3l*t596 - s_q_3l*t593;
+        const kv t601 = c_q_3l*t591 - s_q_3l*t598;
+        const kv t604 = -p_L7*t601 + t600;
+        const kv t605 = c_q_2l*t595 + s_q_2l*t604;
+        const kv t606 = c_q_2l*t604 - s_q_2l*t595;
+        const kv t609 = -c_q_1l*t603 - s_q_1l*t606;
+        const kv t597 = c_q_4l*t212 + s_q_4l*t592;
+        const kv t608 = c_q_2l*t602 - s_q_2l*t597;
+        const kv t612 = c_q_1l*t608 + s_q_1l*t601;
+        const kv t614 = p_L6*t612 + t609;
+        const kv x138 = -t614;
+        const kv t610 = c_q_1l*t606 - s_q_1l*t603;
+        const kv t611 = c_q_1l*t601 - s_q_1l*t608;
+        const kv t607 = c_q_2l*t597 + s_q_2l*t602;
+        const kv t615 = p_L5*t607 + p_L6*t611 - t610;
+        const kv t613 = -p_L5*t612 - t605;
+        const kv t616 = c_q_torso*t613 - s_q_torso*t615;
+        const kv t619 = -c_q_torso*t612 - s_q_torso*t607;
+        const kv t620 = -p_L3*t619 - p_L4*t611 - t616;
+        const kv x124 = -t620;
+        const kv t626 = -c_q_w*t619 - s_q_w*t611;
+        const kv t625 = c_q_w*t611 - s_q_w*t619;
+        const kv t627 = p_L1*t626 + p_L2*t625 + t620;
+        const kv x110 = -t627;
+        const kv t193 = c_q_7l*x59 - s_q_7l*x58;
+        const kv t199 = t193 + x60;
+        const double p_ZZ_9l = p[123];
+        const kv t210 = p_ZZ_9l + t199;
+        const double p_YZ_9l = p[122];
+        const kv t208 = p_YZ_9l + t198;
+        const kv x65 = c_q_6l*t208;
+        const kv x66 = s_q_6l*t210 + x65;
+        const kv x63 = s_q_6l*t208;
+        const double p_YY_9l = p[121];
+        const double t207 = p_YY_9l + p_ZZ_10l;
+        const kv x64 = c_q_6l*t207 + x63;
+        const kv t216 = c_q_6l*x64 + s_q_6l*x66;
+        const double p_YY_8l = p[108];
+        const kv t229 = p_YY_8l + t216;
+        const double p_Ia_8l = p[111];
+        const kv t552 = p_Ia_8l + t229;
+        const kv x68 = c_q_6l*t210 - x63;
+        const kv x67 = -s_q_6l*t207 + x65;
+        const kv t219 = c_q_6l*x67 + s_q_6l*x68;
+        const double p_YZ_8l = p[109];
+        const kv t232 = p_YZ_8l - t219;
+        const kv t190 = c_q_7l*x57 - s_q_7l*x56;
+        const kv t206 = p_XZ_9l + t190;
+        const kv t213 = s_q_6l*t206 + x61;
+        const double p_XY_8l = p[106];
+        const kv t226 = p_XY_8l + t213;
+        const kv t237 = c_q_5l*t226 - s_q_5l*t232;
+        const double p_MZ_8l = p[104];
+        const kv t224 = p_MZ_8l + t212;
+        const double p_MX_9l = p[115];
+        const kv t201 = p_MX_9l - t187;
+        const double p_MX_8l = p[102];
+        const kv t222 = p_MX_8l - t201;
+        const kv t234 = c_q_5l*t222 - s_q_5l*t224;
+        const kv x74 = p_L8*t234;
+        const kv t246 = t237 - x74;
+        const kv x153 = -t246;
+        const kv t242 = c_q_5l*t232 + s_q_5l*t226;
+        const kv t235 = c_q_5l*t224 + s_q_5l*t222;
+        const kv x75 = p_L8*t235;
+        const kv t249 = -t242 + x75;
+        const kv t553 = c_q_4l*t229 + s_q_4l*t249;
+        const kv t554 = c_q_4l*t249 - s_q_4l*t229;
+        const kv t557 = -c_q_3l*t246 - s_q_3l*t554;
+        const kv t556 = c_q_4l*t234;
+        const kv t560 = c_q_3l*t556 - s_q_3l*t235;
+        const kv t561 = -p_L7*t560 - t557;
+        const kv x149 = -t561;
+        const kv t558 = c_q_3l*t554 - s_q_3l*t246;
+        const kv t559 = -c_q_3l*t235 - s_q_3l*t556;
+        const kv t562 = -p_L7*t559 + t558;
+        const kv t563 = c_q_2l*t553 + s_q_2l*t562;
+        const kv t564 = c_q_2l*t562 - s_q_2l*t553;
+        const kv t567 = -c_q_1l*t561 - s_q_1l*t564;
+        const kv t555 = s_q_4l*t234;
+        const kv t566 = c_q_2l*t560 - s_q_2l*t555;
+        const kv t570 = c_q_1l*t566 + s_q_1l*t559;
+        const kv t572 = p_L6*t570 + t567;
+        const kv x137 = -t572;
+        const kv t568 = c_q_1l*t564 - s_q_1l*t561;
+        const kv t569 = c_q_1l*t559 - s_q_1l*t566;
+        const kv t565 = c_q_2l*t555 + s_q_2l*t560;
+        const kv t573 = p_L5*t565 + p_L6*t569 - t568;
+        const kv t571 = -p_L5*t570 - t563;
+        const kv t574 = c_q_torso*t571 - s_q_torso*t573;
+        const kv t577 = -c_q_torso*t570 - s_q_torso*t565;
+        const kv t578 = -p_L3*t577 - p_L4*t569 - t574;
+        const kv x123 = -t578;
+        const kv t584 = -c_q_w*t577 - s_q_w*t569;
+        const kv t583 = c_q_w*t569 - s_q_w*t577;
+        const kv t585 = p_L1*t584 + p_L2*t583 + t578;
+        const kv x109 = -t585;
+        const kv t220 = c_q_6l*x68 - s_q_6l*x67;
+        const double p_ZZ_8l = p[110];
+        const kv t233 = p_ZZ_8l + t220;
+        const kv t214 = c_q_6l*t206 + x62;
+        const double p_XZ_8l = p[107];
+        const kv t227 = p_XZ_8l - t214;
+        const kv x70 = c_q_5l*t227 - s_q_5l*t233;
+        const kv t231 = p_XZ_8l - t218;
+        const double p_XX_8l = p[105];
+        const kv t225 = p_XX_8l + t204;
+        const kv x69 = c_q_5l*t225 - s_q_5l*t231;
+        const kv t236 = c_q_5l*x69 - s_q_5l*x70;
+        const double p_MY_8l = p[103];
+        const kv t223 = p_MY_8l - t211;
+        const double p_m_9l = p[114];
+        const double t200 = p_m_10l + p_m_9l;
+        const double p_m_8l = p[101];
+        const double t221 = p_m_8l + t200;
+        const kv x73 = t221*x20 + t223*x21;
+        const kv t245 = t236 + x73;
+        const double p_XX_7l = p[92];
+        const kv t255 = p_XX_7l + t245;
+        const double p_Ia_7l = p[98];
+        const kv t520 = p_Ia_7l + t255;
+        const kv x72 = c_q_5l*t233 + s_q_5l*t227;
+        const kv x71 = c_q_5l*t231 + s_q_5l*t225;
+        const kv t241 = c_q_5l*x71 - s_q_5l*x72;
+        const double p_XZ_7l = p[94];
+        const kv t261 = p_XZ_7l - t241;
+        const kv t217 = c_q_6l*x66 - s_q_6l*x64;
+        const kv t230 = p_YZ_8l - t217;
+        const kv t228 = p_XY_8l + t215;
+        const kv t239 = c_q_5l*t228 - s_q_5l*t230;
+        const kv t247 = t239 - x74;
+        const double p_XY_7l = p[93];
+        const kv t258 = p_XY_7l + t247;
+        const kv t268 = c_q_4l*t258 + s_q_4l*t261;
+        const kv x152 = -t268;
+        const kv t271 = c_q_4l*t261 - s_q_4l*t258;
+        const kv t521 = c_q_3l*t255 + s_q_3l*t271;
+        const double p_MZ_7l = p[91];
+        const kv t254 = p_MZ_7l + t235;
+        const kv t244 = -p_L8*t221 - t223;
+        const double p_MY_7l = p[90];
+        const kv t253 = p_MY_7l + t244;
+        const kv t264 = c_q_4l*t253 + s_q_4l*t254;
+        const kv t524 = -c_q_3l*t264;
+        const kv t525 = -p_L7*t524 - t521;
+        const kv x148 = -t525;
+        const kv t522 = -c_q_3l*t271 + s_q_3l*t255;
+        const kv t523 = s_q_3l*t264;
+        const kv t526 = -p_L7*t523 + t522;
+        const kv t527 = -c_q_2l*t268 + s_q_2l*t526;
+        const kv t528 = c_q_2l*t526 + s_q_2l*t268;
+        const kv t531 = -c_q_1l*t525 - s_q_1l*t528;
+        const kv t265 = c_q_4l*t254 - s_q_4l*t253;
+        const kv t530 = c_q_2l*t524 - s_q_2l*t265;
+        const kv t534 = c_q_1l*t530 + s_q_1l*t523;
+        const kv t536 = p_L6*t534 + t531;
+        const kv x136 = -t536;
+        const kv t532 = c_q_1l*t528 - s_q_1l*t525;
+        const kv t533 = c_q_1l*t523 - s_q_1l*t530;
+        const kv t529 = c_q_2l*t265 + s_q_2l*t524;
+        const kv t537 = p_L5*t529 + p_L6*t533 - t532;
+        const kv t535 = -p_L5*t534 - t527;
+        const kv t538 = c_q_torso*t535 - s_q_torso*t537;
+        const kv t541 = -c_q_torso*t534 - s_q_torso*t529;
+        const kv t542 = -p_L3*t541 - p_L4*t533 - t538;
+        const kv x122 = -t542;
+        const kv t548 = -c_q_w*t541 - s_q_w*t533;
+        const kv t547 = c_q_w*t533 - s_q_w*t541;
+        const kv t549 = p_L1*t548 + p_L2*t547 + t542;
+        const kv x108 = -t549;
+        const kv t243 = c_q_5l*x72 + s_q_5l*x71;
+        const kv t250 = t243 + x73;
+        const double p_ZZ_7l = p[97];
+        const kv t263 = p_ZZ_7l + t250;
+        const kv t240 = c_q_5l*t230 + s_q_5l*t228;
+        const kv t248 = -t240 + x75;
+        const double p_YZ_7l = p[96];
+        const kv t260 = p_YZ_7l + t248;
+        const kv x77 = c_q_4l*t260 + s_q_4l*t263;
+        const kv t262 = p_YZ_7l + t249;
+        const double p_YY_7l = p[95];
+        const kv t259 = p_YY_7l + t229;
+        const kv x76 = c_q_4l*t259 + s_q_4l*t262;
+        const kv t269 = c_q_4l*x76 + s_q_4l*x77;
+        const double p_YY_6l = p[82];
+        const kv t282 = p_YY_6l + t269;
+        const double p_Ia_6l = p[85];
+        const kv t494 = p_Ia_6l + t282;
+        const kv x79 = c_q_4l*t263 - s_q_4l*t260;
+        const kv x78 = c_q_4l*t262 - s_q_4l*t259;
+        const kv t272 = c_q_4l*x78 + s_q_4l*x79;
+        const double p_YZ_6l = p[83];
+        const kv t285 = p_YZ_6l - t272;
+        const kv t238 = c_q_5l*x70 + s_q_5l*x69;
+        const kv t257 = p_XZ_7l - t238;
+        const kv t256 = p_XY_7l + t246;
+        const kv t266 = c_q_4l*t256 + s_q_4l*t257;
+        const double p_XY_6l = p[80];
+        const kv t279 = p_XY_6l + t266;
+        const kv t290 = c_q_3l*t279 - s_q_3l*t285;
+        const double p_MZ_6l = p[78];
+        const kv t277 = p_MZ_6l + t265;
+        const double p_MX_7l = p[89];
+        const kv t252 = p_MX_7l - t234;
+        const double p_MX_6l = p[76];
+        const kv t275 = p_MX_6l - t252;
+        const kv t287 = c_q_3l*t275 - s_q_3l*t277;
+        const kv x85 = p_L7*t287;
+        const kv t299 = t290 - x85;
+        const kv x147 = -t299;
+        const kv t295 = c_q_3l*t285 + s_q_3l*t279;
+        const kv t288 = c_q_3l*t277 + s_q_3l*t275;
+        const kv x86 = p_L7*t288;
+        const kv t302 = -t295 + x86;
+        const kv t495 = c_q_2l*t282 + s_q_2l*t302;
+        const kv t496 = c_q_2l*t302 - s_q_2l*t282;
+        const kv t499 = -c_q_1l*t299 - s_q_1l*t496;
+        const kv t498 = c_q_2l*t287;
+        const kv t502 = c_q_1l*t498 - s_q_1l*t288;
+        const kv t504 = p_L6*t502 + t499;
+        const kv x135 = -t504;
+        const kv t500 = c_q_1l*t496 - s_q_1l*t299;
+        const kv t501 = -c_q_1l*t288 - s_q_1l*t498;
+        const kv t497 = s_q_2l*t287;
+        const kv t505 = p_L5*t497 + p_L6*t501 - t500;
+        const kv t503 = -p_L5*t502 - t495;
+        const kv t506 = c_q_torso*t503 - s_q_torso*t505;
+        const kv t509 = -c_q_torso*t502 - s_q_torso*t497;
+        const kv t510 = -p_L3*t509 - p_L4*t501 - t506;
+        const kv x121 = -t510;
+        const kv t516 = -c_q_w*t509 - s_q_w*t501;
+        const kv t515 = c_q_w*t501 - s_q_w*t509;
+        const kv t517 = p_L1*t516 + p_L2*t515 + t510;
+        const kv x107 = -t517;
+        const kv t273 = c_q_4l*x79 - s_q_4l*x78;
+        const double p_ZZ_6l = p[84];
+        const kv t286 = p_ZZ_6l + t273;
+        const kv t267 = c_q_4l*t257 - s_q_4l*t256;
+        const double p_XZ_6l = p[81];
+        const kv t280 = p_XZ_6l - t267;
+        const kv x81 = c_q_3l*t280 - s_q_3l*t286;
+        const kv t284 = p_XZ_6l - t271;
+        const double p_XX_6l = p[79];
+        const kv t278 = p_XX_6l + t255;
+        const kv x80 = c_q_3l*t278 - s_q_3l*t284;
+        const kv t289 = c_q_3l*x80 - s_q_3l*x81;
+        const double p_MY_6l = p[77];
+        const kv t276 = p_MY_6l - t264;
+        const double p_m_7l = p[88];
+        const double t251 = p_m_7l + t221;
+        const double p_m_6l = p[75];
+        const double t274 = p_m_6l + t251;
+        const kv x84 = t274*x33 + t276*x34;
+        const kv t298 = t289 + x84;
+        const double p_XX_5l = p[66];
+        const kv t308 = p_XX_5l + t298;
+        const double p_Ia_5l = p[72];
+        const kv t472 = p_Ia_5l + t308;
+        const kv x83 = c_q_3l*t286 + s_q_3l*t280;
+        const kv x82 = c_q_3l*t284 + s_q_3l*t278;
+        const kv t294 = c_q_3l*x82 - s_q_3l*x83;
+        const double p_XZ_5l = p[68];
+        const kv t314 = p_XZ_5l - t294;
+        const kv t270 = c_q_4l*x77 - s_q_4l*x76;
+        const kv t283 = p_YZ_6l - t270;
+        const kv t281 = p_XY_6l + t268;
+        const kv t292 = c_q_3l*t281 - s_q_3l*t283;
+        const kv t300 = t292 - x85;
+        const double p_XY_5l = p[67];
+        const kv t311 = p_XY_5l + t300;
+        const kv t321 = c_q_2l*t311 + s_q_2l*t314;
+        const kv x101 = -t321;
+        const kv t324 = c_q_2l*t314 - s_q_2l*t311;
+        const kv t473 = c_q_1l*t308 + s_q_1l*t324;
+        const double p_MZ_5l = p[65];
+        const kv t307 = p_MZ_5l + t288;
+        const kv t297 = -p_L7*t274 - t276;
+        const double p_MY_5l = p[64];
+        const kv t306 = p_MY_5l + t297;
+        const kv t317 = c_q_2l*t306 + s_q_2l*t307;
+        const kv t476 = -c_q_1l*t317;
+        const kv t478 = p_L6*t476 + t473;
+        const kv x134 = -t478;
+        const kv t474 = -c_q_1l*t324 + s_q_1l*t308;
+        const kv t475 = s_q_1l*t317;
+        const kv t318 = c_q_2l*t307 - s_q_2l*t306;
+        const kv t479 = p_L5*t318 + p_L6*t475 - t474;
+        const kv t477 = -p_L5*t476 - x101;
+        const kv t480 = c_q_torso*t477 - s_q_torso*t479;
+        const kv t483 = -c_q_torso*t476 - s_q_torso*t318;
+        const kv t484 = -p_L3*t483 - p_L4*t475 - t480;
+        const kv x120 = -t484;
+        const kv t490 = -c_q_w*t483 - s_q_w*t475;
+        const kv t489 = c_q_w*t475 - s_q_w*t483;
+        const kv t491 = p_L1*t490 + p_L2*t489 + t484;
+        const kv x106 = -t491;
+        const kv t296 = c_q_3l*x83 + s_q_3l*x82;
+        const kv t303 = t296 + x84;
+        const double p_ZZ_5l = p[71];
+        const kv t316 = p_ZZ_5l + t303;
+        const kv t293 = c_q_3l*t283 + s_q_3l*t281;
+        const kv t301 = -t293 + x86;
+        const double p_YZ_5l = p[70];
+        const kv t313 = p_YZ_5l + t301;
+        const kv x88 = c_q_2l*t313 + s_q_2l*t316;
+        const kv t315 = p_YZ_5l + t302;
+        const double p_YY_5l = p[69];
+        const kv t312 = p_YY_5l + t282;
+        const kv x87 = c_q_2l*t312 + s_q_2l*t315;
+        const kv t322 = c_q_2l*x87 + s_q_2l*x88;
+        const double p_YY_4l = p[56];
+        const kv t335 = p_YY_4l + t322;
+        const double p_Ia_4l = p[59];
+        const kv t455 = p_Ia_4l + t335;
+        const kv x90 = c_q_2l*t316 - s_q_2l*t313;
+        const kv x89 = c_q_2l*t315 - s_q_2l*t312;
+        const kv t325 = c_q_2l*x89 + s_q_2l*x90;
+        const double p_YZ_4l = p[57];
+        const kv t338 = p_YZ_4l - t325;
+        const kv t291 = c_q_3l*x81 + s_q_3l*x80;
+        const kv t310 = p_XZ_5l - t291;
+        const kv t309 = p_XY_5l + t299;
+        const kv t319 = c_q_2l*t309 + s_q_2l*t310;
+        const double p_XY_4l = p[54];
+        const kv t332 = p_XY_4l + t319;
+        const kv t343 = c_q_1l*t332 - s_q_1l*t338;
+        const double p_MZ_4l = p[52];
+        const kv t330 = p_MZ_4l + t318;
+        const double p_MX_5l = p[63];
+        const kv t305 = p_MX_5l - t287;
+        const double p_MX_4l = p[50];
+        const kv t328 = p_MX_4l - t305;
+        const kv t340 = c_q_1l*t328 - s_q_1l*t330;
+        const kv x97 = p_L6*t340;
+        const kv t457 = -t343 + x97;
+        const kv x133 = -t457;
+        const kv t348 = c_q_1l*t338 + s_q_1l*t332;
+        const kv t341 = c_q_1l*t330 + s_q_1l*t328;
+        const kv x98 = p_L6*t341;
+        const kv t358 = -t348 + x98;
+        const kv x95 = p_L5*t340;
+        const kv t456 = -t335 - x95;
+        const kv t458 = c_q_torso*t456 + s_q_torso*t358;
+        const kv t461 = -c_q_torso*t340;
+        const kv t462 = -p_L3*t461 + p_L4*t341 - t458;
+        const kv x119 = -t462;
+        const kv t468 = -c_q_w*t461 + s_q_w*t341;
+        const kv t467 = -c_q_w*t341 - s_q_w*t461;
+        const kv t469 = p_L1*t468 + p_L2*t467 + t462;
+        const kv x105 = -t469;
+        const kv t139 = c_q_2r*x41 - s_q_2r*x40;
+        const double p_ZZ_4r = p[149];
+        const kv t152 = p_ZZ_4r + t139;
+        const double p_XZ_4r = p[146];
+        const kv t150 = p_XZ_4r - t137;
+        const kv t133 = c_q_2r*t123 - s_q_2r*t122;
+        const kv t146 = p_XZ_4r - t133;
+        const double p_XX_4r = p[144];
+        const kv t144 = p_XX_4r + t121;
+        const kv t155 = c_q_1r*(c_q_1r*t144 - s_q_1r*t150) - s_q_1r*(c_q_1r*t146 - s_q_1r*t152);
+        const double p_MY_4r = p[142];
+        const kv t142 = p_MY_4r - t130;
+        const double x53 = 2.0*p_L6;
+        const kv x54 = t142*x53;
+        const double p_m_5r = p[153];
+        const double t117 = p_m_5r + t87;
+        const double p_m_4r = p[140];
+        const double t140 = p_m_4r + t117;
+        const double x46 = p_L5*p_L5;
+        const double x45 = p_L6*p_L6;
+        const double x47 = x45 + x46;
+        const double x48 = t140*x47;
+        const kv t169 = -t140*x46 + t155 + x48 + x54;
+        const double p_YY_3 = p[43];
+        const kv t182 = p_YY_3 + t169;
+        const kv t326 = c_q_2l*x90 - s_q_2l*x89;
+        const double p_ZZ_4l = p[58];
+        const kv t339 = p_ZZ_4l + t326;
+        const double p_XZ_4l = p[55];
+        const kv t337 = p_XZ_4l - t324;
+        const kv t320 = c_q_2l*t310 - s_q_2l*t309;
+        const kv t333 = p_XZ_4l - t320;
+        const double p_XX_4l = p[53];
+        const kv t331 = p_XX_4l + t308;
+        const kv t342 = c_q_1l*(c_q_1l*t331 - s_q_1l*t337) - s_q_1l*(c_q_1l*t333 - s_q_1l*t339);
+        const double p_MY_4l = p[51];
+        const kv t329 = p_MY_4l - t317;
+        const kv x99 = t329*x53;
+        const double p_m_5l = p[62];
+        const double t304 = p_m_5l + t274;
+        const double p_m_4l = p[49];
+        const double t327 = p_m_4l + t304;
+        const double x94 = t327*x47;
+        const kv t356 = -t327*x46 + t342 + x94 + x99;
+        const kv t369 = t182 + t356;
+        const double p_Ia_3 = p[46];
+        const kv t445 = p_Ia_3 + t369;
+        const kv x43 = c_q_1r*t152 + s_q_1r*t146;
+        const kv x42 = c_q_1r*t150 + s_q_1r*t144;
+        const kv t160 = c_q_1r*x42 - s_q_1r*x43;
+        const kv t172 = -p_L5*t154 + t160;
+        const double p_YZ_3 = p[44];
+        const kv t185 = p_YZ_3 + t172;
+        const kv x92 = c_q_1l*t339 + s_q_1l*t333;
+        const kv x91 = c_q_1l*t337 + s_q_1l*t331;
+        const kv t347 = c_q_1l*x91 - s_q_1l*x92;
+        const kv t359 = p_L5*t341 - t347;
+        const kv t372 = t185 + t359;
+        const kv t136 = c_q_2r*x39 - s_q_2r*x38;
+        const kv t149 = p_YZ_4r - t136;
+        const kv t147 = p_XY_4r + t134;
+        const kv t158 = c_q_1r*t147 - s_q_1r*t149;
+        const double x44 = p_L6*t140;
+        const kv t166 = p_L5*t142 + p_L5*x44 - t158 + x51;
+        const double p_XY_3 = p[41];
+        const kv t179 = p_XY_3 + t166;
+        const kv t323 = c_q_2l*x88 - s_q_2l*x87;
+        const kv t336 = p_YZ_4l - t323;
+        const kv t334 = p_XY_4l + t321;
+        const kv t345 = c_q_1l*t334 - s_q_1l*t336;
+        const double x93 = p_L6*t327;
+        const kv t353 = -p_L5*t329 - p_L5*x93 + t345 - x97;
+        const kv t366 = t179 + t353;
+        const kv t377 = c_q_torso*t366 - s_q_torso*t372;
+        const double p_MZ_3 = p[39];
+        const kv t177 = p_MZ_3 + t154;
+        const kv t364 = t177 - t341;
+        const kv t163 = -t142 - x44;
+        const double p_MX_3 = p[37];
+        const kv t175 = p_MX_3 + t163;
+        const kv t350 = t329 + x93;
+        const kv t362 = t175 + t350;
+        const kv t374 = c_q_torso*t362 - s_q_torso*t364;
+        const kv t387 = p_L3*t374 - t377;
+        const kv t451 = -c_q_w*t374;
+        const kv t450 = -s_q_w*t374;
+        const kv t452 = p_L1*t451 + p_L2*t450 - t387;
+        const kv x104 = -t452;
+        const kv t162 = c_q_1r*x43 + s_q_1r*x42;
+        const kv x50 = x48 + 2.0*x49;
+        const kv t173 = t162 + x50 + x54;
+        const double p_ZZ_3 = p[45];
+        const kv t186 = p_ZZ_3 + t173;
+        const kv t349 = c_q_1l*x92 + s_q_1l*x91;
+        const kv x96 = x94 + 2.0*x95;
+        const kv t360 = t349 + x96 + x99;
+        const kv t373 = t186 + t360;
+        const double p_XZ_3 = p[42];
+        const kv t184 = p_XZ_3 + t171;
+        const kv t371 = t184 + t358;
+        const kv t159 = c_q_1r*t149 + s_q_1r*t147;
+        const kv t167 = -t159 + x52;
+        const kv t180 = p_XZ_3 + t167;
+        const kv t346 = c_q_1l*t336 + s_q_1l*t334;
+        const kv t354 = -t346 + x98;
+        const kv t367 = t180 + t354;
+        const kv t165 = -t140*x45 + t148 + x50;
+        const double p_XX_3 = p[40];
+        const kv t178 = p_XX_3 + t165;
+        const kv t352 = -t327*x45 + t335 + x96;
+        const kv t365 = t178 + t352;
+        const kv t376 = c_q_torso*(c_q_torso*t365 - s_q_torso*t371) - s_q_torso*(c_q_torso*t367 - s_q_torso*t373);
+        const kv t375 = c_q_torso*t364 + s_q_torso*t362;
+        const kv t164 = p_L5*t140 + t153;
+        const double p_MY_3 = p[38];
+        const kv t176 = p_MY_3 + t164;
+        const kv t351 = p_L5*t327 + t340;
+        const kv t363 = t176 + t351;
+        const double p_m_3 = p[36];
+        const double t174 = p_m_3 + t140;
+        const double t361 = t174 + t327;
+        const kv t386 = 2.0*p_L3*t363 - 2.0*p_L4*t375 + t361*(p_L3*p_L3 + p_L4*p_L4) + t376;
+        const double p_XX_2 = p[27];
+        const kv t399 = p_XX_2 + t386;
+        const double p_Ia_2 = p[33];
+        const kv t443 = p_Ia_2 + t399;
+        const kv t385 = p_L4*t361 - t375;
+        const double p_MZ_2 = p[26];
+        const kv t398 = p_MZ_2 + t385;
+        const kv t384 = p_L3*t361 + t363;
+        const double p_MY_2 = p[25];
+        const kv t397 = p_MY_2 + t384;
+        const kv t408 = c_q_w*t397 + s_q_w*t398;
+        const kv x100 = p_L1*t408;
+        const kv t409 = c_q_w*t398 - s_q_w*t397;
+        const kv t444 = p_L2*t409 - t399 - x100;
+        const kv x103 = -t444;
+        const double p_m_2 = p[23];
+        const double t395 = p_m_2 + t361;
+        const kv t420 = -2.0*p_L2*t409 + t395*(p_L1*p_L1 + p_L2*p_L2) + t399 + 2.0*x100;
+        const double p_XX_1 = p[14];
+        const kv t433 = p_XX_1 + t420;
+        const double p_Ia_1 = p[20];
+        const kv t442 = p_Ia_1 + t433;
+        { const kv t = t442; o[0] = t[0]; o[289] = t[1]; o[578] = t[2]; o[867] = t[3]; }
+        { const kv t = x103; o[1] = t[0]; o[290] = t[1]; o[579] = t[2]; o[868] = t[3]; }
+        { const kv t = x104; o[2] = t[0]; o[291] = t[1]; o[580] = t[2]; o[869] = t[3]; }
+        { const kv t = x105; o[3] = t[0]; o[292] = t[1]; o[581] = t[2]; o[870] = t[3]; }
+        { const kv t = x106; o[4] = t[0]; o[293] = t[1]; o[582] = t[2]; o[871] = t[3]; }
+        { const kv t = x107; o[5] = t[0]; o[294] = t[1]; o[583] = t[2]; o[872] = t[3]; }
+        { const kv t = x108; o[6] = t[0]; o[295] = t[1]; o[584] = t[2]; o[873] = t[3]; }
+        { const kv t = x109; o[7] = t[0]; o[296] = t[1]; o[585] = t[2]; o[874] = t[3]; }
+        { const kv t = x110; o[8] = t[0]; o[297] = t[1]; o[586] = t[2]; o[875] = t[3]; }
+        { const kv t = x111; o[9] = t[0]; o[298] = t[1]; o[587] = t[2]; o[876] = t[3]; }
+        { const kv t = x112; o[10] = t[0]; o[299] = t[1]; o[588] = t[2]; o[877] = t[3]; }
+        { const kv t = x113; o[11] = t[0]; o[300] = t[1]; o[589] = t[2]; o[878] = t[3]; }
+        { const kv t = x114; o[12] = t[0]; o[301] = t[1]; o[590] = t[2]; o[879] = t[3]; }
+        { const kv t = x115; o[13] = t[0]; o[302] = t[1]; o[591] = t[2]; o[880] = t[3]; }
+        { const kv t = x116; o[14] = t[0]; o[303] = t[1]; o[592] = t[2]; o[881] = t[3]; }
+        { const kv t = x117; o[15] = t[0]; o[304] = t[1]; o[593] = t[2]; o[882] = t[3]; }
+        { const kv t = x118; o[16] = t[0]; o[305] = t[1]; o[594] = t[2]; o[883] = t[3]; }
+        { const kv t = x103; o[17] = t[0]; o[306] = t[1]; o[595] = t[2]; o[884] = t[3]; }
+        { const kv t = t443; o[18] = t[0]; o[307] = t[1]; o[596] = t[2]; o[885] = t[3]; }
+        { const kv t = t387; o[19] = t[0]; o[308] = t[1]; o[597] = t[2]; o[886] = t[3]; }
+        { const kv t = x119; o[20] = t[0]; o[309] = t[1]; o[598] = t[2]; o[887] = t[3]; }
+        { const kv t = x120; o[21] = t[0]; o[310] = t[1]; o[599] = t[2]; o[888] = t[3]; }
+        { const kv t = x121; o[22] = t[0]; o[311] = t[1]; o[600] = t[2]; o[889] = t[3]; }
+        { const kv t = x122; o[23] = t[0]; o[312] = t[1]; o[601] = t[2]; o[890] = t[3]; }
+        { const kv t = x123; o[24] = t[0]; o[313] = t[1]; o[602] = t[2]; o[891] = t[3]; }
+        { const kv t = x124; o[25] = t[0]; o[314] = t[1]; o[603] = t[2]; o[892] = t[3]; }
+        { const kv t = x125; o[26] = t[0]; o[315] = t[1]; o[604] = t[2]; o[893] = t[3]; }
+        { const kv t = x126; o[27] = t[0]; o[316] = t[1]; o[605] = t[2]; o[894] = t[3]; }
+        { const kv t = x127; o[28] = t[0]; o[317] = t[1]; o[606] = t[2]; o[895] = t[3]; }
+        { const kv t = x128; o[29] = t[0]; o[318] = t[1]; o[607] = t[2]; o[896] = t[3]; }
+        { const kv t = x129; o[30] = t[0]; o[319] = t[1]; o[608] = t[2]; o[897] = t[3]; }
+        { const kv t = x130; o[31] = t[0]; o[320] = t[1]; o[609] = t[2]; o[898] = t[3]; }
+        { const kv t = x131; o[32] = t[0]; o[321] = t[1]; o[610] = t[2]; o[899] = t[3]; }
+        { const kv t = x132; o[33] = t[0]; o[322] = t[1]; o[611] = t[2]; o[900] = t[3]; }
+        { const kv t = x104; o[34] = t[0]; o[323] = t[1]; o[612] = t[2]; o[901] = t[3]; }
+        { const kv t = t387; o[35] = t[0]; o[324] = t[1]; o[613] = t[2]; o[902] = t[3]; }
+        { const kv t = t445; o[36] = t[0]; o[325] = t[1]; o[614] = t[2]; o[903] = t[3]; }
+        { const kv t = x133; o[37] = t[0]; o[326] = t[1]; o[615] = t[2]; o[904] = t[3]; }
+        { const kv t = x134; o[38] = t[0]; o[327] = t[1]; o[616] = t[2]; o[905] = t[3]; }
+        { const kv t = x135; o[39] = t[0]; o[328] = t[1]; o[617] = t[2]; o[906] = t[3]; }
+        { const kv t = x136; o[40] = t[0]; o[329] = t[1]; o[618] = t[2]; o[907] = t[3]; }
+        { const kv t = x137; o[41] = t[0]; o[330] = t[1]; o[619] = t[2]; o[908] = t[3]; }
+        { const kv t = x138; o[42] = t[0]; o[331] = t[1]; o[620] = t[2]; o[909] = t[3]; }
+        { const kv t = x139; o[43] = t[0]; o[332] = t[1]; o[621] = t[2]; o[910] = t[3]; }
+        { const kv t = x140; o[44] = t[0]; o[333] = t[1]; o[622] = t[2]; o[911] = t[3]; }
+        { const kv t = x141; o[45] = t[0]; o[334] = t[1]; o[623] = t[2]; o[912] = t[3]; }
+        { const kv t = x142; o[46] = t[0]; o[335] = t[1]; o[624] = t[2]; o[913] = t[3]; }
+        { const kv t = x143; o[47] = t[0]; o[336] = t[1]; o[625] = t[2]; o[914] = t[3]; }
+        { const kv t = x144; o[48] = t[0]; o[337] = t[1]; o[626] = t[2]; o[915] = t[3]; }
+        { const kv t = x145; o[49] = t[0]; o[338] = t[1]; o[627] = t[2]; o[916] = t[3]; }
+        { const kv t = x146; o[50] = t[0]; o[339] = t[1]; o[628] = t[2]; o[917] = t[3]; }
+        { const kv t = x105; o[51] = t[0]; o[340] = t[1]; o[629] = t[2]; o[918] = t[3]; }
+        { const kv t = x119; o[52] = t[0]; o[341] = t[1]; o[630] = t[2]; o[919] = t[3]; }
+        { const kv t = x133; o[53] = t[0]; o[342] = t[1]; o[631] = t[2]; o[920] = t[3]; }
+        { const kv t = t455; o[54] = t[0]; o[343] = t[1]; o[632] = t[2]; o[921] = t[3]; }
+        { const kv t = x101; o[55] = t[0]; o[344] = t[1]; o[633] = t[2]; o[922] = t[3]; }
+        { const kv t = t495; o[56] = t[0]; o[345] = t[1]; o[634] = t[2]; o[923] = t[3]; }
+        { const kv t = t527; o[57] = t[0]; o[346] = t[1]; o[635] = t[2]; o[924] = t[3]; }
+        { const kv t = t563; o[58] = t[0]; o[347] = t[1]; o[636] = t[2]; o[925] = t[3]; }
+        { const kv t = t605; o[59] = t[0]; o[348] = t[1]; o[637] = t[2]; o[926] = t[3]; }
+        { const kv t = t651; o[60] = t[0]; o[349] = t[1]; o[638] = t[2]; o[927] = t[3]; }
+        { const double t = 0.0; o[61] = t; o[350] = t; o[639] = t; o[928] = t; }
+        { const double t = 0.0; o[62] = t; o[351] = t; o[640] = t; o[929] = t; }
+        { const double t = 0.0; o[63] = t; o[352] = t; o[641] = t; o[930] = t; }
+        { const double t = 0.0; o[64] = t; o[353] = t; o[642] = t; o[931] = t; }
+        { const double t = 0.0; o[65] = t; o[354] = t; o[643] = t; o[932] = t; }
+        { const double t = 0.0; o[66] = t; o[355] = t; o[644] = t; o[933] = t; }
+        { const double t = 0.0; o[67] = t; o[356] = t; o[645] = t; o[934] = t; }
+        { const kv t = x106; o[68] = t[0]; o[357] = t[1]; o[646] = t[2]; o[935] = t[3]; }
+        { const kv t = x120; o[69] = t[0]; o[358] = t[1]; o[647] = t[2]; o[936] = t[3]; }
+        { const kv t = x134; o[70] = t[0]; o[359] = t[1]; o[648] = t[2]; o[937] = t[3]; }
+        { const kv t = x101; o[71] = t[0]; o[360] = t[1]; o[649] = t[2]; o[938] = t[3]; }
+        { const kv t = t472; o[72] = t[0]; o[361] = t[1]; o[650] = t[2]; o[939] = t[3]; }
+        { const kv t = x147; o[73] = t[0]; o[362] = t[1]; o[651] = t[2]; o[940] = t[3]; }
+        { const kv t = x148; o[74] = t[0]; o[363] = t[1]; o[652] = t[2]; o[941] = t[3]; }
+        { const kv t = x149; o[75] = t[0]; o[364] = t[1]; o[653] = t[2]; o[942] = t[3]; }
+        { const kv t = x150; o[76] = t[0]; o[365] = t[1]; o[654] = t[2]; o[943] = t[3]; }
+        { const kv t = x151; o[77] = t[0]; o[366] = t[1]; o[655] = t[2]; o[944] = t[3]; }
+        { const double t = 0.0; o[78] = t; o[367] = t; o[656] = t; o[945] = t; }
+        { const double t = 0.0; o[79] = t; o[368] = t; o[657] = t; o[946] = t; }
+        { const double t = 0.0; o[80] = t; o[369] = t; o[658] = t; o[947] = t; }
+        { const double t = 0.0; o[81] = t; o[370] = t; o[659] = t; o[948] = t; }
+        { const double t = 0.0; o[82] = t; o[371] = t; o[660] = t; o[949] = t; }
+        { const double t = 0.0; o[83] = t; o[372] = t; o[661] = t; o[950] = t; }
+        { const double t = 0.0; o[84] = t; o[373] = t; o[662] = t; o[951] = t; }
+        { const kv t = x107; o[85] = t[0]; o[374] = t[1]; o[663] = t[2]; o[952] = t[3]; }
+        { const kv t = x121; o[86] = t[0]; o[375] = t[1]; o[664] = t[2]; o[953] = t[3]; }
+        { const kv t = x135; o[87] = t[0]; o[376] = t[1]; o[665] = t[2]; o[954] = t[3]; }
+        { const kv t = t495; o[88] = t[0]; o[377] = t[1]; o[666] = t[2]; o[955] = t[3]; }
+        { const kv t = x147; o[89] = t[0]; o[378] = t[1]; o[667] = t[2]; o[956] = t[3]; }
+        { const kv t = t494; o[90] = t[0]; o[379] = t[1]; o[668] = t[2]; o[957] = t[3]; }
+        { const kv t = x152; o[91] = t[0]; o[380] = t[1]; o[669] = t[2]; o[958] = t[3]; }
+        { const kv t = t553; o[92] = t[0]; o[381] = t[1]; o[670] = t[2]; o[959] = t[3]; }
+        { const kv t = t595; o[93] = t[0]; o[382] = t[1]; o[671] = t[2]; o[960] = t[3]; }
+        { const kv t = t641; o[94] = t[0]; o[383] = t[1]; o[672] = t[2]; o[961] = t[3]; }
+        { const double t = 0.0; o[95] = t; o[384] = t; o[673] = t; o[962] = t; }
+        { const double t = 0.0; o[96] = t; o[385] = t; o[674] = t; o[963] = t; }
+        { const double t = 0.0; o[97] = t; o[386] = t; o[675] = t; o[964] = t; }
+        { const double t = 0.0; o[98] = t; o[387] = t; o[676] = t; o[965] = t; }
+        { const double t = 0.0; o[99] = t; o[388] = t; o[677] = t; o[966] = t; }
+        { const double t = 0.0; o[100] = t; o[389] = t; o[678] = t; o[967] = t; }
+        { const double t = 0.0; o[101] = t; o[390] = t; o[679] = t; o[968] = t; }
+        { const kv t = x108; o[102] = t[0]; o[391] = t[1]; o[680] = t[2]; o[969] = t[3]; }
+        { const kv t = x122; o[103] = t[0]; o[392] = t[1]; o[681] = t[2]; o[970] = t[3]; }
+        { const kv t = x136; o[104] = t[0]; o[393] = t[1]; o[682] = t[2]; o[971] = t[3]; }
+        { const kv t = t527; o[105] = t[0]; o[394] = t[1]; o[683] = t[2]; o[972] = t[3]; }
+        { const kv t = x148; o[106] = t[0]; o[395] = t[1]; o[684] = t[2]; o[973] = t[3]; }
+        { const kv t = x152; o[107] = t[0]; o[396] = t[1]; o[685] = t[2]; o[974] = t[3]; }
+        { const kv t = t520; o[108] = t[0]; o[397] = t[1]; o[686] = t[2]; o[975] = t[3]; }
+        { const kv t = x153; o[109] = t[0]; o[398] = t[1]; o[687] = t[2]; o[976] = t[3]; }
+        { const kv t = x154; o[110] = t[0]; o[399] = t[1]; o[688] = t[2]; o[977] = t[3]; }
+        { const kv t = x155; o[111] = t[0]; o[400] = t[1]; o[689] = t[2]; o[978] = t[3]; }
+        { const double t = 0.0; o[112] = t; o[401] = t; o[690] = t; o[979] = t; }
+        { const double t = 0.0; o[113] = t; o[402] = t; o[691] = t; o[980] = t; }
+        { const double t = 0.0; o[114] = t; o[403] = t; o[692] = t; o[981] = t; }
+        { const double t = 0.0; o[115] = t; o[404] = t; o[693] = t; o[982] = t; }
+        { const double t = 0.0; o[116] = t; o[405] = t; o[694] = t; o[983] = t; }
+        { const double t = 0.0; o[117] = t; o[406] = t; o[695] = t; o[984] = t; }
+        { const double t = 0.0; o[118] = t; o[407] = t; o[696] = t; o[985] = t; }
+        { const kv t = x109; o[119] = t[0]; o[408] = t[1]; o[697] = t[2]; o[986] = t[3]; }
+        { const kv t = x123; o[120] = t[0]; o[409] = t[1]; o[698] = t[2]; o[987] = t[3]; }
+        { const kv t = x137; o[121] = t[0]; o[410] = t[1]; o[699] = t[2]; o[988] = t[3]; }
+        { const kv t = t563; o[122] = t[0]; o[411] = t[1]; o[700] = t[2]; o[989] = t[3]; }
+        { const kv t = x149; o[123] = t[0]; o[412] = t[1]; o[701] = t[2]; o[990] = t[3]; }
+        { const kv t = t553; o[124] = t[0]; o[413] = t[1]; o[702] = t[2]; o[991] = t[3]; }
+        { const kv t = x153; o[125] = t[0]; o[414] = t[1]; o[703] = t[2]; o[992] = t[3]; }
+        { const kv t = t552; o[126] = t[0]; o[415] = t[1]; o[704] = t[2]; o[993] = t[3]; }
+        { const kv t = x156; o[127] = t[0]; o[416] = t[1]; o[705] = t[2]; o[994] = t[3]; }
+        { const kv t = t631; o[128] = t[0]; o[417] = t[1]; o[706] = t[2]; o[995] = t[3]; }
+        { const double t = 0.0; o[129] = t; o[418] = t; o[707] = t; o[996] = t; }
+        { const double t = 0.0; o[130] = t; o[419] = t; o[708] = t; o[997] = t; }
+        { const double t = 0.0; o[131] = t; o[420] = t; o[709] = t; o[998] = t; }
+        { const double t = 0.0; o[132] = t; o[421] = t; o[710] = t; o[999] = t; }
+        { const double t = 0.0; o[133] = t; o[422] = t; o[711] = t; o[1000] = t; }
+        { const double t = 0.0; o[134] = t; o[423] = t; o[712] = t; o[1001] = t; }
+        { const double t = 0.0; o[135] = t; o[424] = t; o[713] = t; o[1002] = t; }
+        { const kv t = x110; o[136] = t[0]; o[425] = t[1]; o[714] = t[2]; o[1003] = t[3]; }
+        { const kv t = x124; o[137] = t[0]; o[426] = t[1]; o[715] = t[2]; o[1004] = t[3]; }
+        { const kv t = x138; o[138] = t[0]; o[427] = t[1]; o[716] = t[2]; o[1005] = t[3]; }
+        { const kv t = t605; o[139] = t[0]; o[428] = t[1]; o[717] = t[2]; o[1006] = t[3]; }
+        { const kv t = x150; o[140] = t[0]; o[429] = t[1]; o[718] = t[2]; o[1007] = t[3]; }
+        { const kv t = t595; o[141] = t[0]; o[430] = t[1]; o[719] = t[2]; o[1008] = t[3]; }
+        { const kv t = x154; o[142] = t[0]; o[431] = t[1]; o[720] = t[2]; o[1009] = t[3]; }
+        { const kv t = x156; o[143] = t[0]; o[432] = t[1]; o[721] = t[2]; o[1010] = t[3]; }
+        { const kv t = t588; o[144] = t[0]; o[433] = t[1]; o[722] = t[2]; o[1011] = t[3]; }
+        { const kv t = x157; o[145] = t[0]; o[434] = t[1]; o[723] = t[2]; o[1012] = t[3]; }
+        { const double t = 0.0; o[146] = t; o[435] = t; o[724] = t; o[1013] = t; }
+        { const double t = 0.0; o[147] = t; o[436] = t; o[725] = t; o[1014] = t; }
+        { const double t = 0.0; o[148] = t; o[437] = t; o[726] = t; o[1015] = t; }
+        { const double t = 0.0; o[149] = t; o[438] = t; o[727] = t; o[1016] = t; }
+        { const double t = 0.0; o[150] = t; o[439] = t; o[728] = t; o[1017] = t; }
+        { const double t = 0.0; o[151] = t; o[440] = t; o[729] = t; o[1018] = t; }
+        { const double t = 0.0; o[152] = t; o[441] = t; o[730] = t; o[1019] = t; }
+        { const kv t = x111; o[153] = t[0]; o[442] = t[1]; o[731] = t[2]; o[1020] = t[3]; }
+        { const kv t = x125; o[154] = t[0]; o[443] = t[1]; o[732] = t[2]; o[1021] = t[3]; }
+        { const kv t = x139; o[155] = t[0]; o[444] = t[1]; o[733] = t[2]; o[1022] = t[3]; }
+        { const kv t = t651; o[156] = t[0]; o[445] = t[1]; o[734] = t[2]; o[1023] = t[3]; }
+        { const kv t = x151; o[157] = t[0]; o[446] = t[1]; o[735] = t[2]; o[1024] = t[3]; }
+        { const kv t = t641; o[158] = t[0]; o[447] = t[1]; o[736] = t[2]; o[1025] = t[3]; }
+        { const kv t = x155; o[159] = t[0]; o[448] = t[1]; o[737] = t[2]; o[1026] = t[3]; }
+        { const kv t = t631; o[160] = t[0]; o[449] = t[1]; o[738] = t[2]; o[1027] = t[3]; }
+        { const kv t = x157; o[161] = t[0]; o[450] = t[1]; o[739] = t[2]; o[1028] = t[3]; }
+        { const double t = t630; o[162] = t; o[451] = t; o[740] = t; o[1029] = t; }
+        { const double t = 0.0; o[163] = t; o[452] = t; o[741] = t; o[1030] = t; }
+        { const double t = 0.0; o[164] = t; o[453] = t; o[742] = t; o[1031] = t; }
+        { const double t = 0.0; o[165] = t; o[454] = t; o[743] = t; o[1032] = t; }
+        { const double t = 0.0; o[166] = t; o[455] = t; o[744] = t; o[1033] = t; }
+        { const double t = 0.0; o[167] = t; o[456] = t; o[745] = t; o[1034] = t; }
+        { const double t = 0.0; o[168] = t; o[457] = t; o[746] = t; o[1035] = t; }
+        { const double t = 0.0; o[169] = t; o[458] = t; o[747] = t; o[1036] = t; }
+        { const kv t = x112; o[170] = t[0]; o[459] = t[1]; o[748] = t[2]; o[1037] = t[3]; }
+        { const kv t = x126; o[171] = t[0]; o[460] = t[1]; o[749] = t[2]; o[1038] = t[3]; }
+        { const kv t = x140; o[172] = t[0]; o[461] = t[1]; o[750] = t[2]; o[1039] = t[3]; }
+        { const double t = 0.0; o[173] = t; o[462] = t; o[751] = t; o[1040] = t; }
+        { const double t = 0.0; o[174] = t; o[463] = t; o[752] = t; o[1041] = t; }
+        { const double t = 0.0; o[175] = t; o[464] = t; o[753] = t; o[1042] = t; }
+        { const double t = 0.0; o[176] = t; o[465] = t; o[754] = t; o[1043] = t; }
+        { const double t = 0.0; o[177] = t; o[466] = t; o[755] = t; o[1044] = t; }
+        { const double t = 0.0; o[178] = t; o[467] = t; o[756] = t; o[1045] = t; }
+        { const double t = 0.0; o[179] = t; o[468] = t; o[757] = t; o[1046] = t; }
+        { const kv t = t676; o[180] = t[0]; o[469] = t[1]; o[758] = t[2]; o[1047] = t[3]; }
+        { const kv t = x102; o[181] = t[0]; o[470] = t[1]; o[759] = t[2]; o[1048] = t[3]; }
+        { const kv t = t716; o[182] = t[0]; o[471] = t[1]; o[760] = t[2]; o[1049] = t[3]; }
+        { const kv t = t748; o[183] = t[0]; o[472] = t[1]; o[761] = t[2]; o[1050] = t[3]; }
+        { const kv t = t784; o[184] = t[0]; o[473] = t[1]; o[762] = t[2]; o[1051] = t[3]; }
+        { const kv t = t826; o[185] = t[0]; o[474] = t[1]; o[763] = t[2]; o[1052] = t[3]; }
+        { const kv t = t872; o[186] = t[0]; o[475] = t[1]; o[764] = t[2]; o[1053] = t[3]; }
+        { const kv t = x113; o[187] = t[0]; o[476] = t[1]; o[765] = t[2]; o[1054] = t[3]; }
+        { const kv t = x127; o[188] = t[0]; o[477] = t[1]; o[766] = t[2]; o[1055] = t[3]; }
+        { const kv t = x141; o[189] = t[0]; o[478] = t[1]; o[767] = t[2]; o[1056] = t[3]; }
+        { const double t = 0.0; o[190] = t; o[479] = t; o[768] = t; o[1057] = t; }
+        { const double t = 0.0; o[191] = t; o[480] = t; o[769] = t; o[1058] = t; }
+        { const double t = 0.0; o[192] = t; o[481] = t; o[770] = t; o[1059] = t; }
+        { const double t = 0.0; o[193] = t; o[482] = t; o[771] = t; o[1060] = t; }
+        { const double t = 0.0; o[194] = t; o[483] = t; o[772] = t; o[1061] = t; }
+        { const double t = 0.0; o[195] = t; o[484] = t; o[773] = t; o[1062] = t; }
+        { const double t = 0.0; o[196] = t; o[485] = t; o[774] = t; o[1063] = t; }
+        { const kv t = x102; o[197] = t[0]; o[486] = t[1]; o[775] = t[2]; o[1064] = t[3]; }
+        { const kv t = t693; o[198] = t[0]; o[487] = t[1]; o[776] = t[2]; o[1065] = t[3]; }
+        { const kv t = x158; o[199] = t[0]; o[488] = t[1]; o[777] = t[2]; o[1066] = t[3]; }
+        { const kv t = x159; o[200] = t[0]; o[489] = t[1]; o[778] = t[2]; o[1067] = t[3]; }
+        { const kv t = x160; o[201] = t[0]; o[490] = t[1]; o[779] = t[2]; o[1068] = t[3]; }
+        { const kv t = x161; o[202] = t[0]; o[491] = t[1]; o[780] = t[2]; o[1069] = t[3]; }
+        { const kv t = x162; o[203] = t[0]; o[492] = t[1]; o[781] = t[2]; o[1070] = t[3]; }
+        { const kv t = x114; o[204] = t[0]; o[493] = t[1]; o[782] = t[2]; o[1071] = t[3]; }
+        { const kv t = x128; o[205] = t[0]; o[494] = t[1]; o[783] = t[2]; o[1072] = t[3]; }
+        { const kv t = x142; o[206] = t[0]; o[495] = t[1]; o[784] = t[2]; o[1073] = t[3]; }
+        { const double t = 0.0; o[207] = t; o[496] = t; o[785] = t; o[1074] = t; }
+        { const double t = 0.0; o[208] = t; o[497] = t; o[786] = t; o[1075] = t; }
+        { const double t = 0.0; o[209] = t; o[498] = t; o[787] = t; o[1076] = t; }
+        { const double t = 0.0; o[210] = t; o[499] = t; o[788] = t; o[1077] = t; }
+        { const double t = 0.0; o[211] = t; o[500] = t; o[789] = t; o[1078] = t; }
+        { const double t = 0.0; o[212] = t; o[501] = t; o[790] = t; o[1079] = t; }
+        { const double t = 0.0; o[213] = t; o[502] = t; o[791] = t; o[1080] = t; }
+        { const kv t = t716; o[214] = t[0]; o[503] = t[1]; o[792] = t[2]; o[1081] = t[3]; }
+        { const kv t = x158; o[215] = t[0]; o[504] = t[1]; o[793] = t[2]; o[1082] = t[3]; }
+        { const kv t = t715; o[216] = t[0]; o[505] = t[1]; o[794] = t[2]; o[1083] = t[3]; }
+        { const kv t = x163; o[217] = t[0]; o[506] = t[1]; o[795] = t[2]; o[1084] = t[3]; }
+        { const kv t = t774; o[218] = t[0]; o[507] = t[1]; o[796] = t[2]; o[1085] = t[3]; }
+        { const kv t = t816; o[219] = t[0]; o[508] = t[1]; o[797] = t[2]; o[1086] = t[3]; }
+        { const kv t = t862; o[220] = t[0]; o[509] = t[1]; o[798] = t[2]; o[1087] = t[3]; }
+        { const kv t = x115; o[221] = t[0]; o[510] = t[1]; o[799] = t[2]; o[1088] = t[3]; }
+        { const kv t = x129; o[222] = t[0]; o[511] = t[1]; o[800] = t[2]; o[1089] = t[3]; }
+        { const kv t = x143; o[223] = t[0]; o[512] = t[1]; o[801] = t[2]; o[1090] = t[3]; }
+        { const double t = 0.0; o[224] = t; o[513] = t; o[802] = t; o[1091] = t; }
+        { const double t = 0.0; o[225] = t; o[514] = t; o[803] = t; o[1092] = t; }
+        { const double t = 0.0; o[226] = t; o[515] = t; o[804] = t; o[1093] = t; }
+        { const double t = 0.0; o[227] = t; o[516] = t; o[805] = t; o[1094] = t; }
+        { const double t = 0.0; o[228] = t; o[517] = t; o[806] = t; o[1095] = t; }
+        { const double t = 0.0; o[229] = t; o[518] = t; o[807] = t; o[1096] = t; }
+        { const double t = 0.0; o[230] = t; o[519] = t; o[808] = t; o[1097] = t; }
+        { const kv t = t748; o[231] = t[0]; o[520] = t[1]; o[809] = t[2]; o[1098] = t[3]; }
+        { const kv t = x159; o[232] = t[0]; o[521] = t[1]; o[810] = t[2]; o[1099] = t[3]; }
+        { const kv t = x163; o[233] = t[0]; o[522] = t[1]; o[811] = t[2]; o[1100] = t[3]; }
+        { const kv t = t741; o[234] = t[0]; o[523] = t[1]; o[812] = t[2]; o[1101] = t[3]; }
+        { const kv t = x164; o[235] = t[0]; o[524] = t[1]; o[813] = t[2]; o[1102] = t[3]; }
+        { const kv t = x165; o[236] = t[0]; o[525] = t[1]; o[814] = t[2]; o[1103] = t[3]; }
+        { const kv t = x166; o[237] = t[0]; o[526] = t[1]; o[815] = t[2]; o[1104] = t[3]; }
+        { const kv t = x116; o[238] = t[0]; o[527] = t[1]; o[816] = t[2]; o[1105] = t[3]; }
+        { const kv t = x130; o[239] = t[0]; o[528] = t[1]; o[817] = t[2]; o[1106] = t[3]; }
+        { const kv t = x144; o[240] = t[0]; o[529] = t[1]; o[818] = t[2]; o[1107] = t[3]; }
+        { const double t = 0.0; o[241] = t; o[530] = t; o[819] = t; o[1108] = t; }
+        { const double t = 0.0; o[242] = t; o[531] = t; o[820] = t; o[1109] = t; }
+        { const double t = 0.0; o[243] = t; o[532] = t; o[821] = t; o[1110] = t; }
+        { const double t = 0.0; o[244] = t; o[533] = t; o[822] = t; o[1111] = t; }
+        { const double t = 0.0; o[245] = t; o[534] = t; o[823] = t; o[1112] = t; }
+        { const double t = 0.0; o[246] = t; o[535] = t; o[824] = t; o[1113] = t; }
+        { const double t = 0.0; o[247] = t; o[536] = t; o[825] = t; o[1114] = t; }
+        { const kv t = t784; o[248] = t[0]; o[537] = t[1]; o[826] = t[2]; o[1115] = t[3]; }
+        { const kv t = x160; o[249] = t[0]; o[538] = t[1]; o[827] = t[2]; o[1116] = t[3]; }
+        { const kv t = t774; o[250] = t[0]; o[539] = t[1]; o[828] = t[2]; o[1117] = t[3]; }
+        { const kv t = x164; o[251] = t[0]; o[540] = t[1]; o[829] = t[2]; o[1118] = t[3]; }
+        { const kv t = t773; o[252] = t[0]; o[541] = t[1]; o[830] = t[2]; o[1119] = t[3]; }
+        { const kv t = x167; o[253] = t[0]; o[542] = t[1]; o[831] = t[2]; o[1120] = t[3]; }
+        { const kv t = t852; o[254] = t[0]; o[543] = t[1]; o[832] = t[2]; o[1121] = t[3]; }
+        { const kv t = x117; o[255] = t[0]; o[544] = t[1]; o[833] = t[2]; o[1122] = t[3]; }
+        { const kv t = x131; o[256] = t[0]; o[545] = t[1]; o[834] = t[2]; o[1123] = t[3]; }
+        { const kv t = x145; o[257] = t[0]; o[546] = t[1]; o[835] = t[2]; o[1124] = t[3]; }
+        { const double t = 0.0; o[258] = t; o[547] = t; o[836] = t; o[1125] = t; }
+        { const double t = 0.0; o[259] = t; o[548] = t; o[837] = t; o[1126] = t; }
+        { const double t = 0.0; o[260] = t; o[549] = t; o[838] = t; o[1127] = t; }
+        { const double t = 0.0; o[261] = t; o[550] = t; o[839] = t; o[1128] = t; }
+        { const double t = 0.0; o[262] = t; o[551] = t; o[840] = t; o[1129] = t; }
+        { const double t = 0.0; o[263] = t; o[552] = t; o[841] = t; o[1130] = t; }
+        { const double t = 0.0; o[264] = t; o[553] = t; o[842] = t; o[1131] = t; }
+        { const kv t = t826; o[265] = t[0]; o[554] = t[1]; o[843] = t[2]; o[1132] = t[3]; }
+        { const kv t = x161; o[266] = t[0]; o[555] = t[1]; o[844] = t[2]; o[1133] = t[3]; }
+        { const kv t = t816; o[267] = t[0]; o[556] = t[1]; o[845] = t[2]; o[1134] = t[3]; }
+        { const kv t = x165; o[268] = t[0]; o[557] = t[1]; o[846] = t[2]; o[1135] = t[3]; }
+        { const kv t = x167; o[269] = t[0]; o[558] = t[1]; o[847] = t[2]; o[1136] = t[3]; }
+        { const kv t = t809; o[270] = t[0]; o[559] = t[1]; o[848] = t[2]; o[1137] = t[3]; }
+        { const kv t = x168; o[271] = t[0]; o[560] = t[1]; o[849] = t[2]; o[1138] = t[3]; }
+        { const kv t = x118; o[272] = t[0]; o[561] = t[1]; o[850] = t[2]; o[1139] = t[3]; }
+        { const kv t = x132; o[273] = t[0]; o[562] = t[1]; o[851] = t[2]; o[1140] = t[3]; }
+        { const kv t = x146; o[274] = t[0]; o[563] = t[1]; o[852] = t[2]; o[1141] = t[3]; }
+        { const double t = 0.0; o[275] = t; o[564] = t; o[853] = t; o[1142] = t; }
+        { const double t = 0.0; o[276] = t; o[565] = t; o[854] = t; o[1143] = t; }
+        { const double t = 0.0; o[277] = t; o[566] = t; o[855] = t; o[1144] = t; }
+        { const double t = 0.0; o[278] = t; o[567] = t; o[856] = t; o[1145] = t; }
+        { const double t = 0.0; o[279] = t; o[568] = t; o[857] = t; o[1146] = t; }
+        { const double t = 0.0; o[280] = t; o[569] = t; o[858] = t; o[1147] = t; }
+        { const double t = 0.0; o[281] = t; o[570] = t; o[859] = t; o[1148] = t; }
+        { const kv t = t872; o[282] = t[0]; o[571] = t[1]; o[860] = t[2]; o[1149] = t[3]; }
+        { const kv t = x162; o[283] = t[0]; o[572] = t[1]; o[861] = t[2]; o[1150] = t[3]; }
+        { const kv t = t862; o[284] = t[0]; o[573] = t[1]; o[862] = t[2]; o[1151] = t[3]; }
+        { const kv t = x166; o[285] = t[0]; o[574] = t[1]; o[863] = t[2]; o[1152] = t[3]; }
+        { const kv t = t852; o[286] = t[0]; o[575] = t[1]; o[864] = t[2]; o[1153] = t[3]; }
+        { const kv t = x168; o[287] = t[0]; o[576] = t[1]; o[865] = t[2]; o[1154] = t[3]; }
+        { const double t = t851; o[288] = t; o[577] = t; o[866] = t; o[1155] = t; }
+    }
+#endif
+    for (; b < n; ++b) {
+        krang_compute_A(q + (size_t)b * 17, p, A + (size_t)b * 289);
+    }
+}
+
+KKCLONES
+/* compute_C for n states: every per-state array holds n of them, consecutive
+ * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
+ * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
+ * nothing. */
+void krang_compute_C_batch(int n, const double *q, const double *dq, const double *p, double *C)
+{
+    int b = 0;
+#if KKSIMD
+    __extension__ typedef double kv __attribute__((vector_size(32)));
+    /* 4 states at a time: inputs gathered one vector per joint (lane l =
+     * state b + l), the scalar kernel's statements over vectors, outputs
+     * scattered back state by state. */
+    for (; n - b >= 4; b += 4) {
+        kv vdq[NDOF];
+        kv vs[NDOF], vc[NDOF];
+        {
+            double t[NDOF * 4];
+            for (int l = 0; l < 4; ++l) {
+                for (int i = 0; i < NDOF; ++i) {
+                    t[i * 4 + l] = dq[((size_t)b + (size_t)l) * NDOF + (size_t)i];
+                }
+            }
+            memcpy(vdq, t, sizeof t);
+        }
+        {
+            double t[NDOF * 4];
+            for (int l = 0; l < 4; ++l) {
+                for (int i = 0; i < NDOF; ++i) {
+                    t[i * 4 + l] = q[((size_t)b + (size_t)l) * NDOF + (size_t)i];
+                }
+            }
+            double ts[NDOF * 4], tc[NDOF * 4];
+            sincos_lanes(t, ts, tc);
+            memcpy(vs, ts, sizeof ts);
+            memcpy(vc, tc, sizeof tc);
+        }
+        double *o = C + (size_t)b * 289;
+        const kv dq_q_imu = vdq[0];
+        const double p_L1 = p[0];
+        const kv t949 = -p_L1*dq_q_imu;
+        const double p_L2 = p[1];
+        const kv t948 = -p_L2*dq_q_imu;
+        const kv s_q_w = vs[1];
+        const kv c_q_w = vc[1];
+        const kv t951 = c_q_w*t949 + s_q_w*t948;
+        const kv dq_q_w = vdq[1];
+        const kv t952 = -dq_q_imu - dq_q_w;
+        const double p_L3 = p[2];
+        const kv t954 = -p_L3*t952 - t951;
+        const kv c_q_torso = vc[2];
+        const kv t958 = c_q_torso*t954;
+        const kv t955 = -c_q_torso*t952;
+        const double p_L5 = p[4];
+        const kv x91 = p_L5*t955 + t958;
+        const kv dq_q_torso = vdq[2];
+        const double p_L6 = p[5];
+        const kv x90 = p_L6*dq_q_torso;
+        const kv t1004 = -x90 + x91;
+        const kv s_q_torso = vs[2];
+        const kv t956 = s_q_torso*t952;
+        const kv x89 = p_L6*t956;
+        const kv t950 = c_q_w*t948 - s_q_w*t949;
+        const double p_L4 = p[3];
+        const kv t953 = -p_L4*t952 + t950;
+        const kv t1003 = t953 - x89;
+        const kv s_q_1r = vs[10];
+        const kv c_q_1r = vc[10];
+        const kv t1008 = c_q_1r*t1004 - s_q_1r*t1003;
+        const kv t957 = s_q_torso*t954;
+        const kv t960 = -p_L5*t956 + t957;
+        const kv s_q_2r = vs[11];
+        const kv c_q_2r = vc[11];
+        const kv t1013 = c_q_2r*t1008 + s_q_2r*t960;
+        const kv t1005 = -c_q_1r*dq_q_torso + s_q_1r*t956;
+        const kv dq_q_2r = vdq[11];
+        const kv t1014 = -dq_q_2r - t1005;
+        const double p_L7 = p[6];
+        const kv t1016 = -p_L7*t1014 + t1013;
+        const kv t1007 = c_q_1r*t1003 + s_q_1r*t1004;
+        const kv dq_q_1r = vdq[10];
+        const kv t1009 = -dq_q_1r - t955;
+        const kv t1006 = c_q_1r*t956 + dq_q_torso*s_q_1r;
+        const kv t1011 = c_q_2r*t1006 - s_q_2r*t1009;
+        const kv t1015 = -p_L7*t1011 + t1007;
+        const kv s_q_3r = vs[12];
+        const kv c_q_3r = vc[12];
+        const kv t1020 = c_q_3r*t1016 - s_q_3r*t1015;
+        const kv t1012 = c_q_2r*t960 - s_q_2r*t1008;
+        const kv s_q_4r = vs[13];
+        const kv c_q_4r = vc[13];
+        const kv t1025 = c_q_4r*t1020 + s_q_4r*t1012;
+        const kv t1017 = -c_q_3r*t1014 + s_q_3r*t1011;
+        const kv dq_q_4r = vdq[13];
+        const kv t1026 = -dq_q_4r - t1017;
+        const double p_L8 = p[7];
+        const kv t1028 = -p_L8*t1026 + t1025;
+        const kv t1019 = c_q_3r*t1015 + s_q_3r*t1016;
+        const kv t1010 = -c_q_2r*t1009 - s_q_2r*t1006;
+        const kv dq_q_3r = vdq[12];
+        const kv t1021 = -dq_q_3r - t1010;
+        const kv t1018 = c_q_3r*t1011 + s_q_3r*t1014;
+        const kv t1023 = c_q_4r*t1018 - s_q_4r*t1021;
+        const kv t1027 = -p_L8*t1023 + t1019;
+        const kv s_q_5r = vs[14];
+        const kv c_q_5r = vc[14];
+        const kv t1032 = c_q_5r*t1028 - s_q_5r*t1027;
+        const kv t1024 = c_q_4r*t1012 - s_q_4r*t1020;
+        const kv s_q_6r = vs[15];
+        const kv c_q_6r = vc[15];
+        const kv t1037 = c_q_6r*t1032 + s_q_6r*t1024;
+        const kv t1029 = -c_q_5r*t1026 + s_q_5r*t1023;
+        const kv dq_q_6r = vdq[15];
+        const kv t1038 = -dq_q_6r - t1029;
+        const double p_L9 = p[8];
+        const kv t1040 = p_L9*t1038 - t1037;
+        const kv t1031 = c_q_5r*t1027 + s_q_5r*t1028;
+        const kv t1022 = -c_q_4r*t1021 - s_q_4r*t1018;
+        const kv dq_q_5r = vdq[14];
+        const kv t1033 = -dq_q_5r - t1022;
+        const kv t1030 = c_q_5r*t1023 + s_q_5r*t1026;
+        const kv t1035 = c_q_6r*t1030 - s_q_6r*t1033;
+        const kv t1039 = -p_L9*t1035 + t1031;
+        const kv s_q_7r = vs[16];
+        const kv c_q_7r = vc[16];
+        const kv t1043 = c_q_7r*t1039 - s_q_7r*t1040;
+        const double p_MX_10r = p[219];
+        const kv x392 = p_MX_10r*t1043;
+        const kv t1044 = c_q_7r*t1040 + s_q_7r*t1039;
+        const double p_MY_10r = p[220];
+        const kv x388 = p_MY_10r*t1044;
+        const kv x394 = x388 + x392;
+        const kv t1041 = -c_q_7r*t1038 + s_q_7r*t1035;
+        const double p_YZ_10r = p[226];
+        const kv x384 = p_YZ_10r*t1041;
+        const kv x385 = -x384;
+        const kv t1042 = -c_q_7r*t1035 - s_q_7r*t1038;
+        const double p_XZ_10r = p[224];
+        const kv x382 = p_XZ_10r*t1042;
+        const kv t1477 = -x382 - x385;
+        const kv t1489 = t1477 + x394;
+        const kv x383 = -x382;
+        const kv t2701 = -t1489 + x383 + x384 + x394;
+        const double p_MZ_10r = p[221];
+        const kv x371 = p_MZ_10r*t1044;
+        const kv t1036 = c_q_6r*t1024 - s_q_6r*t1032;
+        const kv x370 = p_MY_10r*t1036;
+        const kv t1034 = -c_q_6r*t1033 - s_q_6r*t1030;
+        const kv dq_q_7r = vdq[16];
+        const kv t1045 = -dq_q_7r - t1034;
+        const kv x369 = p_XZ_10r*t1045;
+        const double p_XY_10r = p[223];
+        const kv x368 = p_XY_10r*t1042;
+        const double p_XX_10r = p[222];
+        const kv t1463 = p_XX_10r*t1041 + x368 + x369 - x370 - x371;
+        const kv x393 = (0.5)*t1463;
+        const double p_YY_10r = p[225];
+        const kv x387 = -p_YY_10r*t1041 + x368;
+        const kv t1476 = -x387;
+        const double p_ZZ_10r = p[227];
+        const kv t1474 = -p_ZZ_10r*t1041 + x369;
+        const kv t1486 = (0.5)*t1474 + (0.5)*t1476 + (0.5)*x370 - 0.5*x371;
+        const kv t1487 = t1486 + x393;
+        const kv t2700 = -t1487 - x371 - x387;
+        const kv x373 = p_MZ_10r*t1043;
+        const kv x372 = p_MX_10r*t1036;
+        const kv x374 = p_YZ_10r*t1045;
+        const kv t1464 = p_XY_10r*t1041 + p_YY_10r*t1042 + x372 + x373 + x374;
+        const kv x391 = (0.5)*t1464;
+        const kv x386 = p_XX_10r*t1042 - p_XY_10r*t1041;
+        const kv t1475 = -x386;
+        const kv t1471 = p_ZZ_10r*t1042 - x374;
+        const kv t1482 = (0.5)*t1471 + (0.5)*t1475 + (0.5)*x372 - 0.5*x373;
+        const kv t1483 = t1482 - x391;
+        const kv t2699 = -t1483 - x373 - x386;
+        const kv t2705 = c_q_7r*t2699 + s_q_7r*t2700;
+        const double p_m_10r = p[218];
+        const kv x378 = p_MZ_10r*t1042 + p_m_10r*t1043;
+        const kv t1466 = -p_MY_10r*t1045 + x378;
+        const kv t2703 = -t1466 + x378;
+        const kv x379 = p_m_10r*t1044;
+        const kv x380 = p_MZ_10r*t1041;
+        const kv t1467 = p_MX_10r*t1045 + x379 - x380;
+        const kv t2702 = t1467 - x379 + x380;
+        const kv t2708 = c_q_7r*t2703 - s_q_7r*t2702;
+        const kv t2709 = p_L9*t2708 - t2705;
+        const kv t1488 = t1486 - x393;
+        const kv t1484 = t1482 + x391;
+        const kv t1496 = c_q_7r*t1484 + s_q_7r*t1488;
+        const kv t7 = -p_XZ_10r*s_q_7r + p_YZ_10r*c_q_7r;
+        const kv t1 = -p_MX_10r*s_q_7r + p_MY_10r*c_q_7r;
+        const kv t11 = -p_L9*t1 + t7;
+        const kv t0 = p_MX_10r*c_q_7r + p_MY_10r*s_q_7r;
+        const kv t2756 = -p_ZZ_10r*t1035 + t0*t1036 + t1034*t11 - t1496;
+        const kv t2706 = c_q_7r*t2700 - s_q_7r*t2699;
+        const kv t2707 = c_q_7r*t2702 + s_q_7r*t2703;
+        const kv t2710 = -p_L9*t2707 - t2706;
+        const kv t2711 = -c_q_6r*t2701 + s_q_6r*t2710;
+        const kv t1497 = c_q_7r*t1488 - s_q_7r*t1484;
+        const kv t2757 = c_q_6r*t1489 + s_q_6r*t1497;
+        const kv t853 = -p_ZZ_10r*s_q_6r + c_q_6r*t11;
+        const kv t855 = c_q_6r*t0;
+        const kv t4 = p_XZ_10r*c_q_7r + p_YZ_10r*s_q_7r;
+        const kv t10 = -p_L9*t0 + t4;
+        const kv t2759 = t1*t1032 - t10*t1030 - t1029*t853 - t1031*t855 + t2757;
+        const kv t2712 = c_q_6r*t2710 + s_q_6r*t2701;
+        const kv t2715 = -c_q_5r*t2709 - s_q_5r*t2712;
+        const kv t2704 = -p_MX_10r*t1041 - p_MY_10r*t1042;
+        const kv t2714 = -c_q_6r*t2708 + s_q_6r*t2704;
+        const kv t2718 = c_q_5r*t2714 + s_q_5r*t2707;
+        const kv t2719 = -p_L8*t2718 - t2715;
+        const kv t2758 = c_q_6r*t1497 - s_q_6r*t1489;
+        const kv t2760 = -c_q_5r*t1496 - s_q_5r*t2758;
+        const kv t857 = c_q_5r*t853 - s_q_5r*t10;
+        const kv t858 = c_q_5r*t1 - s_q_5r*t855;
+        const kv t861 = -p_L8*t858 + t857;
+        const kv t859 = c_q_5r*t855 + s_q_5r*t1;
+        const kv t852 = p_ZZ_10r*c_q_6r + s_q_6r*t11;
+        const kv t854 = s_q_6r*t0;
+        const kv t2762 = t1022*t861 - t1023*t852 + t1024*t859 - t1025*t854 + t2760;
+        const kv t2716 = c_q_5r*t2712 - s_q_5r*t2709;
+        const kv t2717 = c_q_5r*t2707 - s_q_5r*t2714;
+        const kv t2720 = -p_L8*t2717 + t2716;
+        const kv t2721 = c_q_4r*t2711 + s_q_4r*t2720;
+        const kv t2761 = c_q_5r*t2758 - s_q_5r*t1496;
+        const kv t2763 = c_q_4r*t2757 + s_q_4r*t2761;
+        const kv t863 = c_q_4r*t861 - s_q_4r*t852;
+        const kv t856 = -c_q_5r*t10 - s_q_5r*t853;
+        const kv t860 = -p_L8*t859 - t856;
+        const kv t865 = c_q_4r*t859 - s_q_4r*t854;
+        const kv t2765 = -t1017*t863 - t1018*t860 - t1019*t865 + t1020*t858 + t2763;
+        const kv t2722 = c_q_4r*t2720 - s_q_4r*t2711;
+        const kv t2725 = -c_q_3r*t2719 - s_q_3r*t2722;
+        const kv t2713 = -c_q_6r*t2704 - s_q_6r*t2708;
+        const kv t2724 = c_q_4r*t2718 - s_q_4r*t2713;
+        const kv t2728 = c_q_3r*t2724 + s_q_3r*t2717;
+        const kv t2729 = -p_L7*t2728 - t2725;
+        const kv t2764 = c_q_4r*t2761 - s_q_4r*t2757;
+        const kv t2766 = c_q_3r*t2760 - s_q_3r*t2764;
+        const kv t867 = c_q_3r*t863 - s_q_3r*t860;
+        const kv t868 = c_q_3r*t858 - s_q_3r*t865;
+        const kv t871 = -p_L7*t868 + t867;
+        const kv t862 = c_q_4r*t852 + s_q_4r*t861;
+        const kv t869 = c_q_3r*t865 + s_q_3r*t858;
+        const kv t864 = c_q_4r*t854 + s_q_4r*t859;
+        const kv t2768 = t1010*t871 - t1011*t862 + t1012*t869 - t1013*t864 + t2766;
+        const kv t2726 = c_q_3r*t2722 - s_q_3r*t2719;
+        const kv t2727 = c_q_3r*t2717 - s_q_3r*t2724;
+        const kv t2730 = -p_L7*t2727 + t2726;
+        const kv t2731 = c_q_2r*t2721 + s_q_2r*t2730;
+        const kv t2767 = c_q_3r*t2764 + s_q_3r*t2760;
+        const kv t2769 = c_q_2r*t2763 + s_q_2r*t2767;
+        const kv t873 = c_q_2r*t871 - s_q_2r*t862;
+        const kv t866 = -c_q_3r*t860 - s_q_3r*t863;
+        const kv t870 = -p_L7*t869 - t866;
+        const kv t875 = c_q_2r*t869 - s_q_2r*t864;
+        const kv t2771 = -t1005*t873 - t1006*t870 - t1007*t875 + t1008*t868 + t2769;
+        const kv t2732 = c_q_2r*t2730 - s_q_2r*t2721;
+        const kv t2735 = -c_q_1r*t2729 - s_q_1r*t2732;
+        const kv t2723 = c_q_4r*t2713 + s_q_4r*t2718;
+        const kv t2734 = c_q_2r*t2728 - s_q_2r*t2723;
+        const kv t2738 = c_q_1r*t2734 + s_q_1r*t2727;
+        const kv t2740 = p_L6*t2738 + t2735;
+        const kv t2770 = c_q_2r*t2767 - s_q_2r*t2763;
+        const kv t2772 = c_q_1r*t2766 - s_q_1r*t2770;
+        const kv t877 = c_q_1r*t873 - s_q_1r*t870;
+        const kv t878 = c_q_1r*t868 - s_q_1r*t875;
+        const kv t874 = c_q_2r*t864 + s_q_2r*t869;
+        const kv t882 = -p_L5*t874 - p_L6*t878 + t877;
+        const kv t872 = c_q_2r*t862 + s_q_2r*t871;
+        const kv t879 = c_q_1r*t875 + s_q_1r*t868;
+        const kv t880 = p_L5*t879 + t872;
+        const kv t2774 = -t2772 + t874*t958 - t879*t957 + t880*t956 - t882*t955;
+        const kv t2736 = c_q_1r*t2732 - s_q_1r*t2729;
+        const kv t2737 = c_q_1r*t2727 - s_q_1r*t2734;
+        const kv t2733 = c_q_2r*t2723 + s_q_2r*t2728;
+        const kv t2741 = -p_L5*t2733 - p_L6*t2737 + t2736;
+        const kv t2739 = p_L5*t2738 + t2731;
+        const kv t2742 = c_q_torso*t2739 - s_q_torso*t2741;
+        const kv t2745 = c_q_torso*t2738 + s_q_torso*t2733;
+        const kv t2746 = -p_L3*t2745 - p_L4*t2737 - t2742;
+        const kv t2773 = c_q_1r*t2770 + s_q_1r*t2766;
+        const kv t2775 = c_q_torso*t2769 - s_q_torso*t2773;
+        const kv t886 = c_q_torso*t879 + s_q_torso*t874;
+        const kv t2777 = t2775 - t878*t951 - t886*t950;
+        const kv t2752 = -c_q_w*t2745 - s_q_w*t2737;
+        const kv t2751 = c_q_w*t2737 - s_q_w*t2745;
+        const kv t2753 = p_L1*t2752 + p_L2*t2751 + t2746;
+        const kv x377 = p_MY_10r*t1043;
+        const kv x375 = p_MX_10r*t1044;
+        const kv x376 = p_XZ_10r*t1041;
+        const kv t1465 = p_YZ_10r*t1042 + p_ZZ_10r*t1045 + x375 + x376 - x377;
+        const kv x390 = (0.5)*t1465;
+        const kv t1472 = p_XX_10r*t1045 - x376;
+        const kv t1470 = -p_YY_10r*t1045 + p_YZ_10r*t1042;
+        const kv t1479 = (0.5)*t1470 + (0.5)*t1472 - 0.5*x375 - 0.5*x377;
+        const kv t1481 = t1479 - x390;
+        const kv x389 = -p_MZ_10r*t1036;
+        const kv x381 = p_XY_10r*t1045;
+        const kv t1473 = x381 + x385;
+        const kv t1485 = t1473 + x389 + x392;
+        const kv t1494 = c_q_7r*t1481 + s_q_7r*t1485;
+        const kv t1480 = t1479 + x390;
+        const kv t1469 = -x381 - x383;
+        const kv t1478 = t1469 + x388 + x389;
+        const kv t1492 = c_q_7r*t1478 + s_q_7r*t1480;
+        const kv t1498 = c_q_7r*t1492 + s_q_7r*t1494;
+        const kv t1468 = -p_MX_10r*t1042 + p_MY_10r*t1041 - p_m_10r*t1036;
+        const kv x395 = p_L9*t1468;
+        const kv t1504 = t1498 + x395;
+        const double p_MZ_9r = p[208];
+        const kv x363 = p_MZ_9r*t1037;
+        const double p_MY_9r = p[207];
+        const kv x362 = p_MY_9r*t1036;
+        const double p_XZ_9r = p[211];
+        const kv x360 = p_XZ_9r*t1034;
+        const double p_XY_9r = p[210];
+        const kv x359 = p_XY_9r*t1035;
+        const kv t1442 = -x359 + x360;
+        const kv t1451 = t1442 + x362 + x363;
+        const kv t1508 = t1451 + t1504;
+        const kv x0 = p_XY_10r*s_q_7r;
+        const kv x1 = p_XX_10r*c_q_7r + x0;
+        const kv x2 = p_XY_10r*c_q_7r + p_YY_10r*s_q_7r;
+        const kv t3 = c_q_7r*x2 - s_q_7r*x1;
+        const kv t19 = p_XZ_9r + t3;
+        const kv t18 = p_XY_9r + t10;
+        const kv t16 = p_MZ_9r - t1;
+        const double t8 = -p_L9*p_m_10r - p_MZ_10r;
+        const double t15 = p_MY_9r + t8;
+        const kv t2627 = t1034*t19 - t1035*t18 + t1036*t15 + t1037*t16 - t1508;
+        const kv t1501 = c_q_7r*t1494 - s_q_7r*t1492;
+        const double p_MX_9r = p[206];
+        const kv x354 = p_MX_9r*t1037;
+        const kv x355 = p_MZ_9r*t1031;
+        const double p_YZ_9r = p[213];
+        const kv x353 = p_YZ_9r*t1035;
+        const double p_YY_9r = p[212];
+        const kv t1437 = p_XY_9r*t1038 + p_YY_9r*t1034 + x353 - x354 - x355;
+        const kv x365 = (0.5)*t1437;
+        const double p_ZZ_9r = p[214];
+        const kv t1444 = p_ZZ_9r*t1034 - x353;
+        const double p_XX_9r = p[209];
+        const kv t1448 = -p_XX_9r*t1034 + p_XY_9r*t1038;
+        const kv t1455 = (0.5)*t1444 + (0.5)*t1448 - 0.5*x354 + (0.5)*x355;
+        const kv t1457 = t1455 + x365;
+        const kv t1514 = t1457 + t1501;
+        const kv x4 = p_YY_10r*c_q_7r - x0;
+        const kv x3 = -p_XX_10r*s_q_7r + p_XY_10r*c_q_7r;
+        const kv t6 = c_q_7r*x4 - s_q_7r*x3;
+        const double x6 = 2.0*p_L9;
+        const double x5 = p_L9*p_L9;
+        const double x7 = p_MZ_10r*x6 + p_m_10r*x5;
+        const kv t12 = t6 + x7;
+        const kv t23 = p_ZZ_9r + t12;
+        const kv t21 = p_YZ_9r + t11;
+        const kv t14 = p_MX_9r - t0;
+        const kv t2629 = t1034*t23 - t1035*t21 - t1037*t14 - t1514;
+        const kv x356 = p_MX_9r*t1036;
+        const kv x357 = p_MY_9r*t1031;
+        const kv x358 = p_XZ_9r*t1038;
+        const kv t1438 = p_YZ_9r*t1034 + p_ZZ_9r*t1035 + x356 + x357 + x358;
+        const kv x364 = (0.5)*t1438;
+        const kv t1445 = p_XX_9r*t1035 - x358;
+        const kv t1443 = -p_YY_9r*t1035 + p_YZ_9r*t1034;
+        const kv t1452 = (0.5)*t1443 + (0.5)*t1445 - 0.5*x356 + (0.5)*x357;
+        const kv t1454 = t1452 - x364;
+        const kv t1511 = t1454 + t1496;
+        const double t20 = p_YY_9r + p_ZZ_10r;
+        const kv t2628 = t1034*t21 - t1035*t20 - t1036*t14 - t1511;
+        const kv t2633 = c_q_6r*t2628 + s_q_6r*t2629;
+        const kv t1495 = c_q_7r*t1485 - s_q_7r*t1481;
+        const kv t1493 = c_q_7r*t1480 - s_q_7r*t1478;
+        const kv t1499 = c_q_7r*t1493 + s_q_7r*t1495;
+        const kv t1456 = t1455 - x365;
+        const kv t1510 = t1456 + t1499;
+        const kv t1500 = c_q_7r*t1483 + s_q_7r*t1487;
+        const kv t1490 = c_q_7r*t1466 + s_q_7r*t1467;
+        const kv t1505 = -p_L9*t1490 + t1500;
+        const kv t1453 = t1452 + x364;
+        const kv t1509 = t1453 + t1505;
+        const kv t1522 = c_q_6r*t1509 + s_q_6r*t1510;
+        const kv x9 = -s_q_6r*t18;
+        const kv t5 = c_q_7r*x3 + s_q_7r*x4;
+        const kv t22 = p_XZ_9r + t5;
+        const kv t31 = c_q_6r*t22 + x9;
+        const kv t2 = c_q_7r*x1 + s_q_7r*x2;
+        const kv t9 = t2 + x7;
+        const kv t17 = p_XX_9r + t9;
+        const kv t24 = c_q_6r*t15 + s_q_6r*t16;
+        const kv t2678 = t1029*t31 + t1030*t17 + t1031*t24 - t1522;
+        const kv t2634 = c_q_6r*t2629 - s_q_6r*t2628;
+        const kv t2637 = -c_q_5r*t2627 - s_q_5r*t2634;
+        const kv t1491 = c_q_7r*t1467 - s_q_7r*t1466;
+        const double p_m_9r = p[205];
+        const kv t1441 = -p_MX_9r*t1034 + p_MY_9r*t1038 + p_m_9r*t1037;
+        const kv t1519 = t1441 - t1491;
+        const double t13 = p_m_10r + p_m_9r;
+        const kv t2631 = t1034*t14 - t1037*t13 + t1519;
+        const kv t1440 = p_MX_9r*t1035 - p_MZ_9r*t1038 + p_m_9r*t1036;
+        const kv t1518 = t1440 - t1468;
+        const kv t2632 = t1035*t14 + t1036*t13 - t1518;
+        const kv t2636 = c_q_6r*t2632 - s_q_6r*t2631;
+        const kv t2630 = -t1034*t15 - t1035*t16;
+        const kv t2640 = c_q_5r*t2636 - s_q_5r*t2630;
+        const kv t2641 = -p_L8*t2640 - t2637;
+        const kv t1523 = c_q_6r*t1510 - s_q_6r*t1509;
+        const kv t2679 = c_q_5r*t1508 + s_q_5r*t1523;
+        const kv t811 = -c_q_5r*t31 + s_q_5r*t17;
+        const kv t812 = s_q_5r*t24;
+        const kv t815 = -p_L8*t812 + t811;
+        const kv x8 = c_q_6r*t18;
+        const kv t28 = s_q_6r*t22 + x8;
+        const kv t813 = -c_q_5r*t24;
+        const kv t25 = c_q_6r*t16 - s_q_6r*t15;
+        const kv t2681 = t1022*t815 + t1023*t28 + t1024*t813 - t1025*t25 + t2679;
+        const kv t2638 = c_q_5r*t2634 - s_q_5r*t2627;
+        const kv t2639 = -c_q_5r*t2630 - s_q_5r*t2636;
+        const kv t2642 = -p_L8*t2639 + t2638;
+        const kv t2643 = c_q_4r*t2633 + s_q_4r*t2642;
+        const kv t2680 = -c_q_5r*t1523 + s_q_5r*t1508;
+        const kv t2682 = -c_q_4r*t1522 + s_q_4r*t2680;
+        const kv t817 = c_q_4r*t815 + s_q_4r*t28;
+        const kv t810 = c_q_5r*t17 + s_q_5r*t31;
+        const kv t814 = -p_L8*t813 - t810;
+        const kv t819 = c_q_4r*t813 - s_q_4r*t25;
+        const kv t2684 = -t1017*t817 - t1018*t814 - t1019*t819 + t1020*t812 + t2682;
+        const kv t2644 = c_q_4r*t2642 - s_q_4r*t2633;
+        const kv t2647 = -c_q_3r*t2641 - s_q_3r*t2644;
+        const kv t2635 = c_q_6r*t2631 + s_q_6r*t2632;
+        const kv t2646 = c_q_4r*t2640 - s_q_4r*t2635;
+        const kv t2650 = c_q_3r*t2646 + s_q_3r*t2639;
+        const kv t2651 = -p_L7*t2650 - t2647;
+        const kv t2683 = c_q_4r*t2680 + s_q_4r*t1522;
+        const kv t2685 = c_q_3r*t2679 - s_q_3r*t2683;
+        const kv t821 = c_q_3r*t817 - s_q_3r*t814;
+        const kv t822 = c_q_3r*t812 - s_q_3r*t819;
+        const kv t825 = -p_L7*t822 + t821;
+        const kv t816 = -c_q_4r*t28 + s_q_4r*t815;
+        const kv t823 = c_q_3r*t819 + s_q_3r*t812;
+        const kv t818 = c_q_4r*t25 + s_q_4r*t813;
+        const kv t2687 = t1010*t825 - t1011*t816 + t1012*t823 - t1013*t818 + t2685;
+        const kv t2648 = c_q_3r*t2644 - s_q_3r*t2641;
+        const kv t2649 = c_q_3r*t2639 - s_q_3r*t2646;
+        const kv t2652 = -p_L7*t2649 + t2648;
+        const kv t2653 = c_q_2r*t2643 + s_q_2r*t2652;
+        const kv t2686 = c_q_3r*t2683 + s_q_3r*t2679;
+        const kv t2688 = c_q_2r*t2682 + s_q_2r*t2686;
+        const kv t827 = c_q_2r*t825 - s_q_2r*t816;
+        const kv t820 = -c_q_3r*t814 - s_q_3r*t817;
+        const kv t824 = -p_L7*t823 - t820;
+        const kv t829 = c_q_2r*t823 - s_q_2r*t818;
+        const kv t2690 = -t1005*t827 - t1006*t824 - t1007*t829 + t1008*t822 + t2688;
+        const kv t2654 = c_q_2r*t2652 - s_q_2r*t2643;
+        const kv t2657 = -c_q_1r*t2651 - s_q_1r*t2654;
+        const kv t2645 = c_q_4r*t2635 + s_q_4r*t2640;
+        const kv t2656 = c_q_2r*t2650 - s_q_2r*t2645;
+        const kv t2660 = c_q_1r*t2656 + s_q_1r*t2649;
+        const kv t2662 = p_L6*t2660 + t2657;
+        const kv t2689 = c_q_2r*t2686 - s_q_2r*t2682;
+        const kv t2691 = c_q_1r*t2685 - s_q_1r*t2689;
+        const kv t831 = c_q_1r*t827 - s_q_1r*t824;
+        const kv t832 = c_q_1r*t822 - s_q_1r*t829;
+        const kv t828 = c_q_2r*t818 + s_q_2r*t823;
+        const kv t836 = -p_L5*t828 - p_L6*t832 + t831;
+        const kv t826 = c_q_2r*t816 + s_q_2r*t825;
+        const kv t833 = c_q_1r*t829 + s_q_1r*t822;
+        const kv t834 = p_L5*t833 + t826;
+        const kv t2693 = -t2691 + t828*t958 - t833*t957 + t834*t956 - t836*t955;
+        const kv t2658 = c_q_1r*t2654 - s_q_1r*t2651;
+        const kv t2659 = c_q_1r*t2649 - s_q_1r*t2656;
+        const kv t2655 = c_q_2r*t2645 + s_q_2r*t2650;
+        const kv t2663 = -p_L5*t2655 - p_L6*t2659 + t2658;
+        const kv t2661 = p_L5*t2660 + t2653;
+        const kv t2664 = c_q_torso*t2661 - s_q_torso*t2663;
+        const kv t2667 = c_q_torso*t2660 + s_q_torso*t2655;
+        const kv t2668 = -p_L3*t2667 - p_L4*t2659 - t2664;
+        const kv t2692 = c_q_1r*t2689 + s_q_1r*t2685;
+        const kv t2694 = c_q_torso*t2688 - s_q_torso*t2692;
+        const kv t840 = c_q_torso*t833 + s_q_torso*t828;
+        const kv t2696 = t2694 - t832*t951 - t840*t950;
+        const kv t2674 = -c_q_w*t2667 - s_q_w*t2659;
+        const kv t2673 = c_q_w*t2659 - s_q_w*t2667;
+        const kv t2675 = p_L1*t2674 + p_L2*t2673 + t2668;
+        const kv t1502 = c_q_7r*t1495 - s_q_7r*t1493;
+        const kv t1507 = t1502 + x395;
+        const kv x366 = -p_MX_9r*t1031;
+        const kv x361 = -p_YZ_9r*t1038;
+        const kv t1450 = -x360 - x361;
+        const kv t1462 = t1450 + x362 + x366;
+        const kv t1516 = t1462 + t1507;
+        const kv t1503 = c_q_7r*t1487 - s_q_7r*t1483;
+        const kv t1506 = -p_L9*t1491 + t1503;
+        const kv x352 = p_MZ_9r*t1036;
+        const kv x349 = p_MY_9r*t1037;
+        const kv x351 = p_XZ_9r*t1035;
+        const kv x350 = p_XY_9r*t1034;
+        const kv t1436 = p_XX_9r*t1038 + x349 + x350 + x351 - x352;
+        const kv x367 = (0.5)*t1436;
+        const kv t1449 = p_YY_9r*t1038 - x350;
+        const kv t1447 = -p_ZZ_9r*t1038 + x351;
+        const kv t1459 = (0.5)*t1447 + (0.5)*t1449 - 0.5*x349 - 0.5*x352;
+        const kv t1461 = t1459 - x367;
+        const kv t1515 = t1461 + t1506;
+        const kv t1526 = c_q_6r*t1515 + s_q_6r*t1516;
+        const kv t1460 = t1459 + x367;
+        const kv t1513 = t1460 + t1497;
+        const kv t1446 = x359 + x361;
+        const kv t1458 = t1446 + x363 + x366;
+        const kv t1512 = t1458 + t1489;
+        const kv t1524 = c_q_6r*t1512 + s_q_6r*t1513;
+        const kv t1529 = c_q_6r*t1524 + s_q_6r*t1526;
+        const double p_MX_8r = p[193];
+        const kv x347 = p_MX_8r*t1031;
+        const double p_MZ_8r = p[195];
+        const kv x343 = p_MZ_8r*t1032;
+        const double p_YZ_8r = p[200];
+        const kv x342 = -p_YZ_8r*t1029;
+        const double p_XY_8r = p[197];
+        const kv x340 = p_XY_8r*t1030;
+        const kv t1419 = x340 + x342;
+        const kv t1431 = t1419 + x343 + x347;
+        const kv t1538 = t1431 + t1529;
+        const kv x12 = c_q_6r*t21;
+        const kv x13 = s_q_6r*t23 + x12;
+        const kv x10 = s_q_6r*t21;
+        const kv x11 = c_q_6r*t20 + x10;
+        const kv t30 = c_q_6r*x13 - s_q_6r*x11;
+        const kv t43 = p_YZ_8r - t30;
+        const kv t41 = p_XY_8r + t28;
+        const kv t37 = p_MZ_8r + t25;
+        const kv t35 = p_MX_8r - t14;
+        const kv t2563 = -t1029*t43 + t1030*t41 + t1031*t35 + t1032*t37 - t1538;
+        const kv t1532 = c_q_6r*t1526 - s_q_6r*t1524;
+        const double p_MY_8r = p[194];
+        const kv x330 = p_MY_8r*t1032;
+        const kv x331 = p_MZ_8r*t1024;
+        const double p_XZ_8r = p[198];
+        const kv x333 = p_XZ_8r*t1030;
+        const kv x332 = p_XY_8r*t1033;
+        const double p_XX_8r = p[196];
+        const kv t1409 = p_XX_8r*t1029 + x330 + x331 + x332 + x333;
+        const kv x348 = (0.5)*t1409;
+        const double p_YY_8r = p[199];
+        const kv t1422 = p_YY_8r*t1029 - x332;
+        const double p_ZZ_8r = p[201];
+        const kv t1420 = -p_ZZ_8r*t1029 + x333;
+        const kv t1432 = (0.5)*t1420 + (0.5)*t1422 - 0.5*x330 + (0.5)*x331;
+        const kv t1434 = t1432 - x348;
+        const kv t1541 = t1434 - t1532;
+        const kv x15 = c_q_6r*t23 - x10;
+        const kv x14 = -s_q_6r*t20 + x12;
+        const kv t33 = c_q_6r*x15 - s_q_6r*x14;
+        const kv t46 = p_ZZ_8r + t33;
+        const kv t44 = p_XZ_8r - t31;
+        const kv t36 = p_MY_8r - t24;
+        const kv t2564 = -t1029*t46 + t1030*t44 - t1032*t36 - t1541;
+        const kv x339 = p_MY_8r*t1031;
+        const kv x338 = p_MX_8r*t1024;
+        const kv x337 = p_XZ_8r*t1029;
+        const kv t1411 = p_YZ_8r*t1033 + p_ZZ_8r*t1030 + x337 - x338 - x339;
+        const kv x345 = (0.5)*t1411;
+        const kv t1418 = p_XX_8r*t1030 - x337;
+        const kv t1416 = -p_YY_8r*t1030 + p_YZ_8r*t1033;
+        const kv t1425 = (0.5)*t1416 + (0.5)*t1418 + (0.5)*x338 - 0.5*x339;
+        const kv t1426 = t1425 + x345;
+        const kv t1535 = t1426 + t1522;
+        const kv t27 = c_q_6r*t19 + x9;
+        const kv t40 = p_XZ_8r - t27;
+        const kv t38 = p_XX_8r + t17;
+        const kv t2562 = -t1029*t40 + t1030*t38 - t1031*t36 - t1535;
+        const kv t2568 = c_q_5r*t2562 - s_q_5r*t2564;
+        const kv t1521 = c_q_6r*t1519 - s_q_6r*t1518;
+        const double p_m_8r = p[192];
+        const kv t1414 = -p_MX_8r*t1033 + p_MY_8r*t1029 + p_m_8r*t1032;
+        const kv t1545 = t1414 + t1521;
+        const double t34 = p_m_8r + t13;
+        const kv t2565 = t1029*t36 + t1032*t34 - t1545;
+        const kv t1439 = -p_MY_9r*t1035 + p_MZ_9r*t1034 - p_m_9r*t1031;
+        const kv t1517 = t1439 - t1490;
+        const kv t1412 = -p_MY_8r*t1030 + p_MZ_8r*t1033 + p_m_8r*t1031;
+        const kv t1543 = t1412 - t1517;
+        const kv t2567 = t1030*t36 - t1031*t34 + t1543;
+        const kv t2571 = c_q_5r*t2567 + s_q_5r*t2565;
+        const kv t2572 = -p_L8*t2571 - t2568;
+        const kv t1527 = c_q_6r*t1516 - s_q_6r*t1515;
+        const kv t1525 = c_q_6r*t1513 - s_q_6r*t1512;
+        const kv t1530 = c_q_6r*t1525 + s_q_6r*t1527;
+        const kv t1433 = t1432 + x348;
+        const kv t1539 = t1433 - t1530;
+        const kv t1528 = c_q_6r*t1511 + s_q_6r*t1514;
+        const kv t1427 = t1425 - x345;
+        const kv t1537 = t1427 + t1528;
+        const kv t1550 = c_q_5r*t1537 - s_q_5r*t1539;
+        const kv t32 = c_q_6r*x14 + s_q_6r*x15;
+        const kv t45 = p_YZ_8r - t32;
+        const kv t26 = s_q_6r*t19 + x8;
+        const kv t39 = p_XY_8r + t26;
+        const kv t55 = c_q_5r*t45 + s_q_5r*t39;
+        const kv t48 = c_q_5r*t37 + s_q_5r*t35;
+        const kv x24 = p_L8*t48;
+        const kv t62 = -t55 + x24;
+        const kv t29 = c_q_6r*x11 + s_q_6r*x13;
+        const kv t42 = p_YY_8r + t29;
+        const kv t47 = c_q_5r*t35 - s_q_5r*t37;
+        const kv t2609 = t1022*t62 - t1023*t42 + t1024*t47 - t1550;
+        const kv t2569 = c_q_5r*t2564 + s_q_5r*t2562;
+        const kv t2570 = c_q_5r*t2565 - s_q_5r*t2567;
+        const kv t2573 = -p_L8*t2570 + t2569;
+        const kv t2574 = -c_q_4r*t2563 + s_q_4r*t2573;
+        const kv t1551 = c_q_5r*t1539 + s_q_5r*t1537;
+        const kv t2610 = c_q_4r*t1538 - s_q_4r*t1551;
+        const kv t775 = c_q_4r*t62 - s_q_4r*t42;
+        const kv t50 = c_q_5r*t39 - s_q_5r*t45;
+        const kv x23 = p_L8*t47;
+        const kv t59 = t50 - x23;
+        const kv t777 = c_q_4r*t47;
+        const kv t2612 = -t1017*t775 - t1018*t59 - t1019*t777 - t1020*t48 + t2610;
+        const kv t2575 = c_q_4r*t2573 + s_q_4r*t2563;
+        const kv t2578 = -c_q_3r*t2572 - s_q_3r*t2575;
+        const kv t2566 = -t1029*t35 - t1030*t37;
+        const kv t2577 = c_q_4r*t2571 + s_q_4r*t2566;
+        const kv t2581 = c_q_3r*t2577 + s_q_3r*t2570;
+        const kv t2582 = -p_L7*t2581 - t2578;
+        const kv t2611 = -c_q_4r*t1551 - s_q_4r*t1538;
+        const kv t2613 = -c_q_3r*t1550 - s_q_3r*t2611;
+        const kv t779 = c_q_3r*t775 - s_q_3r*t59;
+        const kv t780 = -c_q_3r*t48 - s_q_3r*t777;
+        const kv t783 = -p_L7*t780 + t779;
+        const kv t774 = c_q_4r*t42 + s_q_4r*t62;
+        const kv t781 = c_q_3r*t777 - s_q_3r*t48;
+        const kv t776 = s_q_4r*t47;
+        const kv t2615 = t1010*t783 - t1011*t774 + t1012*t781 - t1013*t776 + t2613;
+        const kv t2579 = c_q_3r*t2575 - s_q_3r*t2572;
+        const kv t2580 = c_q_3r*t2570 - s_q_3r*t2577;
+        const kv t2583 = -p_L7*t2580 + t2579;
+        const kv t2584 = c_q_2r*t2574 + s_q_2r*t2583;
+        const kv t2614 = c_q_3r*t2611 - s_q_3r*t1550;
+        const kv t2616 = c_q_2r*t2610 + s_q_2r*t2614;
+        const kv t785 = c_q_2r*t783 - s_q_2r*t774;
+        const kv t778 = -c_q_3r*t59 - s_q_3r*t775;
+        const kv t782 = -p_L7*t781 - t778;
+        const kv t787 = c_q_2r*t781 - s_q_2r*t776;
+        const kv t2618 = -t1005*t785 - t1006*t782 - t1007*t787 + t1008*t780 + t2616;
+        const kv t2585 = c_q_2r*t2583 - s_q_2r*t2574;
+        const kv t2588 = -c_q_1r*t2582 - s_q_1r*t2585;
+        const kv t2576 = -c_q_4r*t2566 + s_q_4r*t2571;
+        const kv t2587 = c_q_2r*t2581 - s_q_2r*t2576;
+        const kv t2591 = c_q_1r*t2587 + s_q_1r*t2580;
+        const kv t2593 = p_L6*t2591 + t2588;
+        const kv t2617 = c_q_2r*t2614 - s_q_2r*t2610;
+        const kv t2619 = c_q_1r*t2613 - s_q_1r*t2617;
+        const kv t789 = c_q_1r*t785 - s_q_1r*t782;
+        const kv t790 = c_q_1r*t780 - s_q_1r*t787;
+        const kv t786 = c_q_2r*t776 + s_q_2r*t781;
+        const kv t794 = -p_L5*t786 - p_L6*t790 + t789;
+        const kv t784 = c_q_2r*t774 + s_q_2r*t783;
+        const kv t791 = c_q_1r*t787 + s_q_1r*t780;
+        const kv t792 = p_L5*t791 + t784;
+        const kv t2621 = -t2619 + t786*t958 - t791*t957 + t792*t956 - t794*t955;
+        const kv t2589 = c_q_1r*t2585 - s_q_1r*t2582;
+        const kv t2590 = c_q_1r*t2580 - s_q_1r*t2587;
+        const kv t2586 = c_q_2r*t2576 + s_q_2r*t2581;
+        const kv t2594 = -p_L5*t2586 - p_L6*t2590 + t2589;
+        const kv t2592 = p_L5*t2591 + t2584;
+        const kv t2595 = c_q_torso*t2592 - s_q_torso*t2594;
+        const kv t2598 = c_q_torso*t2591 + s_q_torso*t2586;
+        const kv t2599 = -p_L3*t2598 - p_L4*t2590 - t2595;
+        const kv t2620 = c_q_1r*t2617 + s_q_1r*t2613;
+        const kv t2622 = c_q_torso*t2616 - s_q_torso*t2620;
+        const kv t798 = c_q_torso*t791 + s_q_torso*t786;
+        const kv t2624 = t2622 - t790*t951 - t798*t950;
+        const kv t2605 = -c_q_w*t2598 - s_q_w*t2590;
+        const kv t2604 = c_q_w*t2590 - s_q_w*t2598;
+        const kv t2606 = p_L1*t2605 + p_L2*t2604 + t2599;
+        const kv t1533 = c_q_6r*t1527 - s_q_6r*t1525;
+        const kv x344 = -p_MY_8r*t1024;
+        const kv x341 = p_XZ_8r*t1033;
+        const kv t1423 = -x341 - x342;
+        const kv t1435 = t1423 + x344 + x347;
+        const kv t1542 = t1435 + t1533;
+        const kv t1531 = c_q_6r*t1514 - s_q_6r*t1511;
+        const kv x336 = p_MX_8r*t1032;
+        const kv x334 = p_MZ_8r*t1031;
+        const kv x335 = p_YZ_8r*t1030;
+        const kv t1410 = p_XY_8r*t1029 + p_YY_8r*t1033 + x334 + x335 - x336;
+        const kv x346 = (0.5)*t1410;
+        const kv t1417 = p_ZZ_8r*t1033 - x335;
+        const kv t1421 = -p_XX_8r*t1033 + p_XY_8r*t1029;
+        const kv t1428 = (0.5)*t1417 + (0.5)*t1421 - 0.5*x334 - 0.5*x336;
+        const kv t1430 = t1428 + x346;
+        const kv t1540 = t1430 - t1531;
+        const kv t1552 = c_q_5r*t1540 - s_q_5r*t1542;
+        const kv t1429 = t1428 - x346;
+        const kv t1536 = t1429 - t1523;
+        const kv t1415 = -x340 + x341;
+        const kv t1424 = t1415 + x343 + x344;
+        const kv t1534 = t1424 + t1508;
+        const kv t1548 = c_q_5r*t1534 - s_q_5r*t1536;
+        const kv t1554 = c_q_5r*t1548 - s_q_5r*t1552;
+        const kv t1520 = c_q_6r*t1518 + s_q_6r*t1519;
+        const kv t1413 = p_MX_8r*t1030 - p_MZ_8r*t1029 - p_m_8r*t1024;
+        const kv t1544 = t1413 - t1520;
+        const kv x396 = p_L8*t1544;
+        const kv t1560 = t1554 + x396;
+        const double p_MZ_7r = p[182];
+        const kv x325 = p_MZ_7r*t1025;
+        const double p_MY_7r = p[181];
+        const kv x324 = p_MY_7r*t1024;
+        const double p_XZ_7r = p[185];
+        const kv x322 = p_XZ_7r*t1022;
+        const double p_XY_7r = p[184];
+        const kv x321 = p_XY_7r*t1023;
+        const kv t1388 = -x321 + x322;
+        const kv t1397 = t1388 + x324 + x325;
+        const kv t1564 = t1397 + t1560;
+        const kv x17 = c_q_5r*t40 - s_q_5r*t46;
+        const kv x16 = c_q_5r*t38 - s_q_5r*t44;
+        const kv t51 = c_q_5r*x17 + s_q_5r*x16;
+        const kv t70 = p_XZ_7r - t51;
+        const kv t69 = p_XY_7r + t59;
+        const kv t67 = p_MZ_7r + t48;
+        const kv t57 = -p_L8*t34 - t36;
+        const kv t66 = p_MY_7r + t57;
+        const kv t2506 = t1022*t70 - t1023*t69 + t1024*t66 + t1025*t67 - t1564;
+        const kv t1557 = c_q_5r*t1552 + s_q_5r*t1548;
+        const double p_MX_7r = p[180];
+        const kv x316 = p_MX_7r*t1025;
+        const kv x317 = p_MZ_7r*t1019;
+        const double p_YZ_7r = p[187];
+        const kv x315 = p_YZ_7r*t1023;
+        const double p_YY_7r = p[186];
+        const kv t1383 = p_XY_7r*t1026 + p_YY_7r*t1022 + x315 - x316 - x317;
+        const kv x327 = (0.5)*t1383;
+        const double p_ZZ_7r = p[188];
+        const kv t1390 = p_ZZ_7r*t1022 - x315;
+        const double p_XX_7r = p[183];
+        const kv t1394 = -p_XX_7r*t1022 + p_XY_7r*t1026;
+        const kv t1401 = (0.5)*t1390 + (0.5)*t1394 - 0.5*x316 + (0.5)*x317;
+        const kv t1403 = t1401 + x327;
+        const kv t1570 = t1403 - t1557;
+        const kv x19 = c_q_5r*t46 + s_q_5r*t40;
+        const kv x18 = c_q_5r*t44 + s_q_5r*t38;
+        const kv t56 = c_q_5r*x19 + s_q_5r*x18;
+        const double x21 = 2.0*p_L8;
+        const double x20 = p_L8*p_L8;
+        const kv x22 = t34*x20 + t36*x21;
+        const kv t63 = t56 + x22;
+        const kv t76 = p_ZZ_7r + t63;
+        const kv t75 = p_YZ_7r + t62;
+        const kv t65 = p_MX_7r - t47;
+        const kv t2508 = t1022*t76 - t1023*t75 - t1025*t65 - t1570;
+        const kv x318 = p_MX_7r*t1024;
+        const kv x319 = p_MY_7r*t1019;
+        const kv x320 = p_XZ_7r*t1026;
+        const kv t1384 = p_YZ_7r*t1022 + p_ZZ_7r*t1023 + x318 + x319 + x320;
+        const kv x326 = (0.5)*t1384;
+        const kv t1391 = p_XX_7r*t1023 - x320;
+        const kv t1389 = -p_YY_7r*t1023 + p_YZ_7r*t1022;
+        const kv t1398 = (0.5)*t1389 + (0.5)*t1391 - 0.5*x318 + (0.5)*x319;
+        const kv t1400 = t1398 - x326;
+        const kv t1567 = t1400 + t1550;
+        const kv t53 = c_q_5r*t43 + s_q_5r*t41;
+        const kv t61 = -t53 + x24;
+        const kv t73 = p_YZ_7r + t61;
+        const kv t72 = p_YY_7r + t42;
+        const kv t2507 = t1022*t73 - t1023*t72 - t1024*t65 - t1567;
+        const kv t2512 = c_q_4r*t2507 + s_q_4r*t2508;
+        const kv t1553 = c_q_5r*t1542 + s_q_5r*t1540;
+        const kv t1549 = c_q_5r*t1536 + s_q_5r*t1534;
+        const kv t1556 = c_q_5r*t1549 - s_q_5r*t1553;
+        const kv t1402 = t1401 - x327;
+        const kv t1566 = t1402 - t1556;
+        const kv t1555 = c_q_5r*t1535 - s_q_5r*t1541;
+        const kv t1546 = c_q_5r*t1543 - s_q_5r*t1545;
+        const kv t1561 = -p_L8*t1546 + t1555;
+        const kv t1399 = t1398 + x326;
+        const kv t1565 = t1399 + t1561;
+        const kv t1578 = c_q_4r*t1565 + s_q_4r*t1566;
+        const kv t54 = c_q_5r*x18 - s_q_5r*x19;
+        const kv t74 = p_XZ_7r - t54;
+        const kv t52 = c_q_5r*t41 - s_q_5r*t43;
+        const kv t60 = t52 - x23;
+        const kv t71 = p_XY_7r + t60;
+        const kv t84 = c_q_4r*t74 - s_q_4r*t71;
+        const kv t49 = c_q_5r*x16 - s_q_5r*x17;
+        const kv t58 = t49 + x22;
+        const kv t68 = p_XX_7r + t58;
+        const kv t77 = c_q_4r*t66 + s_q_4r*t67;
+        const kv t2547 = t1017*t84 + t1018*t68 + t1019*t77 - t1578;
+        const kv t2513 = c_q_4r*t2508 - s_q_4r*t2507;
+        const kv t2516 = -c_q_3r*t2506 - s_q_3r*t2513;
+        const kv t1547 = c_q_5r*t1545 + s_q_5r*t1543;
+        const double p_m_7r = p[179];
+        const kv t1387 = -p_MX_7r*t1022 + p_MY_7r*t1026 + p_m_7r*t1025;
+        const kv t1575 = t1387 + t1547;
+        const double t64 = p_m_7r + t34;
+        const kv t2510 = t1022*t65 - t1025*t64 + t1575;
+        const kv t1386 = p_MX_7r*t1023 - p_MZ_7r*t1026 + p_m_7r*t1024;
+        const kv t1574 = t1386 - t1544;
+        const kv t2511 = t1023*t65 + t1024*t64 - t1574;
+        const kv t2515 = c_q_4r*t2511 - s_q_4r*t2510;
+        const kv t2509 = -t1022*t66 - t1023*t67;
+        const kv t2519 = c_q_3r*t2515 - s_q_3r*t2509;
+        const kv t2520 = -p_L7*t2519 - t2516;
+        const kv t1579 = c_q_4r*t1566 - s_q_4r*t1565;
+        const kv t2548 = c_q_3r*t1564 + s_q_3r*t1579;
+        const kv t743 = -c_q_3r*t84 + s_q_3r*t68;
+        const kv t744 = s_q_3r*t77;
+        const kv t747 = -p_L7*t744 + t743;
+        const kv t81 = c_q_4r*t71 + s_q_4r*t74;
+        const kv t745 = -c_q_3r*t77;
+        const kv t78 = c_q_4r*t67 - s_q_4r*t66;
+        const kv t2550 = t1010*t747 + t1011*t81 + t1012*t745 - t1013*t78 + t2548;
+        const kv t2517 = c_q_3r*t2513 - s_q_3r*t2506;
+        const kv t2518 = -c_q_3r*t2509 - s_q_3r*t2515;
+        const kv t2521 = -p_L7*t2518 + t2517;
+        const kv t2522 = c_q_2r*t2512 + s_q_2r*t2521;
+        const kv t2549 = -c_q_3r*t1579 + s_q_3r*t1564;
+        const kv t2551 = -c_q_2r*t1578 + s_q_2r*t2549;
+        const kv t749 = c_q_2r*t747 + s_q_2r*t81;
+        const kv t742 = c_q_3r*t68 + s_q_3r*t84;
+        const kv t746 = -p_L7*t745 - t742;
+        const kv t751 = c_q_2r*t745 - s_q_2r*t78;
+        const kv t2553 = -t1005*t749 - t1006*t746 - t1007*t751 + t1008*t744 + t2551;
+        const kv t2523 = c_q_2r*t2521 - s_q_2r*t2512;
+        const kv t2526 = -c_q_1r*t2520 - s_q_1r*t2523;
+        const kv t2514 = c_q_4r*t2510 + s_q_4r*t2511;
+        const kv t2525 = c_q_2r*t2519 - s_q_2r*t2514;
+        const kv t2529 = c_q_1r*t2525 + s_q_1r*t2518;
+        const kv t2531 = p_L6*t2529 + t2526;
+        const kv t2552 = c_q_2r*t2549 + s_q_2r*t1578;
+        const kv t2554 = c_q_1r*t2548 - s_q_1r*t2552;
+        const kv t753 = c_q_1r*t749 - s_q_1r*t746;
+        const kv t754 = c_q_1r*t744 - s_q_1r*t751;
+        const kv t750 = c_q_2r*t78 + s_q_2r*t745;
+        const kv t758 = -p_L5*t750 - p_L6*t754 + t753;
+        const kv t748 = -c_q_2r*t81 + s_q_2r*t747;
+        const kv t755 = c_q_1r*t751 + s_q_1r*t744;
+        const kv t756 = p_L5*t755 + t748;
+        const kv t2556 = -t2554 + t750*t958 - t755*t957 + t756*t956 - t758*t955;
+        const kv t2527 = c_q_1r*t2523 - s_q_1r*t2520;
+        const kv t2528 = c_q_1r*t2518 - s_q_1r*t2525;
+        const kv t2524 = c_q_2r*t2514 + s_q_2r*t2519;
+        const kv t2532 = -p_L5*t2524 - p_L6*t2528 + t2527;
+        const kv t2530 = p_L5*t2529 + t2522;
+        const kv t2533 = c_q_torso*t2530 - s_q_torso*t2532;
+        const kv t2536 = c_q_torso*t2529 + s_q_torso*t2524;
+        const kv t2537 = -p_L3*t2536 - p_L4*t2528 - t2533;
+        const kv t2555 = c_q_1r*t2552 + s_q_1r*t2548;
+        const kv t2557 = c_q_torso*t2551 - s_q_torso*t2555;
+        const kv t762 = c_q_torso*t755 + s_q_torso*t750;
+        const kv t2559 = t2557 - t754*t951 - t762*t950;
+        const kv t2543 = -c_q_w*t2536 - s_q_w*t2528;
+        const kv t2542 = c_q_w*t2528 - s_q_w*t2536;
+        const kv t2544 = p_L1*t2543 + p_L2*t2542 + t2537;
+        const kv t1559 = c_q_5r*t1553 + s_q_5r*t1549;
+        const kv t1563 = t1559 + x396;
+        const kv x328 = -p_MX_7r*t1019;
+        const kv x323 = -p_YZ_7r*t1026;
+        const kv t1396 = -x322 - x323;
+        const kv t1408 = t1396 + x324 + x328;
+        const kv t1572 = t1408 + t1563;
+        const kv t1558 = c_q_5r*t1541 + s_q_5r*t1535;
+        const kv t1562 = p_L8*t1547 - t1558;
+        const kv x314 = p_MZ_7r*t1024;
+        const kv x311 = p_MY_7r*t1025;
+        const kv x313 = p_XZ_7r*t1023;
+        const kv x312 = p_XY_7r*t1022;
+        const kv t1382 = p_XX_7r*t1026 + x311 + x312 + x313 - x314;
+        const kv x329 = (0.5)*t1382;
+        const kv t1395 = p_YY_7r*t1026 - x312;
+        const kv t1393 = -p_ZZ_7r*t1026 + x313;
+        const kv t1405 = (0.5)*t1393 + (0.5)*t1395 - 0.5*x311 - 0.5*x314;
+        const kv t1407 = t1405 - x329;
+        const kv t1571 = t1407 + t1562;
+        const kv t1582 = c_q_4r*t1571 + s_q_4r*t1572;
+        const kv t1406 = t1405 + x329;
+        const kv t1569 = t1406 - t1551;
+        const kv t1392 = x321 + x323;
+        const kv t1404 = t1392 + x325 + x328;
+        const kv t1568 = t1404 + t1538;
+        const kv t1580 = c_q_4r*t1568 + s_q_4r*t1569;
+        const kv t1585 = c_q_4r*t1580 + s_q_4r*t1582;
+        const double p_MX_6r = p[167];
+        const kv x309 = p_MX_6r*t1019;
+        const double p_MZ_6r = p[169];
+        const kv x305 = p_MZ_6r*t1020;
+        const double p_YZ_6r = p[174];
+        const kv x304 = -p_YZ_6r*t1017;
+        const double p_XY_6r = p[171];
+        const kv x302 = p_XY_6r*t1018;
+        const kv t1365 = x302 + x304;
+        const kv t1377 = t1365 + x305 + x309;
+        const kv t1594 = t1377 + t1585;
+        const kv x26 = c_q_4r*t73 + s_q_4r*t76;
+        const kv x25 = c_q_4r*t72 + s_q_4r*t75;
+        const kv t83 = c_q_4r*x26 - s_q_4r*x25;
+        const kv t96 = p_YZ_6r - t83;
+        const kv t94 = p_XY_6r + t81;
+        const kv t90 = p_MZ_6r + t78;
+        const kv t88 = p_MX_6r - t65;
+        const kv t2458 = -t1017*t96 + t1018*t94 + t1019*t88 + t1020*t90 - t1594;
+        const kv t1588 = c_q_4r*t1582 - s_q_4r*t1580;
+        const double p_MY_6r = p[168];
+        const kv x292 = p_MY_6r*t1020;
+        const kv x293 = p_MZ_6r*t1012;
+        const double p_XZ_6r = p[172];
+        const kv x295 = p_XZ_6r*t1018;
+        const kv x294 = p_XY_6r*t1021;
+        const double p_XX_6r = p[170];
+        const kv t1355 = p_XX_6r*t1017 + x292 + x293 + x294 + x295;
+        const kv x310 = (0.5)*t1355;
+        const double p_YY_6r = p[173];
+        const kv t1368 = p_YY_6r*t1017 - x294;
+        const double p_ZZ_6r = p[175];
+        const kv t1366 = -p_ZZ_6r*t1017 + x295;
+        const kv t1378 = (0.5)*t1366 + (0.5)*t1368 - 0.5*x292 + (0.5)*x293;
+        const kv t1380 = t1378 - x310;
+        const kv t1597 = t1380 - t1588;
+        const kv x28 = c_q_4r*t76 - s_q_4r*t73;
+        const kv x27 = c_q_4r*t75 - s_q_4r*t72;
+        const kv t86 = c_q_4r*x28 - s_q_4r*x27;
+        const kv t99 = p_ZZ_6r + t86;
+        const kv t97 = p_XZ_6r - t84;
+        const kv t89 = p_MY_6r - t77;
+        const kv t2459 = -t1017*t99 + t1018*t97 - t1020*t89 - t1597;
+        const kv x301 = p_MY_6r*t1019;
+        const kv x300 = p_MX_6r*t1012;
+        const kv x299 = p_XZ_6r*t1017;
+        const kv t1357 = p_YZ_6r*t1021 + p_ZZ_6r*t1018 + x299 - x300 - x301;
+        const kv x307 = (0.5)*t1357;
+        const kv t1364 = p_XX_6r*t1018 - x299;
+        const kv t1362 = -p_YY_6r*t1018 + p_YZ_6r*t1021;
+        const kv t1371 = (0.5)*t1362 + (0.5)*t1364 + (0.5)*x300 - 0.5*x301;
+        const kv t1372 = t1371 + x307;
+        const kv t1591 = t1372 + t1578;
+        const kv t80 = c_q_4r*t70 - s_q_4r*t69;
+        const kv t93 = p_XZ_6r - t80;
+        const kv t91 = p_XX_6r + t68;
+        const kv t2457 = -t1017*t93 + t1018*t91 - t1019*t89 - t1591;
+        const kv t2463 = c_q_3r*t2457 - s_q_3r*t2459;
+        const kv t1577 = c_q_4r*t1575 - s_q_4r*t1574;
+        const double p_m_6r = p[166];
+        const kv t1360 = -p_MX_6r*t1021 + p_MY_6r*t1017 + p_m_6r*t1020;
+        const kv t1601 = t1360 + t1577;
+        const double t87 = p_m_6r + t64;
+        const kv t2460 = t1017*t89 + t1020*t87 - t1601;
+        const kv t1385 = -p_MY_7r*t1023 + p_MZ_7r*t1022 - p_m_7r*t1019;
+        const kv t1573 = t1385 - t1546;
+        const kv t1358 = -p_MY_6r*t1018 + p_MZ_6r*t1021 + p_m_6r*t1019;
+        const kv t1599 = t1358 - t1573;
+        const kv t2462 = t1018*t89 - t1019*t87 + t1599;
+        const kv t2466 = c_q_3r*t2462 + s_q_3r*t2460;
+        const kv t2467 = -p_L7*t2466 - t2463;
+        const kv t1583 = c_q_4r*t1572 - s_q_4r*t1571;
+        const kv t1581 = c_q_4r*t1569 - s_q_4r*t1568;
+        const kv t1586 = c_q_4r*t1581 + s_q_4r*t1583;
+        const kv t1379 = t1378 + x310;
+        const kv t1595 = t1379 - t1586;
+        const kv t1584 = c_q_4r*t1567 + s_q_4r*t1570;
+        const kv t1373 = t1371 - x307;
+        const kv t1593 = t1373 + t1584;
+        const kv t1606 = c_q_3r*t1593 - s_q_3r*t1595;
+        const kv t85 = c_q_4r*x27 + s_q_4r*x28;
+        const kv t98 = p_YZ_6r - t85;
+        const kv t79 = c_q_4r*t69 + s_q_4r*t70;
+        const kv t92 = p_XY_6r + t79;
+        const kv t108 = c_q_3r*t98 + s_q_3r*t92;
+        const kv t101 = c_q_3r*t90 + s_q_3r*t88;
+        const kv x37 = p_L7*t101;
+        const kv t115 = -t108 + x37;
+        const kv t82 = c_q_4r*x25 + s_q_4r*x26;
+        const kv t95 = p_YY_6r + t82;
+        const kv t100 = c_q_3r*t88 - s_q_3r*t90;
+        const kv t2494 = t100*t1012 + t1010*t115 - t1011*t95 - t1606;
+        const kv t2464 = c_q_3r*t2459 + s_q_3r*t2457;
+        const kv t2465 = c_q_3r*t2460 - s_q_3r*t2462;
+        const kv t2468 = -p_L7*t2465 + t2464;
+        const kv t2469 = -c_q_2r*t2458 + s_q_2r*t2468;
+        const kv t1607 = c_q_3r*t1595 + s_q_3r*t1593;
+        const kv t2495 = c_q_2r*t1594 - s_q_2r*t1607;
+        const kv t717 = c_q_2r*t115 - s_q_2r*t95;
+        const kv t103 = c_q_3r*t92 - s_q_3r*t98;
+        const kv x36 = p_L7*t100;
+        const kv t112 = t103 - x36;
+        const kv t719 = c_q_2r*t100;
+        const kv t2497 = -t1005*t717 - t1006*t112 - t1007*t719 - t1008*t101 + t2495;
+        const kv t2470 = c_q_2r*t2468 + s_q_2r*t2458;
+        const kv t2473 = -c_q_1r*t2467 - s_q_1r*t2470;
+        const kv t2461 = -t1017*t88 - t1018*t90;
+        const kv t2472 = c_q_2r*t2466 + s_q_2r*t2461;
+        const kv t2476 = c_q_1r*t2472 + s_q_1r*t2465;
+        const kv t2478 = p_L6*t2476 + t2473;
+        const kv t2496 = -c_q_2r*t1607 - s_q_2r*t1594;
+        const kv t2498 = -c_q_1r*t1606 - s_q_1r*t2496;
+        const kv t721 = c_q_1r*t717 - s_q_1r*t112;
+        const kv t722 = -c_q_1r*t101 - s_q_1r*t719;
+        const kv t718 = s_q_2r*t100;
+        const kv t726 = -p_L5*t718 - p_L6*t722 + t721;
+        const kv t716 = c_q_2r*t95 + s_q_2r*t115;
+        const kv t723 = c_q_1r*t719 - s_q_1r*t101;
+        const kv t724 = p_L5*t723 + t716;
+        const kv t2500 = -t2498 + t718*t958 - t723*t957 + t724*t956 - t726*t955;
+        const kv t2474 = c_q_1r*t2470 - s_q_1r*t2467;
+        const kv t2475 = c_q_1r*t2465 - s_q_1r*t2472;
+        const kv t2471 = -c_q_2r*t2461 + s_q_2r*t2466;
+        const kv t2479 = -p_L5*t2471 - p_L6*t2475 + t2474;
+        const kv t2477 = p_L5*t2476 + t2469;
+        const kv t2480 = c_q_torso*t2477 - s_q_torso*t2479;
+        const kv t2483 = c_q_torso*t2476 + s_q_torso*t2471;
+        const kv t2484 = -p_L3*t2483 - p_L4*t2475 - t2480;
+        const kv t2499 = c_q_1r*t2496 - s_q_1r*t1606;
+        const kv t2501 = c_q_torso*t2495 - s_q_torso*t2499;
+        const kv t730 = c_q_torso*t723 + s_q_torso*t718;
+        const kv t2503 = t2501 - t722*t951 - t730*t950;
+        const kv t2490 = -c_q_w*t2483 - s_q_w*t2475;
+        const kv t2489 = c_q_w*t2475 - s_q_w*t2483;
+        const kv t2491 = p_L1*t2490 + p_L2*t2489 + t2484;
+        const kv t1589 = c_q_4r*t1583 - s_q_4r*t1581;
+        const kv x306 = -p_MY_6r*t1012;
+        const kv x303 = p_XZ_6r*t1021;
+        const kv t1369 = -x303 - x304;
+        const kv t1381 = t1369 + x306 + x309;
+        const kv t1598 = t1381 + t1589;
+        const kv t1587 = c_q_4r*t1570 - s_q_4r*t1567;
+        const kv x298 = p_MX_6r*t1020;
+        const kv x296 = p_MZ_6r*t1019;
+        const kv x297 = p_YZ_6r*t1018;
+        const kv t1356 = p_XY_6r*t1017 + p_YY_6r*t1021 + x296 + x297 - x298;
+        const kv x308 = (0.5)*t1356;
+        const kv t1363 = p_ZZ_6r*t1021 - x297;
+        const kv t1367 = -p_XX_6r*t1021 + p_XY_6r*t1017;
+        const kv t1374 = (0.5)*t1363 + (0.5)*t1367 - 0.5*x296 - 0.5*x298;
+        const kv t1376 = t1374 + x308;
+        const kv t1596 = t1376 - t1587;
+        const kv t1608 = c_q_3r*t1596 - s_q_3r*t1598;
+        const kv t1375 = t1374 - x308;
+        const kv t1592 = t1375 - t1579;
+        const kv t1361 = -x302 + x303;
+        const kv t1370 = t1361 + x305 + x306;
+        const kv t1590 = t1370 + t1564;
+        const kv t1604 = c_q_3r*t1590 - s_q_3r*t1592;
+        const kv t1610 = c_q_3r*t1604 - s_q_3r*t1608;
+        const kv t1576 = c_q_4r*t1574 + s_q_4r*t1575;
+        const kv t1359 = p_MX_6r*t1018 - p_MZ_6r*t1017 - p_m_6r*t1012;
+        const kv t1600 = t1359 - t1576;
+        const kv x397 = p_L7*t1600;
+        const kv t1616 = t1610 + x397;
+        const double p_MZ_5r = p[156];
+        const kv x287 = p_MZ_5r*t1013;
+        const double p_MY_5r = p[155];
+        const kv x286 = p_MY_5r*t1012;
+        const double p_XZ_5r = p[159];
+        const kv x284 = p_XZ_5r*t1010;
+        const double p_XY_5r = p[158];
+        const kv x283 = p_XY_5r*t1011;
+        const kv t1334 = -x283 + x284;
+        const kv t1343 = t1334 + x286 + x287;
+        const kv t1620 = t1343 + t1616;
+        const kv x30 = c_q_3r*t93 - s_q_3r*t99;
+        const kv x29 = c_q_3r*t91 - s_q_3r*t97;
+        const kv t104 = c_q_3r*x30 + s_q_3r*x29;
+        const kv t123 = p_XZ_5r - t104;
+        const kv t122 = p_XY_5r + t112;
+        const kv t120 = p_MZ_5r + t101;
+        const kv t110 = -p_L7*t87 - t89;
+        const kv t119 = p_MY_5r + t110;
+        const kv t2417 = t1010*t123 - t1011*t122 + t1012*t119 + t1013*t120 - t1620;
+        const kv t1613 = c_q_3r*t1608 + s_q_3r*t1604;
+        const double p_MX_5r = p[154];
+        const kv x278 = p_MX_5r*t1013;
+        const kv x279 = p_MZ_5r*t1007;
+        const double p_YZ_5r = p[161];
+        const kv x277 = p_YZ_5r*t1011;
+        const double p_YY_5r = p[160];
+        const kv t1329 = p_XY_5r*t1014 + p_YY_5r*t1010 + x277 - x278 - x279;
+        const kv x289 = (0.5)*t1329;
+        const double p_ZZ_5r = p[162];
+        const kv t1336 = p_ZZ_5r*t1010 - x277;
+        const double p_XX_5r = p[157];
+        const kv t1340 = -p_XX_5r*t1010 + p_XY_5r*t1014;
+        const kv t1347 = (0.5)*t1336 + (0.5)*t1340 - 0.5*x278 + (0.5)*x279;
+        const kv t1349 = t1347 + x289;
+        const kv t1626 = t1349 - t1613;
+        const kv x32 = c_q_3r*t99 + s_q_3r*t93;
+        const kv x31 = c_q_3r*t97 + s_q_3r*t91;
+        const kv t109 = c_q_3r*x32 + s_q_3r*x31;
+        const double x34 = 2.0*p_L7;
+        const double x33 = p_L7*p_L7;
+        const kv x35 = t87*x33 + t89*x34;
+        const kv t116 = t109 + x35;
+        const kv t129 = p_ZZ_5r + t116;
+        const kv t128 = p_YZ_5r + t115;
+        const kv t118 = p_MX_5r - t100;
+        const kv t2419 = t1010*t129 - t1011*t128 - t1013*t118 - t1626;
+        const kv x280 = p_MX_5r*t1012;
+        const kv x281 = p_MY_5r*t1007;
+        const kv x282 = p_XZ_5r*t1014;
+        const kv t1330 = p_YZ_5r*t1010 + p_ZZ_5r*t1011 + x280 + x281 + x282;
+        const kv x288 = (0.5)*t1330;
+        const kv t1337 = p_XX_5r*t1011 - x282;
+        const kv t1335 = -p_YY_5r*t1011 + p_YZ_5r*t1010;
+        const kv t1344 = (0.5)*t1335 + (0.5)*t1337 - 0.5*x280 + (0.5)*x281;
+        const kv t1346 = t1344 - x288;
+        const kv t1623 = t1346 + t1606;
+        const kv t106 = c_q_3r*t96 + s_q_3r*t94;
+        const kv t114 = -t106 + x37;
+        const kv t126 = p_YZ_5r + t114;
+        const kv t125 = p_YY_5r + t95;
+        const kv t2418 = t1010*t126 - t1011*t125 - t1012*t118 - t1623;
+        const kv t2423 = c_q_2r*t2418 + s_q_2r*t2419;
+        const kv t1609 = c_q_3r*t1598 + s_q_3r*t1596;
+        const kv t1605 = c_q_3r*t1592 + s_q_3r*t1590;
+        const kv t1612 = c_q_3r*t1605 - s_q_3r*t1609;
+        const kv t1348 = t1347 - x289;
+        const kv t1622 = t1348 - t1612;
+        const kv t1611 = c_q_3r*t1591 - s_q_3r*t1597;
+        const kv t1602 = c_q_3r*t1599 - s_q_3r*t1601;
+        const kv t1617 = -p_L7*t1602 + t1611;
+        const kv t1345 = t1344 + x288;
+        const kv t1621 = t1345 + t1617;
+        const kv t1634 = c_q_2r*t1621 + s_q_2r*t1622;
+        const kv t107 = c_q_3r*x31 - s_q_3r*x32;
+        const kv t127 = p_XZ_5r - t107;
+        const kv t105 = c_q_3r*t94 - s_q_3r*t96;
+        const kv t113 = t105 - x36;
+        const kv t124 = p_XY_5r + t113;
+        const kv t137 = c_q_2r*t127 - s_q_2r*t124;
+        const kv t102 = c_q_3r*x29 - s_q_3r*x30;
+        const kv t111 = t102 + x35;
+        const kv t121 = p_XX_5r + t111;
+        const kv t130 = c_q_2r*t119 + s_q_2r*t120;
+        const kv t2448 = t1005*t137 + t1006*t121 + t1007*t130 - t1634;
+        const kv t2424 = c_q_2r*t2419 - s_q_2r*t2418;
+        const kv t2427 = -c_q_1r*t2417 - s_q_1r*t2424;
+        const kv t1603 = c_q_3r*t1601 + s_q_3r*t1599;
+        const double p_m_5r = p[153];
+        const kv t1333 = -p_MX_5r*t1010 + p_MY_5r*t1014 + p_m_5r*t1013;
+        const kv t1631 = t1333 + t1603;
+        const double t117 = p_m_5r + t87;
+        const kv t2421 = t1010*t118 - t1013*t117 + t1631;
+        const kv t1332 = p_MX_5r*t1011 - p_MZ_5r*t1014 + p_m_5r*t1012;
+        const kv t1630 = t1332 - t1600;
+        const kv t2422 = t1011*t118 + t1012*t117 - t1630;
+        const kv t2426 = c_q_2r*t2422 - s_q_2r*t2421;
+        const kv t2420 = -t1010*t119 - t1011*t120;
+        const kv t2430 = c_q_1r*t2426 - s_q_1r*t2420;
+        const kv t2432 = p_L6*t2430 + t2427;
+        const kv t1635 = c_q_2r*t1622 - s_q_2r*t1621;
+        const kv t2449 = c_q_1r*t1620 + s_q_1r*t1635;
+        const kv t695 = -c_q_1r*t137 + s_q_1r*t121;
+        const kv t696 = s_q_1r*t130;
+        const kv t131 = c_q_2r*t120 - s_q_2r*t119;
+        const kv t700 = -p_L5*t131 - p_L6*t696 + t695;
+        const kv t134 = c_q_2r*t124 + s_q_2r*t127;
+        const kv t697 = -c_q_1r*t130;
+        const kv t698 = p_L5*t697 - t134;
+        const kv t2451 = t131*t958 - t2449 - t697*t957 + t698*t956 - t700*t955;
+        const kv t2428 = c_q_1r*t2424 - s_q_1r*t2417;
+        const kv t2429 = -c_q_1r*t2420 - s_q_1r*t2426;
+        const kv t2425 = c_q_2r*t2421 + s_q_2r*t2422;
+        const kv t2433 = -p_L5*t2425 - p_L6*t2429 + t2428;
+        const kv t2431 = p_L5*t2430 + t2423;
+        const kv t2434 = c_q_torso*t2431 - s_q_torso*t2433;
+        const kv t2437 = c_q_torso*t2430 + s_q_torso*t2425;
+        const kv t2438 = -p_L3*t2437 - p_L4*t2429 - t2434;
+        const kv t2450 = -c_q_1r*t1635 + s_q_1r*t1620;
+        const kv t2452 = -c_q_torso*t1634 - s_q_torso*t2450;
+        const kv t704 = c_q_torso*t697 + s_q_torso*t131;
+        const kv t2454 = t2452 - t696*t951 - t704*t950;
+        const kv t2444 = -c_q_w*t2437 - s_q_w*t2429;
+        const kv t2443 = c_q_w*t2429 - s_q_w*t2437;
+        const kv t2445 = p_L1*t2444 + p_L2*t2443 + t2438;
+        const kv t1615 = c_q_3r*t1609 + s_q_3r*t1605;
+        const kv t1619 = t1615 + x397;
+        const kv x290 = -p_MX_5r*t1007;
+        const kv x285 = -p_YZ_5r*t1014;
+        const kv t1342 = -x284 - x285;
+        const kv t1354 = t1342 + x286 + x290;
+        const kv t1628 = t1354 + t1619;
+        const kv t1614 = c_q_3r*t1597 + s_q_3r*t1591;
+        const kv t1618 = p_L7*t1603 - t1614;
+        const kv x276 = p_MZ_5r*t1012;
+        const kv x273 = p_MY_5r*t1013;
+        const kv x275 = p_XZ_5r*t1011;
+        const kv x274 = p_XY_5r*t1010;
+        const kv t1328 = p_XX_5r*t1014 + x273 + x274 + x275 - x276;
+        const kv x291 = (0.5)*t1328;
+        const kv t1341 = p_YY_5r*t1014 - x274;
+        const kv t1339 = -p_ZZ_5r*t1014 + x275;
+        const kv t1351 = (0.5)*t1339 + (0.5)*t1341 - 0.5*x273 - 0.5*x276;
+        const kv t1353 = t1351 - x291;
+        const kv t1627 = t1353 + t1618;
+        const kv t1638 = c_q_2r*t1627 + s_q_2r*t1628;
+        const kv t1352 = t1351 + x291;
+        const kv t1625 = t1352 - t1607;
+        const kv t1338 = x283 + x285;
+        const kv t1350 = t1338 + x287 + x290;
+        const kv t1624 = t1350 + t1594;
+        const kv t1636 = c_q_2r*t1624 + s_q_2r*t1625;
+        const kv t1641 = c_q_2r*t1636 + s_q_2r*t1638;
+        const double p_MX_4r = p[141];
+        const kv x271 = p_MX_4r*t1007;
+        const double p_MZ_4r = p[143];
+        const kv x267 = p_MZ_4r*t1008;
+        const double p_YZ_4r = p[148];
+        const kv x266 = -p_YZ_4r*t1005;
+        const double p_XY_4r = p[145];
+        const kv x264 = p_XY_4r*t1006;
+        const kv t1311 = x264 + x266;
+        const kv t1323 = t1311 + x267 + x271;
+        const kv t1650 = t1323 + t1641;
+        const kv x39 = c_q_2r*t126 + s_q_2r*t129;
+        const kv x38 = c_q_2r*t125 + s_q_2r*t128;
+        const kv t136 = c_q_2r*x39 - s_q_2r*x38;
+        const kv t149 = p_YZ_4r - t136;
+        const kv t147 = p_XY_4r + t134;
+        const kv t143 = p_MZ_4r + t131;
+        const kv t141 = p_MX_4r - t118;
+        const kv t2385 = -t1005*t149 + t1006*t147 + t1007*t141 + t1008*t143 - t1650;
+        const kv x407 = -t2385;
+        const kv t1644 = c_q_2r*t1638 - s_q_2r*t1636;
+        const double p_MY_4r = p[142];
+        const kv x254 = p_MY_4r*t1008;
+        const kv x255 = p_MZ_4r*t960;
+        const double p_XZ_4r = p[146];
+        const kv x257 = p_XZ_4r*t1006;
+        const kv x256 = p_XY_4r*t1009;
+        const double p_XX_4r = p[144];
+        const kv t1301 = p_XX_4r*t1005 + x254 + x255 + x256 + x257;
+        const kv x272 = (0.5)*t1301;
+        const double p_YY_4r = p[147];
+        const kv t1314 = p_YY_4r*t1005 - x256;
+        const double p_ZZ_4r = p[149];
+        const kv t1312 = -p_ZZ_4r*t1005 + x257;
+        const kv t1324 = (0.5)*t1312 + (0.5)*t1314 - 0.5*x254 + (0.5)*x255;
+        const kv t1326 = t1324 - x272;
+        const kv t1653 = t1326 - t1644;
+        const kv x41 = c_q_2r*t129 - s_q_2r*t126;
+        const kv x40 = c_q_2r*t128 - s_q_2r*t125;
+        const kv t139 = c_q_2r*x41 - s_q_2r*x40;
+        const kv t152 = p_ZZ_4r + t139;
+        const kv t150 = p_XZ_4r - t137;
+        const kv t142 = p_MY_4r - t130;
+        const kv t2386 = -t1005*t152 + t1006*t150 - t1008*t142 - t1653;
+        const kv x263 = p_MY_4r*t1007;
+        const kv x262 = p_MX_4r*t960;
+        const kv x261 = p_XZ_4r*t1005;
+        const kv t1303 = p_YZ_4r*t1009 + p_ZZ_4r*t1006 + x261 - x262 - x263;
+        const kv x269 = (0.5)*t1303;
+        const kv t1310 = p_XX_4r*t1006 - x261;
+        const kv t1308 = -p_YY_4r*t1006 + p_YZ_4r*t1009;
+        const kv t1317 = (0.5)*t1308 + (0.5)*t1310 + (0.5)*x262 - 0.5*x263;
+        const kv t1318 = t1317 + x269;
+        const kv t1647 = t1318 + t1634;
+        const kv t133 = c_q_2r*t123 - s_q_2r*t122;
+        const kv t146 = p_XZ_4r - t133;
+        const kv t144 = p_XX_4r + t121;
+        const kv t2384 = -t1005*t146 + t1006*t144 - t1007*t142 - t1647;
+        const kv t2390 = c_q_1r*t2384 - s_q_1r*t2386;
+        const kv t1633 = c_q_2r*t1631 - s_q_2r*t1630;
+        const double p_m_4r = p[140];
+        const kv t1306 = -p_MX_4r*t1009 + p_MY_4r*t1005 + p_m_4r*t1008;
+        const kv t1657 = t1306 + t1633;
+        const double t140 = p_m_4r + t117;
+        const kv t2387 = t1005*t142 + t1008*t140 - t1657;
+        const kv t1331 = -p_MY_5r*t1011 + p_MZ_5r*t1010 - p_m_5r*t1007;
+        const kv t1629 = t1331 - t1602;
+        const kv t1304 = -p_MY_4r*t1006 + p_MZ_4r*t1009 + p_m_4r*t1007;
+        const kv t1655 = t1304 - t1629;
+        const kv t2389 = t1006*t142 - t1007*t140 + t1655;
+        const kv t2393 = c_q_1r*t2389 + s_q_1r*t2387;
+        const kv t2395 = p_L6*t2393 + t2390;
+        const kv t1639 = c_q_2r*t1628 - s_q_2r*t1627;
+        const kv t1637 = c_q_2r*t1625 - s_q_2r*t1624;
+        const kv t1642 = c_q_2r*t1637 + s_q_2r*t1639;
+        const kv t1325 = t1324 + x272;
+        const kv t1651 = t1325 - t1642;
+        const kv t1640 = c_q_2r*t1623 + s_q_2r*t1626;
+        const kv t1319 = t1317 - x269;
+        const kv t1649 = t1319 + t1640;
+        const kv t1662 = c_q_1r*t1649 - s_q_1r*t1651;
+        const kv x399 = -t1662;
+        const kv t138 = c_q_2r*x40 + s_q_2r*x41;
+        const kv t151 = p_YZ_4r - t138;
+        const kv t132 = c_q_2r*t122 + s_q_2r*t123;
+        const kv t145 = p_XY_4r + t132;
+        const kv t161 = c_q_1r*t151 + s_q_1r*t145;
+        const kv t154 = c_q_1r*t143 + s_q_1r*t141;
+        const kv x47 = p_L6*t154;
+        const kv t171 = -t161 + x47;
+        const kv t135 = c_q_2r*x38 + s_q_2r*x39;
+        const kv t148 = p_YY_4r + t135;
+        const kv t153 = c_q_1r*t141 - s_q_1r*t143;
+        const kv x45 = p_L5*t153;
+        const kv t677 = t148 + x45;
+        const kv t2411 = -t153*t957 - t171*t955 + t677*t956 - x399;
+        const kv t2391 = c_q_1r*t2386 + s_q_1r*t2384;
+        const kv t2392 = c_q_1r*t2387 - s_q_1r*t2389;
+        const kv t2388 = -t1005*t141 - t1006*t143;
+        const kv t2396 = p_L5*t2388 - p_L6*t2392 + t2391;
+        const kv t2394 = p_L5*t2393 + x407;
+        const kv t2397 = c_q_torso*t2394 - s_q_torso*t2396;
+        const kv t2400 = c_q_torso*t2393 - s_q_torso*t2388;
+        const kv t2401 = -p_L3*t2400 - p_L4*t2392 - t2397;
+        const kv t1663 = c_q_1r*t1651 + s_q_1r*t1649;
+        const kv t2412 = c_q_torso*t1650 + s_q_torso*t1663;
+        const kv t682 = c_q_torso*t153;
+        const kv t2414 = t154*t951 + t2412 - t682*t950;
+        const kv t2407 = -c_q_w*t2400 - s_q_w*t2392;
+        const kv t2406 = c_q_w*t2392 - s_q_w*t2400;
+        const kv t2408 = p_L1*t2407 + p_L2*t2406 + t2401;
+        const kv t961 = -x90 - x91;
+        const kv t959 = t953 + x89;
+        const kv s_q_1l = vs[3];
+        const kv c_q_1l = vc[3];
+        const kv t965 = c_q_1l*t961 - s_q_1l*t959;
+        const kv s_q_2l = vs[4];
+        const kv c_q_2l = vc[4];
+        const kv t970 = c_q_2l*t965 - s_q_2l*t960;
+        const kv t962 = -c_q_1l*dq_q_torso - s_q_1l*t956;
+        const kv dq_q_2l = vdq[4];
+        const kv t971 = -dq_q_2l - t962;
+        const kv t973 = -p_L7*t971 + t970;
+        const kv t964 = c_q_1l*t959 + s_q_1l*t961;
+        const kv dq_q_1l = vdq[3];
+        const kv t966 = -dq_q_1l + t955;
+        const kv t963 = -c_q_1l*t956 + dq_q_torso*s_q_1l;
+        const kv t968 = c_q_2l*t963 - s_q_2l*t966;
+        const kv t972 = -p_L7*t968 + t964;
+        const kv s_q_3l = vs[5];
+        const kv c_q_3l = vc[5];
+        const kv t977 = c_q_3l*t973 - s_q_3l*t972;
+        const kv t969 = -c_q_2l*t960 - s_q_2l*t965;
+        const kv s_q_4l = vs[6];
+        const kv c_q_4l = vc[6];
+        const kv t982 = c_q_4l*t977 + s_q_4l*t969;
+        const kv t974 = -c_q_3l*t971 + s_q_3l*t968;
+        const kv dq_q_4l = vdq[6];
+        const kv t983 = -dq_q_4l - t974;
+        const kv t985 = -p_L8*t983 + t982;
+        const kv t976 = c_q_3l*t972 + s_q_3l*t973;
+        const kv t967 = -c_q_2l*t966 - s_q_2l*t963;
+        const kv dq_q_3l = vdq[5];
+        const kv t978 = -dq_q_3l - t967;
+        const kv t975 = c_q_3l*t968 + s_q_3l*t971;
+        const kv t980 = c_q_4l*t975 - s_q_4l*t978;
+        const kv t984 = -p_L8*t980 + t976;
+        const kv s_q_5l = vs[7];
+        const kv c_q_5l = vc[7];
+        const kv t989 = c_q_5l*t985 - s_q_5l*t984;
+        const kv t981 = c_q_4l*t969 - s_q_4l*t977;
+        const kv s_q_6l = vs[8];
+        const kv c_q_6l = vc[8];
+        const kv t994 = c_q_6l*t989 + s_q_6l*t981;
+        const kv t986 = -c_q_5l*t983 + s_q_5l*t980;
+        const kv dq_q_6l = vdq[8];
+        const kv t995 = -dq_q_6l - t986;
+        const kv t997 = p_L9*t995 - t994;
+        const kv t988 = c_q_5l*t984 + s_q_5l*t985;
+        const kv t979 = -c_q_4l*t978 - s_q_4l*t975;
+        const kv dq_q_5l = vdq[7];
+        const kv t990 = -dq_q_5l - t979;
+        const kv t987 = c_q_5l*t980 + s_q_5l*t983;
+        const kv t992 = c_q_6l*t987 - s_q_6l*t990;
+        const kv t996 = -p_L9*t992 + t988;
+        const kv s_q_7l = vs[9];
+        const kv c_q_7l = vc[9];
+        const kv t1000 = c_q_7l*t996 - s_q_7l*t997;
+        const double p_MX_10l = p[128];
+        const kv x251 = p_MX_10l*t1000;
+        const kv t1001 = c_q_7l*t997 + s_q_7l*t996;
+        const double p_MY_10l = p[129];
+        const kv x247 = p_MY_10l*t1001;
+        const kv x253 = x247 + x251;
+        const kv t998 = -c_q_7l*t995 + s_q_7l*t992;
+        const double p_YZ_10l = p[135];
+        const kv x243 = p_YZ_10l*t998;
+        const kv x244 = -x243;
+        const kv t999 = -c_q_7l*t992 - s_q_7l*t995;
+        const double p_XZ_10l = p[133];
+        const kv x241 = p_XZ_10l*t999;
+        const kv t1288 = -x241 - x244;
+        const kv t1300 = t1288 + x253;
+        const kv x242 = -x241;
+        const kv t2305 = -t1300 + x242 + x243 + x253;
+        const double p_MZ_10l = p[130];
+        const kv x230 = p_MZ_10l*t1001;
+        const kv t993 = c_q_6l*t981 - s_q_6l*t989;
+        const kv x229 = p_MY_10l*t993;
+        const kv t991 = -c_q_6l*t990 - s_q_6l*t987;
+        const kv dq_q_7l = vdq[9];
+        const kv t1002 = -dq_q_7l - t991;
+        const kv x228 = p_XZ_10l*t1002;
+        const double p_XY_10l = p[132];
+        const kv x227 = p_XY_10l*t999;
+        const double p_XX_10l = p[131];
+        const kv t1274 = p_XX_10l*t998 + x227 + x228 - x229 - x230;
+        const kv x252 = (0.5)*t1274;
+        const double p_YY_10l = p[134];
+        const kv x246 = -p_YY_10l*t998 + x227;
+        const kv t1287 = -x246;
+        const double p_ZZ_10l = p[136];
+        const kv t1285 = -p_ZZ_10l*t998 + x228;
+        const kv t1297 = (0.5)*t1285 + (0.5)*t1287 + (0.5)*x229 - 0.5*x230;
+        const kv t1298 = t1297 + x252;
+        const kv t2304 = -t1298 - x230 - x246;
+        const kv x232 = p_MZ_10l*t1000;
+        const kv x231 = p_MX_10l*t993;
+        const kv x233 = p_YZ_10l*t1002;
+        const kv t1275 = p_XY_10l*t998 + p_YY_10l*t999 + x231 + x232 + x233;
+        const kv x250 = (0.5)*t1275;
+        const kv x245 = p_XX_10l*t999 - p_XY_10l*t998;
+        const kv t1286 = -x245;
+        const kv t1282 = p_ZZ_10l*t999 - x233;
+        const kv t1293 = (0.5)*t1282 + (0.5)*t1286 + (0.5)*x231 - 0.5*x232;
+        const kv t1294 = t1293 - x250;
+        const kv t2303 = -t1294 - x232 - x245;
+        const kv t2309 = c_q_7l*t2303 + s_q_7l*t2304;
+        const double p_m_10l = p[127];
+        const kv x237 = p_MZ_10l*t999 + p_m_10l*t1000;
+        const kv t1277 = -p_MY_10l*t1002 + x237;
+        const kv t2307 = -t1277 + x237;
+        const kv x238 = p_m_10l*t1001;
+        const kv x239 = p_MZ_10l*t998;
+        const kv t1278 = p_MX_10l*t1002 + x238 - x239;
+        const kv t2306 = t1278 - x238 + x239;
+        const kv t2312 = c_q_7l*t2307 - s_q_7l*t2306;
+        const kv t2313 = p_L9*t2312 - t2309;
+        const kv t1299 = t1297 - x252;
+        const kv t1295 = t1293 + x250;
+        const kv t1697 = c_q_7l*t1295 + s_q_7l*t1299;
+        const kv t194 = -p_XZ_10l*s_q_7l + p_YZ_10l*c_q_7l;
+        const kv t188 = -p_MX_10l*s_q_7l + p_MY_10l*c_q_7l;
+        const kv t198 = -p_L9*t188 + t194;
+        const kv t187 = p_MX_10l*c_q_7l + p_MY_10l*s_q_7l;
+        const kv t2360 = -p_ZZ_10l*t992 - t1697 + t187*t993 + t198*t991;
+        const kv t2310 = c_q_7l*t2304 - s_q_7l*t2303;
+        const kv t2311 = c_q_7l*t2306 + s_q_7l*t2307;
+        const kv t2314 = -p_L9*t2311 - t2310;
+        const kv t2315 = -c_q_6l*t2305 + s_q_6l*t2314;
+        const kv t1698 = c_q_7l*t1299 - s_q_7l*t1295;
+        const kv t2361 = c_q_6l*t1300 + s_q_6l*t1698;
+        const kv t632 = -p_ZZ_10l*s_q_6l + c_q_6l*t198;
+        const kv t634 = c_q_6l*t187;
+        const kv t191 = p_XZ_10l*c_q_7l + p_YZ_10l*s_q_7l;
+        const kv t197 = -p_L9*t187 + t191;
+        const kv t2363 = t188*t989 - t197*t987 + t2361 - t632*t986 - t634*t988;
+        const kv t2316 = c_q_6l*t2314 + s_q_6l*t2305;
+        const kv t2319 = -c_q_5l*t2313 - s_q_5l*t2316;
+        const kv t2308 = -p_MX_10l*t998 - p_MY_10l*t999;
+        const kv t2318 = -c_q_6l*t2312 + s_q_6l*t2308;
+        const kv t2322 = c_q_5l*t2318 + s_q_5l*t2311;
+        const kv t2323 = -p_L8*t2322 - t2319;
+        const kv t2362 = c_q_6l*t1698 - s_q_6l*t1300;
+        const kv t2364 = -c_q_5l*t1697 - s_q_5l*t2362;
+        const kv t636 = c_q_5l*t632 - s_q_5l*t197;
+        const kv t637 = c_q_5l*t188 - s_q_5l*t634;
+        const kv t640 = -p_L8*t637 + t636;
+        const kv t638 = c_q_5l*t634 + s_q_5l*t188;
+        const kv t631 = p_ZZ_10l*c_q_6l + s_q_6l*t198;
+        const kv t633 = s_q_6l*t187;
+        const kv t2366 = t2364 - t631*t980 - t633*t982 + t638*t981 + t640*t979;
+        const kv t2320 = c_q_5l*t2316 - s_q_5l*t2313;
+        const kv t2321 = c_q_5l*t2311 - s_q_5l*t2318;
+        const kv t2324 = -p_L8*t2321 + t2320;
+        const kv t2325 = c_q_4l*t2315 + s_q_4l*t2324;
+        const kv t2365 = c_q_5l*t2362 - s_q_5l*t1697;
+        const kv t2367 = c_q_4l*t2361 + s_q_4l*t2365;
+        const kv t642 = c_q_4l*t640 - s_q_4l*t631;
+        const kv t635 = -c_q_5l*t197 - s_q_5l*t632;
+        const kv t639 = -p_L8*t638 - t635;
+        const kv t644 = c_q_4l*t638 - s_q_4l*t633;
+        const kv t2369 = t2367 + t637*t977 - t639*t975 - t642*t974 - t644*t976;
+        const kv t2326 = c_q_4l*t2324 - s_q_4l*t2315;
+        const kv t2329 = -c_q_3l*t2323 - s_q_3l*t2326;
+        const kv t2317 = -c_q_6l*t2308 - s_q_6l*t2312;
+        const kv t2328 = c_q_4l*t2322 - s_q_4l*t2317;
+        const kv t2332 = c_q_3l*t2328 + s_q_3l*t2321;
+        const kv t2333 = -p_L7*t2332 - t2329;
+        const kv t2368 = c_q_4l*t2365 - s_q_4l*t2361;
+        const kv t2370 = c_q_3l*t2364 - s_q_3l*t2368;
+        const kv t646 = c_q_3l*t642 - s_q_3l*t639;
+        const kv t647 = c_q_3l*t637 - s_q_3l*t644;
+        const kv t650 = -p_L7*t647 + t646;
+        const kv t641 = c_q_4l*t631 + s_q_4l*t640;
+        const kv t648 = c_q_3l*t644 + s_q_3l*t637;
+        const kv t643 = c_q_4l*t633 + s_q_4l*t638;
+        const kv t2372 = t2370 - t641*t968 - t643*t970 + t648*t969 + t650*t967;
+        const kv t2330 = c_q_3l*t2326 - s_q_3l*t2323;
+        const kv t2331 = c_q_3l*t2321 - s_q_3l*t2328;
+        const kv t2334 = -p_L7*t2331 + t2330;
+        const kv t2335 = c_q_2l*t2325 + s_q_2l*t2334;
+        const kv t2371 = c_q_3l*t2368 + s_q_3l*t2364;
+        const kv t2373 = c_q_2l*t2367 + s_q_2l*t2371;
+        const kv t652 = c_q_2l*t650 - s_q_2l*t641;
+        const kv t645 = -c_q_3l*t639 - s_q_3l*t642;
+        const kv t649 = -p_L7*t648 - t645;
+        const kv t654 = c_q_2l*t648 - s_q_2l*t643;
+        const kv t2375 = t2373 + t647*t965 - t649*t963 - t652*t962 - t654*t964;
+        const kv t2336 = c_q_2l*t2334 - s_q_2l*t2325;
+        const kv t2339 = -c_q_1l*t2333 - s_q_1l*t2336;
+        const kv t2327 = c_q_4l*t2317 + s_q_4l*t2322;
+        const kv t2338 = c_q_2l*t2332 - s_q_2l*t2327;
+        const kv t2342 = c_q_1l*t2338 + s_q_1l*t2331;
+        const kv t2344 = p_L6*t2342 + t2339;
+        const kv t2374 = c_q_2l*t2371 - s_q_2l*t2367;
+        const kv t2376 = c_q_1l*t2370 - s_q_1l*t2374;
+        const kv t656 = c_q_1l*t652 - s_q_1l*t649;
+        const kv t657 = c_q_1l*t647 - s_q_1l*t654;
+        const kv t653 = c_q_2l*t643 + s_q_2l*t648;
+        const kv t661 = p_L5*t653 + p_L6*t657 - t656;
+        const kv t651 = c_q_2l*t641 + s_q_2l*t650;
+        const kv t658 = c_q_1l*t654 + s_q_1l*t647;
+        const kv t659 = -p_L5*t658 - t651;
+        const kv t2378 = -t2376 - t653*t958 + t658*t957 + t659*t956 - t661*t955;
+        const kv t2340 = c_q_1l*t2336 - s_q_1l*t2333;
+        const kv t2341 = c_q_1l*t2331 - s_q_1l*t2338;
+        const kv t2337 = c_q_2l*t2327 + s_q_2l*t2332;
+        const kv t2345 = p_L5*t2337 + p_L6*t2341 - t2340;
+        const kv t2343 = -p_L5*t2342 - t2335;
+        const kv t2346 = c_q_torso*t2343 - s_q_torso*t2345;
+        const kv t2349 = -c_q_torso*t2342 - s_q_torso*t2337;
+        const kv t2350 = -p_L3*t2349 - p_L4*t2341 - t2346;
+        const kv t2377 = c_q_1l*t2374 + s_q_1l*t2370;
+        const kv t2379 = -c_q_torso*t2373 + s_q_torso*t2377;
+        const kv t665 = -c_q_torso*t658 - s_q_torso*t653;
+        const kv t2381 = t2379 - t657*t951 - t665*t950;
+        const kv t2356 = -c_q_w*t2349 - s_q_w*t2341;
+        const kv t2355 = c_q_w*t2341 - s_q_w*t2349;
+        const kv t2357 = p_L1*t2356 + p_L2*t2355 + t2350;
+        const kv x236 = p_MY_10l*t1000;
+        const kv x234 = p_MX_10l*t1001;
+        const kv x235 = p_XZ_10l*t998;
+        const kv t1276 = p_YZ_10l*t999 + p_ZZ_10l*t1002 + x234 + x235 - x236;
+        const kv x249 = (0.5)*t1276;
+        const kv t1283 = p_XX_10l*t1002 - x235;
+        const kv t1281 = -p_YY_10l*t1002 + p_YZ_10l*t999;
+        const kv t1290 = (0.5)*t1281 + (0.5)*t1283 - 0.5*x234 - 0.5*x236;
+        const kv t1292 = t1290 - x249;
+        const kv x248 = -p_MZ_10l*t993;
+        const kv x240 = p_XY_10l*t1002;
+        const kv t1284 = x240 + x244;
+        const kv t1296 = t1284 + x248 + x251;
+        const kv t1695 = c_q_7l*t1292 + s_q_7l*t1296;
+        const kv t1291 = t1290 + x249;
+        const kv t1280 = -x240 - x242;
+        const kv t1289 = t1280 + x247 + x248;
+        const kv t1693 = c_q_7l*t1289 + s_q_7l*t1291;
+        const kv t1699 = c_q_7l*t1693 + s_q_7l*t1695;
+        const kv t1279 = -p_MX_10l*t999 + p_MY_10l*t998 - p_m_10l*t993;
+        const kv x401 = p_L9*t1279;
+        const kv t1705 = t1699 + x401;
+        const double p_MZ_9l = p[117];
+        const kv x222 = p_MZ_9l*t994;
+        const double p_MY_9l = p[116];
+        const kv x221 = p_MY_9l*t993;
+        const double p_XZ_9l = p[120];
+        const kv x219 = p_XZ_9l*t991;
+        const double p_XY_9l = p[119];
+        const kv x218 = p_XY_9l*t992;
+        const kv t1253 = -x218 + x219;
+        const kv t1262 = t1253 + x221 + x222;
+        const kv t1709 = t1262 + t1705;
+        const kv x49 = p_XY_10l*s_q_7l;
+        const kv x50 = p_XX_10l*c_q_7l + x49;
+        const kv x51 = p_XY_10l*c_q_7l + p_YY_10l*s_q_7l;
+        const kv t190 = c_q_7l*x51 - s_q_7l*x50;
+        const kv t206 = p_XZ_9l + t190;
+        const kv t205 = p_XY_9l + t197;
+        const kv t203 = p_MZ_9l - t188;
+        const double t195 = -p_L9*p_m_10l - p_MZ_10l;
+        const double t202 = p_MY_9l + t195;
+        const kv t2231 = -t1709 + t202*t993 + t203*t994 - t205*t992 + t206*t991;
+        const kv t1702 = c_q_7l*t1695 - s_q_7l*t1693;
+        const double p_MX_9l = p[115];
+        const kv x213 = p_MX_9l*t994;
+        const kv x214 = p_MZ_9l*t988;
+        const double p_YZ_9l = p[122];
+        const kv x212 = p_YZ_9l*t992;
+        const double p_YY_9l = p[121];
+        const kv t1248 = p_XY_9l*t995 + p_YY_9l*t991 + x212 - x213 - x214;
+        const kv x224 = (0.5)*t1248;
+        const double p_ZZ_9l = p[123];
+        const kv t1255 = p_ZZ_9l*t991 - x212;
+        const double p_XX_9l = p[118];
+        const kv t1259 = -p_XX_9l*t991 + p_XY_9l*t995;
+        const kv t1266 = (0.5)*t1255 + (0.5)*t1259 - 0.5*x213 + (0.5)*x214;
+        const kv t1268 = t1266 + x224;
+        const kv t1715 = t1268 + t1702;
+        const kv x53 = p_YY_10l*c_q_7l - x49;
+        const kv x52 = -p_XX_10l*s_q_7l + p_XY_10l*c_q_7l;
+        const kv t193 = c_q_7l*x53 - s_q_7l*x52;
+        const double x54 = p_MZ_10l*x6 + p_m_10l*x5;
+        const kv t199 = t193 + x54;
+        const kv t210 = p_ZZ_9l + t199;
+        const kv t208 = p_YZ_9l + t198;
+        const kv t201 = p_MX_9l - t187;
+        const kv t2233 = -t1715 - t201*t994 - t208*t992 + t210*t991;
+        const kv x215 = p_MX_9l*t993;
+        const kv x216 = p_MY_9l*t988;
+        const kv x217 = p_XZ_9l*t995;
+        const kv t1249 = p_YZ_9l*t991 + p_ZZ_9l*t992 + x215 + x216 + x217;
+        const kv x223 = (0.5)*t1249;
+        const kv t1256 = p_XX_9l*t992 - x217;
+        const kv t1254 = -p_YY_9l*t992 + p_YZ_9l*t991;
+        const kv t1263 = (0.5)*t1254 + (0.5)*t1256 - 0.5*x215 + (0.5)*x216;
+        const kv t1265 = t1263 - x223;
+        const kv t1712 = t1265 + t1697;
+        const double t207 = p_YY_9l + p_ZZ_10l;
+        const kv t2232 = -t1712 - t201*t993 - t207*t992 + t208*t991;
+        const kv t2237 = c_q_6l*t2232 + s_q_6l*t2233;
+        const kv t1696 = c_q_7l*t1296 - s_q_7l*t1292;
+        const kv t1694 = c_q_7l*t1291 - s_q_7l*t1289;
+        const kv t1700 = c_q_7l*t1694 + s_q_7l*t1696;
+        const kv t1267 = t1266 - x224;
+        const kv t1711 = t1267 + t1700;
+        const kv t1701 = c_q_7l*t1294 + s_q_7l*t1298;
+        const kv t1691 = c_q_7l*t1277 + s_q_7l*t1278;
+        const kv t1706 = -p_L9*t1691 + t1701;
+        const kv t1264 = t1263 + x223;
+        const kv t1710 = t1264 + t1706;
+        const kv t1723 = c_q_6l*t1710 + s_q_6l*t1711;
+        const kv x56 = -s_q_6l*t205;
+        const kv t192 = c_q_7l*x52 + s_q_7l*x53;
+        const kv t209 = p_XZ_9l + t192;
+        const kv t218 = c_q_6l*t209 + x56;
+        const kv t189 = c_q_7l*x50 + s_q_7l*x51;
+        const kv t196 = t189 + x54;
+        const kv t204 = p_XX_9l + t196;
+        const kv t211 = c_q_6l*t202 + s_q_6l*t203;
+        const kv t2282 = -t1723 + t204*t987 + t211*t988 + t218*t986;
+        const kv t2238 = c_q_6l*t2233 - s_q_6l*t2232;
+        const kv t2241 = -c_q_5l*t2231 - s_q_5l*t2238;
+        const kv t1692 = c_q_7l*t1278 - s_q_7l*t1277;
+        const double p_m_9l = p[114];
+        const kv t1252 = -p_MX_9l*t991 + p_MY_9l*t995 + p_m_9l*t994;
+        const kv t1720 = t1252 - t1692;
+        const double t200 = p_m_10l + p_m_9l;
+        const kv t2235 = t1720 - t200*t994 + t201*t991;
+        const kv t1251 = p_MX_9l*t992 - p_MZ_9l*t995 + p_m_9l*t993;
+        const kv t1719 = t1251 - t1279;
+        const kv t2236 = -t1719 + t200*t993 + t201*t992;
+        const kv t2240 = c_q_6l*t2236 - s_q_6l*t2235;
+        const kv t2234 = -t202*t991 - t203*t992;
+        const kv t2244 = c_q_5l*t2240 - s_q_5l*t2234;
+        const kv t2245 = -p_L8*t2244 - t2241;
+        const kv t1724 = c_q_6l*t1711 - s_q_6l*t1710;
+        const kv t2283 = c_q_5l*t1709 + s_q_5l*t1724;
+        const kv t590 = -c_q_5l*t218 + s_q_5l*t204;
+        const kv t591 = s_q_5l*t211;
+        const kv t594 = -p_L8*t591 + t590;
+        const kv x55 = c_q_6l*t205;
+        const kv t215 = s_q_6l*t209 + x55;
+        const kv t592 = -c_q_5l*t211;
+        const kv t212 = c_q_6l*t203 - s_q_6l*t202;
+        const kv t2285 = -t212*t982 + t215*t980 + t2283 + t592*t981 + t594*t979;
+        const kv t2242 = c_q_5l*t2238 - s_q_5l*t2231;
+        const kv t2243 = -c_q_5l*t2234 - s_q_5l*t2240;
+        const kv t2246 = -p_L8*t2243 + t2242;
+        const kv t2247 = c_q_4l*t2237 + s_q_4l*t2246;
+        const kv t2284 = -c_q_5l*t1724 + s_q_5l*t1709;
+        const kv t2286 = -c_q_4l*t1723 + s_q_4l*t2284;
+        const kv t596 = c_q_4l*t594 + s_q_4l*t215;
+        const kv t589 = c_q_5l*t204 + s_q_5l*t218;
+        const kv t593 = -p_L8*t592 - t589;
+        const kv t598 = c_q_4l*t592 - s_q_4l*t212;
+        const kv t2288 = t2286 + t591*t977 - t593*t975 - t596*t974 - t598*t976;
+        const kv t2248 = c_q_4l*t2246 - s_q_4l*t2237;
+        const kv t2251 = -c_q_3l*t2245 - s_q_3l*t2248;
+        const kv t2239 = c_q_6l*t2235 + s_q_6l*t2236;
+        const kv t2250 = c_q_4l*t2244 - s_q_4l*t2239;
+        const kv t2254 = c_q_3l*t2250 + s_q_3l*t2243;
+        const kv t2255 = -p_L7*t2254 - t2251;
+        const kv t2287 = c_q_4l*t2284 + s_q_4l*t1723;
+        const kv t2289 = c_q_3l*t2283 - s_q_3l*t2287;
+        const kv t600 = c_q_3l*t596 - s_q_3l*t593;
+        const kv t601 = c_q_3l*t591 - s_q_3l*t598;
+        const kv t604 = -p_L7*t601 + t600;
+        const kv t595 = -c_q_4l*t215 + s_q_4l*t594;
+        const kv t602 = c_q_3l*t598 + s_q_3l*t591;
+        const kv t597 = c_q_4l*t212 + s_q_4l*t592;
+        const kv t2291 = t2289 - t595*t968 - t597*t970 + t602*t969 + t604*t967;
+        const kv t2252 = c_q_3l*t2248 - s_q_3l*t2245;
+        const kv t2253 = c_q_3l*t2243 - s_q_3l*t2250;
+        const kv t2256 = -p_L7*t2253 + t2252;
+        const kv t2257 = c_q_2l*t2247 + s_q_2l*t2256;
+        const kv t2290 = c_q_3l*t2287 + s_q_3l*t2283;
+        const kv t2292 = c_q_2l*t2286 + s_q_2l*t2290;
+        const kv t606 = c_q_2l*t604 - s_q_2l*t595;
+        const kv t599 = -c_q_3l*t593 - s_q_3l*t596;
+        const kv t603 = -p_L7*t602 - t599;
+        const kv t608 = c_q_2l*t602 - s_q_2l*t597;
+        const kv t2294 = t2292 + t601*t965 - t603*t963 - t606*t962 - t608*t964;
+        const kv t2258 = c_q_2l*t2256 - s_q_2l*t2247;
+        const kv t2261 = -c_q_1l*t2255 - s_q_1l*t2258;
+        const kv t2249 = c_q_4l*t2239 + s_q_4l*t2244;
+        const kv t2260 = c_q_2l*t2254 - s_q_2l*t2249;
+        const kv t2264 = c_q_1l*t2260 + s_q_1l*t2253;
+        const kv t2266 = p_L6*t2264 + t2261;
+        const kv t2293 = c_q_2l*t2290 - s_q_2l*t2286;
+        const kv t2295 = c_q_1l*t2289 - s_q_1l*t2293;
+        const kv t610 = c_q_1l*t606 - s_q_1l*t603;
+        const kv t611 = c_q_1l*t601 - s_q_1l*t608;
+        const kv t607 = c_q_2l*t597 + s_q_2l*t602;
+        const kv t615 = p_L5*t607 + p_L6*t611 - t610;
+        const kv t605 = c_q_2l*t595 + s_q_2l*t604;
+        const kv t612 = c_q_1l*t608 + s_q_1l*t601;
+        const kv t613 = -p_L5*t612 - t605;
+        const kv t2297 = -t2295 - t607*t958 + t612*t957 + t613*t956 - t615*t955;
+        const kv t2262 = c_q_1l*t2258 - s_q_1l*t2255;
+        const kv t2263 = c_q_1l*t2253 - s_q_1l*t2260;
+        const kv t2259 = c_q_2l*t2249 + s_q_2l*t2254;
+        const kv t2267 = p_L5*t2259 + p_L6*t2263 - t2262;
+        const kv t2265 = -p_L5*t2264 - t2257;
+        const kv t2268 = c_q_torso*t2265 - s_q_torso*t2267;
+        const kv t2271 = -c_q_torso*t2264 - s_q_torso*t2259;
+        const kv t2272 = -p_L3*t2271 - p_L4*t2263 - t2268;
+        const kv t2296 = c_q_1l*t2293 + s_q_1l*t2289;
+        const kv t2298 = -c_q_torso*t2292 + s_q_torso*t2296;
+        const kv t619 = -c_q_torso*t612 - s_q_torso*t607;
+        const kv t2300 = t2298 - t611*t951 - t619*t950;
+        const kv t2278 = -c_q_w*t2271 - s_q_w*t2263;
+        const kv t2277 = c_q_w*t2263 - s_q_w*t2271;
+        const kv t2279 = p_L1*t2278 + p_L2*t2277 + t2272;
+        const kv t1703 = c_q_7l*t1696 - s_q_7l*t1694;
+        const kv t1708 = t1703 + x401;
+        const kv x225 = -p_MX_9l*t988;
+        const kv x220 = -p_YZ_9l*t995;
+        const kv t1261 = -x219 - x220;
+        const kv t1273 = t1261 + x221 + x225;
+        const kv t1717 = t1273 + t1708;
+        const kv t1704 = c_q_7l*t1298 - s_q_7l*t1294;
+        const kv t1707 = -p_L9*t1692 + t1704;
+        const kv x211 = p_MZ_9l*t993;
+        const kv x208 = p_MY_9l*t994;
+        const kv x210 = p_XZ_9l*t992;
+        const kv x209 = p_XY_9l*t991;
+        const kv t1247 = p_XX_9l*t995 + x208 + x209 + x210 - x211;
+        const kv x226 = (0.5)*t1247;
+        const kv t1260 = p_YY_9l*t995 - x209;
+        const kv t1258 = -p_ZZ_9l*t995 + x210;
+        const kv t1270 = (0.5)*t1258 + (0.5)*t1260 - 0.5*x208 - 0.5*x211;
+        const kv t1272 = t1270 - x226;
+        const kv t1716 = t1272 + t1707;
+        const kv t1727 = c_q_6l*t1716 + s_q_6l*t1717;
+        const kv t1271 = t1270 + x226;
+        const kv t1714 = t1271 + t1698;
+        const kv t1257 = x218 + x220;
+        const kv t1269 = t1257 + x222 + x225;
+        const kv t1713 = t1269 + t1300;
+        const kv t1725 = c_q_6l*t1713 + s_q_6l*t1714;
+        const kv t1730 = c_q_6l*t1725 + s_q_6l*t1727;
+        const double p_MX_8l = p[102];
+        const kv x206 = p_MX_8l*t988;
+        const double p_MZ_8l = p[104];
+        const kv x202 = p_MZ_8l*t989;
+        const double p_YZ_8l = p[109];
+        const kv x201 = -p_YZ_8l*t986;
+        const double p_XY_8l = p[106];
+        const kv x199 = p_XY_8l*t987;
+        const kv t1230 = x199 + x201;
+        const kv t1242 = t1230 + x202 + x206;
+        const kv t1739 = t1242 + t1730;
+        const kv x59 = c_q_6l*t208;
+        const kv x60 = s_q_6l*t210 + x59;
+        const kv x57 = s_q_6l*t208;
+        const kv x58 = c_q_6l*t207 + x57;
+        const kv t217 = c_q_6l*x60 - s_q_6l*x58;
+        const kv t230 = p_YZ_8l - t217;
+        const kv t228 = p_XY_8l + t215;
+        const kv t224 = p_MZ_8l + t212;
+        const kv t222 = p_MX_8l - t201;
+        const kv t2167 = -t1739 + t222*t988 + t224*t989 + t228*t987 - t230*t986;
+        const kv t1733 = c_q_6l*t1727 - s_q_6l*t1725;
+        const double p_MY_8l = p[103];
+        const kv x189 = p_MY_8l*t989;
+        const kv x190 = p_MZ_8l*t981;
+        const double p_XZ_8l = p[107];
+        const kv x192 = p_XZ_8l*t987;
+        const kv x191 = p_XY_8l*t990;
+        const double p_XX_8l = p[105];
+        const kv t1220 = p_XX_8l*t986 + x189 + x190 + x191 + x192;
+        const kv x207 = (0.5)*t1220;
+        const double p_YY_8l = p[108];
+        const kv t1233 = p_YY_8l*t986 - x191;
+        const double p_ZZ_8l = p[110];
+        const kv t1231 = -p_ZZ_8l*t986 + x192;
+        const kv t1243 = (0.5)*t1231 + (0.5)*t1233 - 0.5*x189 + (0.5)*x190;
+        const kv t1245 = t1243 - x207;
+        const kv t1742 = t1245 - t1733;
+        const kv x62 = c_q_6l*t210 - x57;
+        const kv x61 = -s_q_6l*t207 + x59;
+        const kv t220 = c_q_6l*x62 - s_q_6l*x61;
+        const kv t233 = p_ZZ_8l + t220;
+        const kv t231 = p_XZ_8l - t218;
+        const kv t223 = p_MY_8l - t211;
+        const kv t2168 = -t1742 - t223*t989 + t231*t987 - t233*t986;
+        const kv x198 = p_MY_8l*t988;
+        const kv x197 = p_MX_8l*t981;
+        const kv x196 = p_XZ_8l*t986;
+        const kv t1222 = p_YZ_8l*t990 + p_ZZ_8l*t987 + x196 - x197 - x198;
+        const kv x204 = (0.5)*t1222;
+        const kv t1229 = p_XX_8l*t987 - x196;
+        const kv t1227 = -p_YY_8l*t987 + p_YZ_8l*t990;
+        const kv t1236 = (0.5)*t1227 + (0.5)*t1229 + (0.5)*x197 - 0.5*x198;
+        const kv t1237 = t1236 + x204;
+        const kv t1736 = t1237 + t1723;
+        const kv t214 = c_q_6l*t206 + x56;
+        const kv t227 = p_XZ_8l - t214;
+        const kv t225 = p_XX_8l + t204;
+        const kv t2166 = -t1736 - t223*t988 + t225*t987 - t227*t986;
+        const kv t2172 = c_q_5l*t2166 - s_q_5l*t2168;
+        const kv t1722 = c_q_6l*t1720 - s_q_6l*t1719;
+        const double p_m_8l = p[101];
+        const kv t1225 = -p_MX_8l*t990 + p_MY_8l*t986 + p_m_8l*t989;
+        const kv t1746 = t1225 + t1722;
+        const double t221 = p_m_8l + t200;
+        const kv t2169 = -t1746 + t221*t989 + t223*t986;
+        const kv t1250 = -p_MY_9l*t992 + p_MZ_9l*t991 - p_m_9l*t988;
+        const kv t1718 = t1250 - t1691;
+        const kv t1223 = -p_MY_8l*t987 + p_MZ_8l*t990 + p_m_8l*t988;
+        const kv t1744 = t1223 - t1718;
+        const kv t2171 = t1744 - t221*t988 + t223*t987;
+        const kv t2175 = c_q_5l*t2171 + s_q_5l*t2169;
+        const kv t2176 = -p_L8*t2175 - t2172;
+        const kv t1728 = c_q_6l*t1717 - s_q_6l*t1716;
+        const kv t1726 = c_q_6l*t1714 - s_q_6l*t1713;
+        const kv t1731 = c_q_6l*t1726 + s_q_6l*t1728;
+        const kv t1244 = t1243 + x207;
+        const kv t1740 = t1244 - t1731;
+        const kv t1729 = c_q_6l*t1712 + s_q_6l*t1715;
+        const kv t1238 = t1236 - x204;
+        const kv t1738 = t1238 + t1729;
+        const kv t1751 = c_q_5l*t1738 - s_q_5l*t1740;
+        const kv t219 = c_q_6l*x61 + s_q_6l*x62;
+        const kv t232 = p_YZ_8l - t219;
+        const kv t213 = s_q_6l*t206 + x55;
+        const kv t226 = p_XY_8l + t213;
+        const kv t242 = c_q_5l*t232 + s_q_5l*t226;
+        const kv t235 = c_q_5l*t224 + s_q_5l*t222;
+        const kv x69 = p_L8*t235;
+        const kv t249 = -t242 + x69;
+        const kv t216 = c_q_6l*x58 + s_q_6l*x60;
+        const kv t229 = p_YY_8l + t216;
+        const kv t234 = c_q_5l*t222 - s_q_5l*t224;
+        const kv t2213 = -t1751 - t229*t980 + t234*t981 + t249*t979;
+        const kv t2173 = c_q_5l*t2168 + s_q_5l*t2166;
+        const kv t2174 = c_q_5l*t2169 - s_q_5l*t2171;
+        const kv t2177 = -p_L8*t2174 + t2173;
+        const kv t2178 = -c_q_4l*t2167 + s_q_4l*t2177;
+        const kv t1752 = c_q_5l*t1740 + s_q_5l*t1738;
+        const kv t2214 = c_q_4l*t1739 - s_q_4l*t1752;
+        const kv t554 = c_q_4l*t249 - s_q_4l*t229;
+        const kv t237 = c_q_5l*t226 - s_q_5l*t232;
+        const kv x68 = p_L8*t234;
+        const kv t246 = t237 - x68;
+        const kv t556 = c_q_4l*t234;
+        const kv t2216 = t2214 - t235*t977 - t246*t975 - t554*t974 - t556*t976;
+        const kv t2179 = c_q_4l*t2177 + s_q_4l*t2167;
+        const kv t2182 = -c_q_3l*t2176 - s_q_3l*t2179;
+        const kv t2170 = -t222*t986 - t224*t987;
+        const kv t2181 = c_q_4l*t2175 + s_q_4l*t2170;
+        const kv t2185 = c_q_3l*t2181 + s_q_3l*t2174;
+        const kv t2186 = -p_L7*t2185 - t2182;
+        const kv t2215 = -c_q_4l*t1752 - s_q_4l*t1739;
+        const kv t2217 = -c_q_3l*t1751 - s_q_3l*t2215;
+        const kv t558 = c_q_3l*t554 - s_q_3l*t246;
+        const kv t559 = -c_q_3l*t235 - s_q_3l*t556;
+        const kv t562 = -p_L7*t559 + t558;
+        const kv t553 = c_q_4l*t229 + s_q_4l*t249;
+        const kv t560 = c_q_3l*t556 - s_q_3l*t235;
+        const kv t555 = s_q_4l*t234;
+        const kv t2219 = t2217 - t553*t968 - t555*t970 + t560*t969 + t562*t967;
+        const kv t2183 = c_q_3l*t2179 - s_q_3l*t2176;
+        const kv t2184 = c_q_3l*t2174 - s_q_3l*t2181;
+        const kv t2187 = -p_L7*t2184 + t2183;
+        const kv t2188 = c_q_2l*t2178 + s_q_2l*t2187;
+        const kv t2218 = c_q_3l*t2215 - s_q_3l*t1751;
+        const kv t2220 = c_q_2l*t2214 + s_q_2l*t2218;
+        const kv t564 = c_q_2l*t562 - s_q_2l*t553;
+        const kv t557 = -c_q_3l*t246 - s_q_3l*t554;
+        const kv t561 = -p_L7*t560 - t557;
+        const kv t566 = c_q_2l*t560 - s_q_2l*t555;
+        const kv t2222 = t2220 + t559*t965 - t561*t963 - t564*t962 - t566*t964;
+        const kv t2189 = c_q_2l*t2187 - s_q_2l*t2178;
+        const kv t2192 = -c_q_1l*t2186 - s_q_1l*t2189;
+        const kv t2180 = -c_q_4l*t2170 + s_q_4l*t2175;
+        const kv t2191 = c_q_2l*t2185 - s_q_2l*t2180;
+        const kv t2195 = c_q_1l*t2191 + s_q_1l*t2184;
+        const kv t2197 = p_L6*t2195 + t2192;
+        const kv t2221 = c_q_2l*t2218 - s_q_2l*t2214;
+        const kv t2223 = c_q_1l*t2217 - s_q_1l*t2221;
+        const kv t568 = c_q_1l*t564 - s_q_1l*t561;
+        const kv t569 = c_q_1l*t559 - s_q_1l*t566;
+        const kv t565 = c_q_2l*t555 + s_q_2l*t560;
+        const kv t573 = p_L5*t565 + p_L6*t569 - t568;
+        const kv t563 = c_q_2l*t553 + s_q_2l*t562;
+        const kv t570 = c_q_1l*t566 + s_q_1l*t559;
+        const kv t571 = -p_L5*t570 - t563;
+        const kv t2225 = -t2223 - t565*t958 + t570*t957 + t571*t956 - t573*t955;
+        const kv t2193 = c_q_1l*t2189 - s_q_1l*t2186;
+        const kv t2194 = c_q_1l*t2184 - s_q_1l*t2191;
+        const kv t2190 = c_q_2l*t2180 + s_q_2l*t2185;
+        const kv t2198 = p_L5*t2190 + p_L6*t2194 - t2193;
+        const kv t2196 = -p_L5*t2195 - t2188;
+        const kv t2199 = c_q_torso*t2196 - s_q_torso*t2198;
+        const kv t2202 = -c_q_torso*t2195 - s_q_torso*t2190;
+        const kv t2203 = -p_L3*t2202 - p_L4*t2194 - t2199;
+        const kv t2224 = c_q_1l*t2221 + s_q_1l*t2217;
+        const kv t2226 = -c_q_torso*t2220 + s_q_torso*t2224;
+        const kv t577 = -c_q_torso*t570 - s_q_torso*t565;
+        const kv t2228 = t2226 - t569*t951 - t577*t950;
+        const kv t2209 = -c_q_w*t2202 - s_q_w*t2194;
+        const kv t2208 = c_q_w*t2194 - s_q_w*t2202;
+        const kv t2210 = p_L1*t2209 + p_L2*t2208 + t2203;
+        const kv t1734 = c_q_6l*t1728 - s_q_6l*t1726;
+        const kv x203 = -p_MY_8l*t981;
+        const kv x200 = p_XZ_8l*t990;
+        const kv t1234 = -x200 - x201;
+        const kv t1246 = t1234 + x203 + x206;
+        const kv t1743 = t1246 + t1734;
+        const kv t1732 = c_q_6l*t1715 - s_q_6l*t1712;
+        const kv x195 = p_MX_8l*t989;
+        const kv x193 = p_MZ_8l*t988;
+        const kv x194 = p_YZ_8l*t987;
+        const kv t1221 = p_XY_8l*t986 + p_YY_8l*t990 + x193 + x194 - x195;
+        const kv x205 = (0.5)*t1221;
+        const kv t1228 = p_ZZ_8l*t990 - x194;
+        const kv t1232 = -p_XX_8l*t990 + p_XY_8l*t986;
+        const kv t1239 = (0.5)*t1228 + (0.5)*t1232 - 0.5*x193 - 0.5*x195;
+        const kv t1241 = t1239 + x205;
+        const kv t1741 = t1241 - t1732;
+        const kv t1753 = c_q_5l*t1741 - s_q_5l*t1743;
+        const kv t1240 = t1239 - x205;
+        const kv t1737 = t1240 - t1724;
+        const kv t1226 = -x199 + x200;
+        const kv t1235 = t1226 + x202 + x203;
+        const kv t1735 = t1235 + t1709;
+        const kv t1749 = c_q_5l*t1735 - s_q_5l*t1737;
+        const kv t1755 = c_q_5l*t1749 - s_q_5l*t1753;
+        const kv t1721 = c_q_6l*t1719 + s_q_6l*t1720;
+        const kv t1224 = p_MX_8l*t987 - p_MZ_8l*t986 - p_m_8l*t981;
+        const kv t1745 = t1224 - t1721;
+        const kv x402 = p_L8*t1745;
+        const kv t1761 = t1755 + x402;
+        const double p_MZ_7l = p[91];
+        const kv x184 = p_MZ_7l*t982;
+        const double p_MY_7l = p[90];
+        const kv x183 = p_MY_7l*t981;
+        const double p_XZ_7l = p[94];
+        const kv x181 = p_XZ_7l*t979;
+        const double p_XY_7l = p[93];
+        const kv x180 = p_XY_7l*t980;
+        const kv t1199 = -x180 + x181;
+        const kv t1208 = t1199 + x183 + x184;
+        const kv t1765 = t1208 + t1761;
+        const kv x64 = c_q_5l*t227 - s_q_5l*t233;
+        const kv x63 = c_q_5l*t225 - s_q_5l*t231;
+        const kv t238 = c_q_5l*x64 + s_q_5l*x63;
+        const kv t257 = p_XZ_7l - t238;
+        const kv t256 = p_XY_7l + t246;
+        const kv t254 = p_MZ_7l + t235;
+        const kv t244 = -p_L8*t221 - t223;
+        const kv t253 = p_MY_7l + t244;
+        const kv t2110 = -t1765 + t253*t981 + t254*t982 - t256*t980 + t257*t979;
+        const kv t1758 = c_q_5l*t1753 + s_q_5l*t1749;
+        const double p_MX_7l = p[89];
+        const kv x175 = p_MX_7l*t982;
+        const kv x176 = p_MZ_7l*t976;
+        const double p_YZ_7l = p[96];
+        const kv x174 = p_YZ_7l*t980;
+        const double p_YY_7l = p[95];
+        const kv t1194 = p_XY_7l*t983 + p_YY_7l*t979 + x174 - x175 - x176;
+        const kv x186 = (0.5)*t1194;
+        const double p_ZZ_7l = p[97];
+        const kv t1201 = p_ZZ_7l*t979 - x174;
+        const double p_XX_7l = p[92];
+        const kv t1205 = -p_XX_7l*t979 + p_XY_7l*t983;
+        const kv t1212 = (0.5)*t1201 + (0.5)*t1205 - 0.5*x175 + (0.5)*x176;
+        const kv t1214 = t1212 + x186;
+        const kv t1771 = t1214 - t1758;
+        const kv x66 = c_q_5l*t233 + s_q_5l*t227;
+        const kv x65 = c_q_5l*t231 + s_q_5l*t225;
+        const kv t243 = c_q_5l*x66 + s_q_5l*x65;
+        const kv x67 = t221*x20 + t223*x21;
+        const kv t250 = t243 + x67;
+        const kv t263 = p_ZZ_7l + t250;
+        const kv t262 = p_YZ_7l + t249;
+        const kv t252 = p_MX_7l - t234;
+        const kv t2112 = -t1771 - t252*t982 - t262*t980 + t263*t979;
+        const kv x177 = p_MX_7l*t981;
+        const kv x178 = p_MY_7l*t976;
+        const kv x179 = p_XZ_7l*t983;
+        const kv t1195 = p_YZ_7l*t979 + p_ZZ_7l*t980 + x177 + x178 + x179;
+        const kv x185 = (0.5)*t1195;
+        const kv t1202 = p_XX_7l*t980 - x179;
+        const kv t1200 = -p_YY_7l*t980 + p_YZ_7l*t979;
+        const kv t1209 = (0.5)*t1200 + (0.5)*t1202 - 0.5*x177 + (0.5)*x178;
+        const kv t1211 = t1209 - x185;
+        const kv t1768 = t1211 + t1751;
+        const kv t240 = c_q_5l*t230 + s_q_5l*t228;
+        const kv t248 = -t240 + x69;
+        const kv t260 = p_YZ_7l + t248;
+        const kv t259 = p_YY_7l + t229;
+        const kv t2111 = -t1768 - t252*t981 - t259*t980 + t260*t979;
+        const kv t2116 = c_q_4l*t2111 + s_q_4l*t2112;
+        const kv t1754 = c_q_5l*t1743 + s_q_5l*t1741;
+        const kv t1750 = c_q_5l*t1737 + s_q_5l*t1735;
+        const kv t1757 = c_q_5l*t1750 - s_q_5l*t1754;
+        const kv t1213 = t1212 - x186;
+        const kv t1767 = t1213 - t1757;
+        const kv t1756 = c_q_5l*t1736 - s_q_5l*t1742;
+        const kv t1747 = c_q_5l*t1744 - s_q_5l*t1746;
+        const kv t1762 = -p_L8*t1747 + t1756;
+        const kv t1210 = t1209 + x185;
+        const kv t1766 = t1210 + t1762;
+        const kv t1779 = c_q_4l*t1766 + s_q_4l*t1767;
+        const kv t241 = c_q_5l*x65 - s_q_5l*x66;
+        const kv t261 = p_XZ_7l - t241;
+        const kv t239 = c_q_5l*t228 - s_q_5l*t230;
+        const kv t247 = t239 - x68;
+        const kv t258 = p_XY_7l + t247;
+        const kv t271 = c_q_4l*t261 - s_q_4l*t258;
+        const kv t236 = c_q_5l*x63 - s_q_5l*x64;
+        const kv t245 = t236 + x67;
+        const kv t255 = p_XX_7l + t245;
+        const kv t264 = c_q_4l*t253 + s_q_4l*t254;
+        const kv t2151 = -t1779 + t255*t975 + t264*t976 + t271*t974;
+        const kv t2117 = c_q_4l*t2112 - s_q_4l*t2111;
+        const kv t2120 = -c_q_3l*t2110 - s_q_3l*t2117;
+        const kv t1748 = c_q_5l*t1746 + s_q_5l*t1744;
+        const double p_m_7l = p[88];
+        const kv t1198 = -p_MX_7l*t979 + p_MY_7l*t983 + p_m_7l*t982;
+        const kv t1776 = t1198 + t1748;
+        const double t251 = p_m_7l + t221;
+        const kv t2114 = t1776 - t251*t982 + t252*t979;
+        const kv t1197 = p_MX_7l*t980 - p_MZ_7l*t983 + p_m_7l*t981;
+        const kv t1775 = t1197 - t1745;
+        const kv t2115 = -t1775 + t251*t981 + t252*t980;
+        const kv t2119 = c_q_4l*t2115 - s_q_4l*t2114;
+        const kv t2113 = -t253*t979 - t254*t980;
+        const kv t2123 = c_q_3l*t2119 - s_q_3l*t2113;
+        const kv t2124 = -p_L7*t2123 - t2120;
+        const kv t1780 = c_q_4l*t1767 - s_q_4l*t1766;
+        const kv t2152 = c_q_3l*t1765 + s_q_3l*t1780;
+        const kv t522 = -c_q_3l*t271 + s_q_3l*t255;
+        const kv t523 = s_q_3l*t264;
+        const kv t526 = -p_L7*t523 + t522;
+        const kv t268 = c_q_4l*t258 + s_q_4l*t261;
+        const kv t524 = -c_q_3l*t264;
+        const kv t265 = c_q_4l*t254 - s_q_4l*t253;
+        const kv t2154 = t2152 - t265*t970 + t268*t968 + t524*t969 + t526*t967;
+        const kv t2121 = c_q_3l*t2117 - s_q_3l*t2110;
+        const kv t2122 = -c_q_3l*t2113 - s_q_3l*t2119;
+        const kv t2125 = -p_L7*t2122 + t2121;
+        const kv t2126 = c_q_2l*t2116 + s_q_2l*t2125;
+        const kv t2153 = -c_q_3l*t1780 + s_q_3l*t1765;
+        const kv t2155 = -c_q_2l*t1779 + s_q_2l*t2153;
+        const kv t528 = c_q_2l*t526 + s_q_2l*t268;
+        const kv t521 = c_q_3l*t255 + s_q_3l*t271;
+        const kv t525 = -p_L7*t524 - t521;
+        const kv t530 = c_q_2l*t524 - s_q_2l*t265;
+        const kv t2157 = t2155 + t523*t965 - t525*t963 - t528*t962 - t530*t964;
+        const kv t2127 = c_q_2l*t2125 - s_q_2l*t2116;
+        const kv t2130 = -c_q_1l*t2124 - s_q_1l*t2127;
+        const kv t2118 = c_q_4l*t2114 + s_q_4l*t2115;
+        const kv t2129 = c_q_2l*t2123 - s_q_2l*t2118;
+        const kv t2133 = c_q_1l*t2129 + s_q_1l*t2122;
+        const kv t2135 = p_L6*t2133 + t2130;
+        const kv t2156 = c_q_2l*t2153 + s_q_2l*t1779;
+        const kv t2158 = c_q_1l*t2152 - s_q_1l*t2156;
+        const kv t532 = c_q_1l*t528 - s_q_1l*t525;
+        const kv t533 = c_q_1l*t523 - s_q_1l*t530;
+        const kv t529 = c_q_2l*t265 + s_q_2l*t524;
+        const kv t537 = p_L5*t529 + p_L6*t533 - t532;
+        const kv t527 = -c_q_2l*t268 + s_q_2l*t526;
+        const kv t534 = c_q_1l*t530 + s_q_1l*t523;
+        const kv t535 = -p_L5*t534 - t527;
+        const kv t2160 = -t2158 - t529*t958 + t534*t957 + t535*t956 - t537*t955;
+        const kv t2131 = c_q_1l*t2127 - s_q_1l*t2124;
+        const kv t2132 = c_q_1l*t2122 - s_q_1l*t2129;
+        const kv t2128 = c_q_2l*t2118 + s_q_2l*t2123;
+        const kv t2136 = p_L5*t2128 + p_L6*t2132 - t2131;
+        const kv t2134 = -p_L5*t2133 - t2126;
+        const kv t2137 = c_q_torso*t2134 - s_q_torso*t2136;
+        const kv t2140 = -c_q_torso*t2133 - s_q_torso*t2128;
+        const kv t2141 = -p_L3*t2140 - p_L4*t2132 - t2137;
+        const kv t2159 = c_q_1l*t2156 + s_q_1l*t2152;
+        const kv t2161 = -c_q_torso*t2155 + s_q_torso*t2159;
+        const kv t541 = -c_q_torso*t534 - s_q_torso*t529;
+        const kv t2163 = t2161 - t533*t951 - t541*t950;
+        const kv t2147 = -c_q_w*t2140 - s_q_w*t2132;
+        const kv t2146 = c_q_w*t2132 - s_q_w*t2140;
+        const kv t2148 = p_L1*t2147 + p_L2*t2146 + t2141;
+        const kv t1760 = c_q_5l*t1754 + s_q_5l*t1750;
+        const kv t1764 = t1760 + x402;
+        const kv x187 = -p_MX_7l*t976;
+        const kv x182 = -p_YZ_7l*t983;
+        const kv t1207 = -x181 - x182;
+        const kv t1219 = t1207 + x183 + x187;
+        const kv t1773 = t1219 + t1764;
+        const kv t1759 = c_q_5l*t1742 + s_q_5l*t1736;
+        const kv t1763 = p_L8*t1748 - t1759;
+        const kv x173 = p_MZ_7l*t981;
+        const kv x170 = p_MY_7l*t982;
+        const kv x172 = p_XZ_7l*t980;
+        const kv x171 = p_XY_7l*t979;
+        const kv t1193 = p_XX_7l*t983 + x170 + x171 + x172 - x173;
+        const kv x188 = (0.5)*t1193;
+        const kv t1206 = p_YY_7l*t983 - x171;
+        const kv t1204 = -p_ZZ_7l*t983 + x172;
+        const kv t1216 = (0.5)*t1204 + (0.5)*t1206 - 0.5*x170 - 0.5*x173;
+        const kv t1218 = t1216 - x188;
+        const kv t1772 = t1218 + t1763;
+        const kv t1783 = c_q_4l*t1772 + s_q_4l*t1773;
+        const kv t1217 = t1216 + x188;
+        const kv t1770 = t1217 - t1752;
+        const kv t1203 = x180 + x182;
+        const kv t1215 = t1203 + x184 + x187;
+        const kv t1769 = t1215 + t1739;
+        const kv t1781 = c_q_4l*t1769 + s_q_4l*t1770;
+        const kv t1786 = c_q_4l*t1781 + s_q_4l*t1783;
+        const double p_MX_6l = p[76];
+        const kv x168 = p_MX_6l*t976;
+        const double p_MZ_6l = p[78];
+        const kv x164 = p_MZ_6l*t977;
+        const double p_YZ_6l = p[83];
+        const kv x163 = -p_YZ_6l*t974;
+        const double p_XY_6l = p[80];
+        const kv x161 = p_XY_6l*t975;
+        const kv t1176 = x161 + x163;
+        const kv t1188 = t1176 + x164 + x168;
+        const kv t1795 = t1188 + t1786;
+        const kv x71 = c_q_4l*t260 + s_q_4l*t263;
+        const kv x70 = c_q_4l*t259 + s_q_4l*t262;
+        const kv t270 = c_q_4l*x71 - s_q_4l*x70;
+        const kv t283 = p_YZ_6l - t270;
+        const kv t281 = p_XY_6l + t268;
+        const kv t277 = p_MZ_6l + t265;
+        const kv t275 = p_MX_6l - t252;
+        const kv t2062 = -t1795 + t275*t976 + t277*t977 + t281*t975 - t283*t974;
+        const kv t1789 = c_q_4l*t1783 - s_q_4l*t1781;
+        const double p_MY_6l = p[77];
+        const kv x151 = p_MY_6l*t977;
+        const kv x152 = p_MZ_6l*t969;
+        const double p_XZ_6l = p[81];
+        const kv x154 = p_XZ_6l*t975;
+        const kv x153 = p_XY_6l*t978;
+        const double p_XX_6l = p[79];
+        const kv t1166 = p_XX_6l*t974 + x151 + x152 + x153 + x154;
+        const kv x169 = (0.5)*t1166;
+        const double p_YY_6l = p[82];
+        const kv t1179 = p_YY_6l*t974 - x153;
+        const double p_ZZ_6l = p[84];
+        const kv t1177 = -p_ZZ_6l*t974 + x154;
+        const kv t1189 = (0.5)*t1177 + (0.5)*t1179 - 0.5*x151 + (0.5)*x152;
+        const kv t1191 = t1189 - x169;
+        const kv t1798 = t1191 - t1789;
+        const kv x73 = c_q_4l*t263 - s_q_4l*t260;
+        const kv x72 = c_q_4l*t262 - s_q_4l*t259;
+        const kv t273 = c_q_4l*x73 - s_q_4l*x72;
+        const kv t286 = p_ZZ_6l + t273;
+        const kv t284 = p_XZ_6l - t271;
+        const kv t276 = p_MY_6l - t264;
+        const kv t2063 = -t1798 - t276*t977 + t284*t975 - t286*t974;
+        const kv x160 = p_MY_6l*t976;
+        const kv x159 = p_MX_6l*t969;
+        const kv x158 = p_XZ_6l*t974;
+        const kv t1168 = p_YZ_6l*t978 + p_ZZ_6l*t975 + x158 - x159 - x160;
+        const kv x166 = (0.5)*t1168;
+        const kv t1175 = p_XX_6l*t975 - x158;
+        const kv t1173 = -p_YY_6l*t975 + p_YZ_6l*t978;
+        const kv t1182 = (0.5)*t1173 + (0.5)*t1175 + (0.5)*x159 - 0.5*x160;
+        const kv t1183 = t1182 + x166;
+        const kv t1792 = t1183 + t1779;
+        const kv t267 = c_q_4l*t257 - s_q_4l*t256;
+        const kv t280 = p_XZ_6l - t267;
+        const kv t278 = p_XX_6l + t255;
+        const kv t2061 = -t1792 - t276*t976 + t278*t975 - t280*t974;
+        const kv t2067 = c_q_3l*t2061 - s_q_3l*t2063;
+        const kv t1778 = c_q_4l*t1776 - s_q_4l*t1775;
+        const double p_m_6l = p[75];
+        const kv t1171 = -p_MX_6l*t978 + p_MY_6l*t974 + p_m_6l*t977;
+        const kv t1802 = t1171 + t1778;
+        const double t274 = p_m_6l + t251;
+        const kv t2064 = -t1802 + t274*t977 + t276*t974;
+        const kv t1196 = -p_MY_7l*t980 + p_MZ_7l*t979 - p_m_7l*t976;
+        const kv t1774 = t1196 - t1747;
+        const kv t1169 = -p_MY_6l*t975 + p_MZ_6l*t978 + p_m_6l*t976;
+        const kv t1800 = t1169 - t1774;
+        const kv t2066 = t1800 - t274*t976 + t276*t975;
+        const kv t2070 = c_q_3l*t2066 + s_q_3l*t2064;
+        const kv t2071 = -p_L7*t2070 - t2067;
+        const kv t1784 = c_q_4l*t1773 - s_q_4l*t1772;
+        const kv t1782 = c_q_4l*t1770 - s_q_4l*t1769;
+        const kv t1787 = c_q_4l*t1782 + s_q_4l*t1784;
+        const kv t1190 = t1189 + x169;
+        const kv t1796 = t1190 - t1787;
+        const kv t1785 = c_q_4l*t1768 + s_q_4l*t1771;
+        const kv t1184 = t1182 - x166;
+        const kv t1794 = t1184 + t1785;
+        const kv t1807 = c_q_3l*t1794 - s_q_3l*t1796;
+        const kv t272 = c_q_4l*x72 + s_q_4l*x73;
+        const kv t285 = p_YZ_6l - t272;
+        const kv t266 = c_q_4l*t256 + s_q_4l*t257;
+        const kv t279 = p_XY_6l + t266;
+        const kv t295 = c_q_3l*t285 + s_q_3l*t279;
+        const kv t288 = c_q_3l*t277 + s_q_3l*t275;
+        const kv x80 = p_L7*t288;
+        const kv t302 = -t295 + x80;
+        const kv t269 = c_q_4l*x70 + s_q_4l*x71;
+        const kv t282 = p_YY_6l + t269;
+        const kv t287 = c_q_3l*t275 - s_q_3l*t277;
+        const kv t2098 = -t1807 - t282*t968 + t287*t969 + t302*t967;
+        const kv t2068 = c_q_3l*t2063 + s_q_3l*t2061;
+        const kv t2069 = c_q_3l*t2064 - s_q_3l*t2066;
+        const kv t2072 = -p_L7*t2069 + t2068;
+        const kv t2073 = -c_q_2l*t2062 + s_q_2l*t2072;
+        const kv t1808 = c_q_3l*t1796 + s_q_3l*t1794;
+        const kv t2099 = c_q_2l*t1795 - s_q_2l*t1808;
+        const kv t496 = c_q_2l*t302 - s_q_2l*t282;
+        const kv t290 = c_q_3l*t279 - s_q_3l*t285;
+        const kv x79 = p_L7*t287;
+        const kv t299 = t290 - x79;
+        const kv t498 = c_q_2l*t287;
+        const kv t2101 = t2099 - t288*t965 - t299*t963 - t496*t962 - t498*t964;
+        const kv t2074 = c_q_2l*t2072 + s_q_2l*t2062;
+        const kv t2077 = -c_q_1l*t2071 - s_q_1l*t2074;
+        const kv t2065 = -t275*t974 - t277*t975;
+        const kv t2076 = c_q_2l*t2070 + s_q_2l*t2065;
+        const kv t2080 = c_q_1l*t2076 + s_q_1l*t2069;
+        const kv t2082 = p_L6*t2080 + t2077;
+        const kv t2100 = -c_q_2l*t1808 - s_q_2l*t1795;
+        const kv t2102 = -c_q_1l*t1807 - s_q_1l*t2100;
+        const kv t500 = c_q_1l*t496 - s_q_1l*t299;
+        const kv t501 = -c_q_1l*t288 - s_q_1l*t498;
+        const kv t497 = s_q_2l*t287;
+        const kv t505 = p_L5*t497 + p_L6*t501 - t500;
+        const kv t495 = c_q_2l*t282 + s_q_2l*t302;
+        const kv t502 = c_q_1l*t498 - s_q_1l*t288;
+        const kv t503 = -p_L5*t502 - t495;
+        const kv t2104 = -t2102 - t497*t958 + t502*t957 + t503*t956 - t505*t955;
+        const kv t2078 = c_q_1l*t2074 - s_q_1l*t2071;
+        const kv t2079 = c_q_1l*t2069 - s_q_1l*t2076;
+        const kv t2075 = -c_q_2l*t2065 + s_q_2l*t2070;
+        const kv t2083 = p_L5*t2075 + p_L6*t2079 - t2078;
+        const kv t2081 = -p_L5*t2080 - t2073;
+        const kv t2084 = c_q_torso*t2081 - s_q_torso*t2083;
+        const kv t2087 = -c_q_torso*t2080 - s_q_torso*t2075;
+        const kv t2088 = -p_L3*t2087 - p_L4*t2079 - t2084;
+        const kv t2103 = c_q_1l*t2100 - s_q_1l*t1807;
+        const kv t2105 = -c_q_torso*t2099 + s_q_torso*t2103;
+        const kv t509 = -c_q_torso*t502 - s_q_torso*t497;
+        const kv t2107 = t2105 - t501*t951 - t509*t950;
+        const kv t2094 = -c_q_w*t2087 - s_q_w*t2079;
+        const kv t2093 = c_q_w*t2079 - s_q_w*t2087;
+        const kv t2095 = p_L1*t2094 + p_L2*t2093 + t2088;
+        const kv t1790 = c_q_4l*t1784 - s_q_4l*t1782;
+        const kv x165 = -p_MY_6l*t969;
+        const kv x162 = p_XZ_6l*t978;
+        const kv t1180 = -x162 - x163;
+        const kv t1192 = t1180 + x165 + x168;
+        const kv t1799 = t1192 + t1790;
+        const kv t1788 = c_q_4l*t1771 - s_q_4l*t1768;
+        const kv x157 = p_MX_6l*t977;
+        const kv x155 = p_MZ_6l*t976;
+        const kv x156 = p_YZ_6l*t975;
+        const kv t1167 = p_XY_6l*t974 + p_YY_6l*t978 + x155 + x156 - x157;
+        const kv x167 = (0.5)*t1167;
+        const kv t1174 = p_ZZ_6l*t978 - x156;
+        const kv t1178 = -p_XX_6l*t978 + p_XY_6l*t974;
+        const kv t1185 = (0.5)*t1174 + (0.5)*t1178 - 0.5*x155 - 0.5*x157;
+        const kv t1187 = t1185 + x167;
+        const kv t1797 = t1187 - t1788;
+        const kv t1809 = c_q_3l*t1797 - s_q_3l*t1799;
+        const kv t1186 = t1185 - x167;
+        const kv t1793 = t1186 - t1780;
+        const kv t1172 = -x161 + x162;
+        const kv t1181 = t1172 + x164 + x165;
+        const kv t1791 = t1181 + t1765;
+        const kv t1805 = c_q_3l*t1791 - s_q_3l*t1793;
+        const kv t1811 = c_q_3l*t1805 - s_q_3l*t1809;
+        const kv t1777 = c_q_4l*t1775 + s_q_4l*t1776;
+        const kv t1170 = p_MX_6l*t975 - p_MZ_6l*t974 - p_m_6l*t969;
+        const kv t1801 = t1170 - t1777;
+        const kv x403 = p_L7*t1801;
+        const kv t1817 = t1811 + x403;
+        const double p_MZ_5l = p[65];
+        const kv x146 = p_MZ_5l*t970;
+        const double p_MY_5l = p[64];
+        const kv x145 = p_MY_5l*t969;
+        const double p_XZ_5l = p[68];
+        const kv x143 = p_XZ_5l*t967;
+        const double p_XY_5l = p[67];
+        const kv x142 = p_XY_5l*t968;
+        const kv t1145 = -x142 + x143;
+        const kv t1154 = t1145 + x145 + x146;
+        const kv t1821 = t1154 + t1817;
+        const kv x75 = c_q_3l*t280 - s_q_3l*t286;
+        const kv x74 = c_q_3l*t278 - s_q_3l*t284;
+        const kv t291 = c_q_3l*x75 + s_q_3l*x74;
+        const kv t310 = p_XZ_5l - t291;
+        const kv t309 = p_XY_5l + t299;
+        const kv t307 = p_MZ_5l + t288;
+        const kv t297 = -p_L7*t274 - t276;
+        const kv t306 = p_MY_5l + t297;
+        const kv t2021 = -t1821 + t306*t969 + t307*t970 - t309*t968 + t310*t967;
+        const kv t1814 = c_q_3l*t1809 + s_q_3l*t1805;
+        const double p_MX_5l = p[63];
+        const kv x137 = p_MX_5l*t970;
+        const kv x138 = p_MZ_5l*t964;
+        const double p_YZ_5l = p[70];
+        const kv x136 = p_YZ_5l*t968;
+        const double p_YY_5l = p[69];
+        const kv t1140 = p_XY_5l*t971 + p_YY_5l*t967 + x136 - x137 - x138;
+        const kv x148 = (0.5)*t1140;
+        const double p_ZZ_5l = p[71];
+        const kv t1147 = p_ZZ_5l*t967 - x136;
+        const double p_XX_5l = p[66];
+        const kv t1151 = -p_XX_5l*t967 + p_XY_5l*t971;
+        const kv t1158 = (0.5)*t1147 + (0.5)*t1151 - 0.5*x137 + (0.5)*x138;
+        const kv t1160 = t1158 + x148;
+        const kv t1827 = t1160 - t1814;
+        const kv x77 = c_q_3l*t286 + s_q_3l*t280;
+        const kv x76 = c_q_3l*t284 + s_q_3l*t278;
+        const kv t296 = c_q_3l*x77 + s_q_3l*x76;
+        const kv x78 = t274*x33 + t276*x34;
+        const kv t303 = t296 + x78;
+        const kv t316 = p_ZZ_5l + t303;
+        const kv t315 = p_YZ_5l + t302;
+        const kv t305 = p_MX_5l - t287;
+        const kv t2023 = -t1827 - t305*t970 - t315*t968 + t316*t967;
+        const kv x139 = p_MX_5l*t969;
+        const kv x140 = p_MY_5l*t964;
+        const kv x141 = p_XZ_5l*t971;
+        const kv t1141 = p_YZ_5l*t967 + p_ZZ_5l*t968 + x139 + x140 + x141;
+        const kv x147 = (0.5)*t1141;
+        const kv t1148 = p_XX_5l*t968 - x141;
+        const kv t1146 = -p_YY_5l*t968 + p_YZ_5l*t967;
+        const kv t1155 = (0.5)*t1146 + (0.5)*t1148 - 0.5*x139 + (0.5)*x140;
+        const kv t1157 = t1155 - x147;
+        const kv t1824 = t1157 + t1807;
+        const kv t293 = c_q_3l*t283 + s_q_3l*t281;
+        const kv t301 = -t293 + x80;
+        const kv t313 = p_YZ_5l + t301;
+        const kv t312 = p_YY_5l + t282;
+        const kv t2022 = -t1824 - t305*t969 - t312*t968 + t313*t967;
+        const kv t2027 = c_q_2l*t2022 + s_q_2l*t2023;
+        const kv t1810 = c_q_3l*t1799 + s_q_3l*t1797;
+        const kv t1806 = c_q_3l*t1793 + s_q_3l*t1791;
+        const kv t1813 = c_q_3l*t1806 - s_q_3l*t1810;
+        const kv t1159 = t1158 - x148;
+        const kv t1823 = t1159 - t1813;
+        const kv t1812 = c_q_3l*t1792 - s_q_3l*t1798;
+        const kv t1803 = c_q_3l*t1800 - s_q_3l*t1802;
+        const kv t1818 = -p_L7*t1803 + t1812;
+        const kv t1156 = t1155 + x147;
+        const kv t1822 = t1156 + t1818;
+        const kv t1835 = c_q_2l*t1822 + s_q_2l*t1823;
+        const kv t294 = c_q_3l*x76 - s_q_3l*x77;
+        const kv t314 = p_XZ_5l - t294;
+        const kv t292 = c_q_3l*t281 - s_q_3l*t283;
+        const kv t300 = t292 - x79;
+        const kv t311 = p_XY_5l + t300;
+        const kv t324 = c_q_2l*t314 - s_q_2l*t311;
+        const kv t289 = c_q_3l*x74 - s_q_3l*x75;
+        const kv t298 = t289 + x78;
+        const kv t308 = p_XX_5l + t298;
+        const kv t317 = c_q_2l*t306 + s_q_2l*t307;
+        const kv t2052 = -t1835 + t308*t963 + t317*t964 + t324*t962;
+        const kv t2028 = c_q_2l*t2023 - s_q_2l*t2022;
+        const kv t2031 = -c_q_1l*t2021 - s_q_1l*t2028;
+        const kv t1804 = c_q_3l*t1802 + s_q_3l*t1800;
+        const double p_m_5l = p[62];
+        const kv t1144 = -p_MX_5l*t967 + p_MY_5l*t971 + p_m_5l*t970;
+        const kv t1832 = t1144 + t1804;
+        const double t304 = p_m_5l + t274;
+        const kv t2025 = t1832 - t304*t970 + t305*t967;
+        const kv t1143 = p_MX_5l*t968 - p_MZ_5l*t971 + p_m_5l*t969;
+        const kv t1831 = t1143 - t1801;
+        const kv t2026 = -t1831 + t304*t969 + t305*t968;
+        const kv t2030 = c_q_2l*t2026 - s_q_2l*t2025;
+        const kv t2024 = -t306*t967 - t307*t968;
+        const kv t2034 = c_q_1l*t2030 - s_q_1l*t2024;
+        const kv t2036 = p_L6*t2034 + t2031;
+        const kv t1836 = c_q_2l*t1823 - s_q_2l*t1822;
+        const kv t2053 = c_q_1l*t1821 + s_q_1l*t1836;
+        const kv t474 = -c_q_1l*t324 + s_q_1l*t308;
+        const kv t475 = s_q_1l*t317;
+        const kv t318 = c_q_2l*t307 - s_q_2l*t306;
+        const kv t479 = p_L5*t318 + p_L6*t475 - t474;
+        const kv t321 = c_q_2l*t311 + s_q_2l*t314;
+        const kv t476 = -c_q_1l*t317;
+        const kv t477 = -p_L5*t476 + t321;
+        const kv t2055 = -t2053 - t318*t958 + t476*t957 + t477*t956 - t479*t955;
+        const kv t2032 = c_q_1l*t2028 - s_q_1l*t2021;
+        const kv t2033 = -c_q_1l*t2024 - s_q_1l*t2030;
+        const kv t2029 = c_q_2l*t2025 + s_q_2l*t2026;
+        const kv t2037 = p_L5*t2029 + p_L6*t2033 - t2032;
+        const kv t2035 = -p_L5*t2034 - t2027;
+        const kv t2038 = c_q_torso*t2035 - s_q_torso*t2037;
+        const kv t2041 = -c_q_torso*t2034 - s_q_torso*t2029;
+        const kv t2042 = -p_L3*t2041 - p_L4*t2033 - t2038;
+        const kv t2054 = -c_q_1l*t1836 + s_q_1l*t1821;
+        const kv t2056 = c_q_torso*t1835 + s_q_torso*t2054;
+        const kv t483 = -c_q_torso*t476 - s_q_torso*t318;
+        const kv t2058 = t2056 - t475*t951 - t483*t950;
+        const kv t2048 = -c_q_w*t2041 - s_q_w*t2033;
+        const kv t2047 = c_q_w*t2033 - s_q_w*t2041;
+        const kv t2049 = p_L1*t2048 + p_L2*t2047 + t2042;
+        const kv t1816 = c_q_3l*t1810 + s_q_3l*t1806;
+        const kv t1820 = t1816 + x403;
+        const kv x149 = -p_MX_5l*t964;
+        const kv x144 = -p_YZ_5l*t971;
+        const kv t1153 = -x143 - x144;
+        const kv t1165 = t1153 + x145 + x149;
+        const kv t1829 = t1165 + t1820;
+        const kv t1815 = c_q_3l*t1798 + s_q_3l*t1792;
+        const kv t1819 = p_L7*t1804 - t1815;
+        const kv x135 = p_MZ_5l*t969;
+        const kv x132 = p_MY_5l*t970;
+        const kv x134 = p_XZ_5l*t968;
+        const kv x133 = p_XY_5l*t967;
+        const kv t1139 = p_XX_5l*t971 + x132 + x133 + x134 - x135;
+        const kv x150 = (0.5)*t1139;
+        const kv t1152 = p_YY_5l*t971 - x133;
+        const kv t1150 = -p_ZZ_5l*t971 + x134;
+        const kv t1162 = (0.5)*t1150 + (0.5)*t1152 - 0.5*x132 - 0.5*x135;
+        const kv t1164 = t1162 - x150;
+        const kv t1828 = t1164 + t1819;
+        const kv t1839 = c_q_2l*t1828 + s_q_2l*t1829;
+        const kv t1163 = t1162 + x150;
+        const kv t1826 = t1163 - t1808;
+        const kv t1149 = x142 + x144;
+        const kv t1161 = t1149 + x146 + x149;
+        const kv t1825 = t1161 + t1795;
+        const kv t1837 = c_q_2l*t1825 + s_q_2l*t1826;
+        const kv t1842 = c_q_2l*t1837 + s_q_2l*t1839;
+        const double p_MX_4l = p[50];
+        const kv x130 = p_MX_4l*t964;
+        const double p_MZ_4l = p[52];
+        const kv x127 = p_MZ_4l*t965;
+        const double p_YZ_4l = p[57];
+        const kv x125 = -p_YZ_4l*t962;
+        const double p_XY_4l = p[54];
+        const kv x123 = p_XY_4l*t963;
+        const kv t1122 = x123 + x125;
+        const kv t1134 = t1122 + x127 + x130;
+        const kv t1851 = t1134 + t1842;
+        const kv x82 = c_q_2l*t313 + s_q_2l*t316;
+        const kv x81 = c_q_2l*t312 + s_q_2l*t315;
+        const kv t323 = c_q_2l*x82 - s_q_2l*x81;
+        const kv t336 = p_YZ_4l - t323;
+        const kv t334 = p_XY_4l + t321;
+        const kv t330 = p_MZ_4l + t318;
+        const kv t328 = p_MX_4l - t305;
+        const kv t1989 = -t1851 + t328*t964 + t330*t965 + t334*t963 - t336*t962;
+        const kv x406 = -t1989;
+        const kv t1845 = c_q_2l*t1839 - s_q_2l*t1837;
+        const double p_MY_4l = p[51];
+        const kv x113 = p_MY_4l*t965;
+        const kv x116 = p_MZ_4l*t960;
+        const double p_XZ_4l = p[55];
+        const kv x115 = p_XZ_4l*t963;
+        const kv x114 = p_XY_4l*t966;
+        const double p_XX_4l = p[53];
+        const kv t1112 = p_XX_4l*t962 + x113 + x114 + x115 - x116;
+        const kv x131 = (0.5)*t1112;
+        const double p_YY_4l = p[56];
+        const kv t1125 = p_YY_4l*t962 - x114;
+        const double p_ZZ_4l = p[58];
+        const kv t1123 = -p_ZZ_4l*t962 + x115;
+        const kv t1135 = (0.5)*t1123 + (0.5)*t1125 - 0.5*x113 - 0.5*x116;
+        const kv t1137 = t1135 - x131;
+        const kv t1854 = t1137 - t1845;
+        const kv x84 = c_q_2l*t316 - s_q_2l*t313;
+        const kv x83 = c_q_2l*t315 - s_q_2l*t312;
+        const kv t326 = c_q_2l*x84 - s_q_2l*x83;
+        const kv t339 = p_ZZ_4l + t326;
+        const kv t337 = p_XZ_4l - t324;
+        const kv t329 = p_MY_4l - t317;
+        const kv t1990 = -t1854 - t329*t965 + t337*t963 - t339*t962;
+        const kv x122 = p_MY_4l*t964;
+        const kv x120 = p_MX_4l*t960;
+        const kv x121 = p_XZ_4l*t962;
+        const kv t1114 = p_YZ_4l*t966 + p_ZZ_4l*t963 + x120 + x121 - x122;
+        const kv x128 = (0.5)*t1114;
+        const kv t1121 = p_XX_4l*t963 - x121;
+        const kv t1119 = -p_YY_4l*t963 + p_YZ_4l*t966;
+        const kv t1128 = (0.5)*t1119 + (0.5)*t1121 - 0.5*x120 - 0.5*x122;
+        const kv t1129 = t1128 + x128;
+        const kv t1848 = t1129 + t1835;
+        const kv t320 = c_q_2l*t310 - s_q_2l*t309;
+        const kv t333 = p_XZ_4l - t320;
+        const kv t331 = p_XX_4l + t308;
+        const kv t1988 = -t1848 - t329*t964 + t331*t963 - t333*t962;
+        const kv t1994 = c_q_1l*t1988 - s_q_1l*t1990;
+        const kv t1834 = c_q_2l*t1832 - s_q_2l*t1831;
+        const double p_m_4l = p[49];
+        const kv t1117 = -p_MX_4l*t966 + p_MY_4l*t962 + p_m_4l*t965;
+        const kv t1858 = t1117 + t1834;
+        const double t327 = p_m_4l + t304;
+        const kv t1991 = -t1858 + t327*t965 + t329*t962;
+        const kv t1142 = -p_MY_5l*t968 + p_MZ_5l*t967 - p_m_5l*t964;
+        const kv t1830 = t1142 - t1803;
+        const kv t1115 = -p_MY_4l*t963 + p_MZ_4l*t966 + p_m_4l*t964;
+        const kv t1856 = t1115 - t1830;
+        const kv t1993 = t1856 - t327*t964 + t329*t963;
+        const kv t1997 = c_q_1l*t1993 + s_q_1l*t1991;
+        const kv t1999 = p_L6*t1997 + t1994;
+        const kv t1840 = c_q_2l*t1829 - s_q_2l*t1828;
+        const kv t1838 = c_q_2l*t1826 - s_q_2l*t1825;
+        const kv t1843 = c_q_2l*t1838 + s_q_2l*t1840;
+        const kv t1136 = t1135 + x131;
+        const kv t1852 = t1136 - t1843;
+        const kv t1841 = c_q_2l*t1824 + s_q_2l*t1827;
+        const kv t1130 = t1128 - x128;
+        const kv t1850 = t1130 + t1841;
+        const kv t1863 = c_q_1l*t1850 - s_q_1l*t1852;
+        const kv t325 = c_q_2l*x83 + s_q_2l*x84;
+        const kv t338 = p_YZ_4l - t325;
+        const kv t319 = c_q_2l*t309 + s_q_2l*t310;
+        const kv t332 = p_XY_4l + t319;
+        const kv t348 = c_q_1l*t338 + s_q_1l*t332;
+        const kv t341 = c_q_1l*t330 + s_q_1l*t328;
+        const kv x88 = p_L6*t341;
+        const kv t358 = -t348 + x88;
+        const kv t322 = c_q_2l*x81 + s_q_2l*x82;
+        const kv t335 = p_YY_4l + t322;
+        const kv t340 = c_q_1l*t328 - s_q_1l*t330;
+        const kv x86 = p_L5*t340;
+        const kv t456 = -t335 - x86;
+        const kv t2015 = t1863 + t340*t957 + t358*t955 + t456*t956;
+        const kv t1995 = c_q_1l*t1990 + s_q_1l*t1988;
+        const kv t1996 = c_q_1l*t1991 - s_q_1l*t1993;
+        const kv t1992 = -t328*t962 - t330*t963;
+        const kv t2000 = -p_L5*t1992 + p_L6*t1996 - t1995;
+        const kv t1998 = -p_L5*t1997 - x406;
+        const kv t2001 = c_q_torso*t1998 - s_q_torso*t2000;
+        const kv t2004 = -c_q_torso*t1997 + s_q_torso*t1992;
+        const kv t2005 = -p_L3*t2004 - p_L4*t1996 - t2001;
+        const kv t1864 = c_q_1l*t1852 + s_q_1l*t1850;
+        const kv t2016 = -c_q_torso*t1851 - s_q_torso*t1864;
+        const kv t461 = -c_q_torso*t340;
+        const kv t2018 = t2016 + t341*t951 - t461*t950;
+        const kv t2011 = -c_q_w*t2004 - s_q_w*t1996;
+        const kv t2010 = c_q_w*t1996 - s_q_w*t2004;
+        const kv t2012 = p_L1*t2011 + p_L2*t2010 + t2005;
+        const kv t1645 = c_q_2r*t1639 - s_q_2r*t1637;
+        const kv x268 = -p_MY_4r*t960;
+        const kv x265 = p_XZ_4r*t1009;
+        const kv t1315 = -x265 - x266;
+        const kv t1327 = t1315 + x268 + x271;
+        const kv t1654 = t1327 + t1645;
+        const kv t1643 = c_q_2r*t1626 - s_q_2r*t1623;
+        const kv x260 = p_MX_4r*t1008;
+        const kv x258 = p_MZ_4r*t1007;
+        const kv x259 = p_YZ_4r*t1006;
+        const kv t1302 = p_XY_4r*t1005 + p_YY_4r*t1009 + x258 + x259 - x260;
+        const kv x270 = (0.5)*t1302;
+        const kv t1309 = p_ZZ_4r*t1009 - x259;
+        const kv t1313 = -p_XX_4r*t1009 + p_XY_4r*t1005;
+        const kv t1320 = (0.5)*t1309 + (0.5)*t1313 - 0.5*x258 - 0.5*x260;
+        const kv t1322 = t1320 + x270;
+        const kv t1652 = t1322 - t1643;
+        const kv t1664 = c_q_1r*t1652 - s_q_1r*t1654;
+        const kv t1321 = t1320 - x270;
+        const kv t1648 = t1321 - t1635;
+        const kv t1307 = -x264 + x265;
+        const kv t1316 = t1307 + x267 + x268;
+        const kv t1646 = t1316 + t1620;
+        const kv t1660 = c_q_1r*t1646 - s_q_1r*t1648;
+        const kv t1666 = c_q_1r*t1660 - s_q_1r*t1664;
+        const kv t1632 = c_q_2r*t1630 + s_q_2r*t1631;
+        const kv t1305 = p_MX_4r*t1006 - p_MZ_4r*t1005 - p_m_4r*t960;
+        const kv t1656 = t1305 - t1632;
+        const kv x400 = p_L6*t1656;
+        const kv t1675 = t1666 + x400;
+        const double p_MX_3 = p[37];
+        const kv x111 = p_MX_3*t957;
+        const double p_MZ_3 = p[39];
+        const kv x108 = p_MZ_3*t958;
+        const double p_YZ_3 = p[44];
+        const kv x106 = p_YZ_3*t955;
+        const double p_XY_3 = p[41];
+        const kv x104 = p_XY_3*t956;
+        const kv t1095 = x104 - x106;
+        const kv t1107 = t1095 + x108 + x111;
+        const kv t1683 = t1107 + t1675;
+        const kv t1846 = c_q_2l*t1840 - s_q_2l*t1838;
+        const kv x126 = p_MY_4l*t960;
+        const kv x124 = p_XZ_4l*t966;
+        const kv t1126 = -x124 - x125;
+        const kv t1138 = t1126 + x126 + x130;
+        const kv t1855 = t1138 + t1846;
+        const kv t1844 = c_q_2l*t1827 - s_q_2l*t1824;
+        const kv x119 = p_MX_4l*t965;
+        const kv x117 = p_MZ_4l*t964;
+        const kv x118 = p_YZ_4l*t963;
+        const kv t1113 = p_XY_4l*t962 + p_YY_4l*t966 + x117 + x118 - x119;
+        const kv x129 = (0.5)*t1113;
+        const kv t1120 = p_ZZ_4l*t966 - x118;
+        const kv t1124 = -p_XX_4l*t966 + p_XY_4l*t962;
+        const kv t1131 = (0.5)*t1120 + (0.5)*t1124 - 0.5*x117 - 0.5*x119;
+        const kv t1133 = t1131 + x129;
+        const kv t1853 = t1133 - t1844;
+        const kv t1865 = c_q_1l*t1853 - s_q_1l*t1855;
+        const kv t1132 = t1131 - x129;
+        const kv t1849 = t1132 - t1836;
+        const kv t1118 = -x123 + x124;
+        const kv t1127 = t1118 + x126 + x127;
+        const kv t1847 = t1127 + t1821;
+        const kv t1861 = c_q_1l*t1847 - s_q_1l*t1849;
+        const kv t1867 = c_q_1l*t1861 - s_q_1l*t1865;
+        const kv t1833 = c_q_2l*t1831 + s_q_2l*t1832;
+        const kv t1116 = p_MX_4l*t963 - p_MZ_4l*t962 + p_m_4l*t960;
+        const kv t1857 = t1116 - t1833;
+        const kv x405 = p_L6*t1857;
+        const kv t1876 = t1867 + x405;
+        const kv t1884 = t1683 + t1876;
+        const kv t157 = c_q_1r*(c_q_1r*t146 - s_q_1r*t152) + s_q_1r*(c_q_1r*t144 - s_q_1r*t150);
+        const kv t170 = -p_L5*t154 + t157;
+        const kv t183 = p_YZ_3 + t170;
+        const kv t344 = c_q_1l*(c_q_1l*t333 - s_q_1l*t339) + s_q_1l*(c_q_1l*t331 - s_q_1l*t337);
+        const kv t357 = p_L5*t341 - t344;
+        const kv t370 = t183 + t357;
+        const kv t156 = c_q_1r*t145 - s_q_1r*t151;
+        const double x42 = p_L6*t140;
+        const kv t168 = p_L5*t142 + p_L5*x42 + p_L6*t153 - t156;
+        const kv t181 = p_XY_3 + t168;
+        const kv t343 = c_q_1l*t332 - s_q_1l*t338;
+        const double x85 = p_L6*t327;
+        const kv t355 = -p_L5*t329 - p_L5*x85 - p_L6*t340 + t343;
+        const kv t368 = t181 + t355;
+        const kv t177 = p_MZ_3 + t154;
+        const kv t364 = t177 - t341;
+        const kv t163 = -t142 - x42;
+        const kv t175 = p_MX_3 + t163;
+        const kv t350 = t329 + x85;
+        const kv t362 = t175 + t350;
+        const kv t1966 = -t1884 + t362*t957 + t364*t958 + t368*t956 - t370*t955;
+        const kv t1669 = c_q_1r*t1664 + s_q_1r*t1660;
+        const kv t1659 = c_q_1r*t1657 + s_q_1r*t1655;
+        const kv t1677 = -p_L5*t1659 + t1669;
+        const double p_MY_3 = p[38];
+        const kv x92 = p_MY_3*t958;
+        const kv x94 = p_MZ_3*t953;
+        const double p_XZ_3 = p[42];
+        const kv x93 = p_XZ_3*t956;
+        const kv x95 = p_XY_3*dq_q_torso;
+        const double p_XX_3 = p[40];
+        const kv t1085 = p_XX_3*t955 + x92 + x93 - x94 - x95;
+        const kv x112 = (0.5)*t1085;
+        const double p_ZZ_3 = p[45];
+        const kv t1096 = -p_ZZ_3*t955 + x93;
+        const double p_YY_3 = p[43];
+        const kv t1098 = p_YY_3*t955 + x95;
+        const kv t1108 = (0.5)*t1096 + (0.5)*t1098 - 0.5*x92 - 0.5*x94;
+        const kv t1110 = t1108 - x112;
+        const kv t1686 = t1110 + t1677;
+        const kv t1870 = c_q_1l*t1865 + s_q_1l*t1861;
+        const kv t1860 = c_q_1l*t1858 + s_q_1l*t1856;
+        const kv t1878 = p_L5*t1860 - t1870;
+        const kv t1887 = t1686 + t1878;
+        const kv t162 = c_q_1r*(c_q_1r*t152 + s_q_1r*t146) + s_q_1r*(c_q_1r*t150 + s_q_1r*t144);
+        const double x43 = p_L6*p_L6;
+        const double x44 = p_L5*p_L5 + x43;
+        const kv x46 = t140*x44 + 2.0*x45;
+        const double x48 = 2.0*p_L6;
+        const kv t173 = t142*x48 + t162 + x46;
+        const kv t186 = p_ZZ_3 + t173;
+        const kv t349 = c_q_1l*(c_q_1l*t339 + s_q_1l*t333) + s_q_1l*(c_q_1l*t337 + s_q_1l*t331);
+        const kv x87 = t327*x44 + 2.0*x86;
+        const kv t360 = t329*x48 + t349 + x87;
+        const kv t373 = t186 + t360;
+        const kv t184 = p_XZ_3 + t171;
+        const kv t371 = t184 + t358;
+        const kv t164 = p_L5*t140 + t153;
+        const kv t176 = p_MY_3 + t164;
+        const kv t351 = p_L5*t327 + t340;
+        const kv t363 = t176 + t351;
+        const kv t1967 = -t1887 - t363*t958 + t371*t956 - t373*t955;
+        const kv t1673 = p_L5*t1656 + x399;
+        const kv x102 = p_MY_3*t957;
+        const kv x100 = p_MX_3*t953;
+        const kv x101 = p_XZ_3*t955;
+        const kv x103 = p_YZ_3*dq_q_torso;
+        const kv t1087 = p_ZZ_3*t956 + x100 + x101 - x102 - x103;
+        const kv x109 = (0.5)*t1087;
+        const kv t1094 = p_XX_3*t956 - x101;
+        const kv t1092 = -p_YY_3*t956 - x103;
+        const kv t1101 = (0.5)*t1092 + (0.5)*t1094 - 0.5*x100 - 0.5*x102;
+        const kv t1102 = t1101 + x109;
+        const kv t1680 = t1102 + t1673;
+        const kv t1874 = -p_L5*t1857 + t1863;
+        const kv t1881 = t1680 + t1874;
+        const kv t159 = c_q_1r*t149 + s_q_1r*t147;
+        const kv t167 = -t159 + x47;
+        const kv t180 = p_XZ_3 + t167;
+        const kv t346 = c_q_1l*t336 + s_q_1l*t334;
+        const kv t354 = -t346 + x88;
+        const kv t367 = t180 + t354;
+        const kv t165 = -t140*x43 + t148 + x46;
+        const kv t178 = p_XX_3 + t165;
+        const kv t352 = -t327*x43 + t335 + x87;
+        const kv t365 = t178 + t352;
+        const kv t1965 = -t1881 - t363*t957 + t365*t956 - t367*t955;
+        const kv t1971 = c_q_torso*t1965 - s_q_torso*t1967;
+        const double p_m_3 = p[36];
+        const kv t1090 = p_MX_3*dq_q_torso + p_MY_3*t955 + p_m_3*t958;
+        const kv t1690 = t1090 + t1659;
+        const kv t1891 = t1690 - t1860;
+        const double t174 = p_m_3 + t140;
+        const double t361 = t174 + t327;
+        const kv t1968 = -t1891 + t361*t958 + t363*t955;
+        const kv t1088 = -p_MY_3*t956 - p_MZ_3*dq_q_torso + p_m_3*t957;
+        const kv t1688 = t1088 - t1656;
+        const kv t1889 = t1688 + t1857;
+        const kv t1970 = t1889 - t361*t957 + t363*t956;
+        const kv t1974 = c_q_torso*t1970 + s_q_torso*t1968;
+        const kv t1969 = -t362*t955 - t364*t956;
+        const kv t1975 = -p_L3*t1974 - p_L4*t1969 - t1971;
+        const kv t1665 = c_q_1r*t1654 + s_q_1r*t1652;
+        const kv t1661 = c_q_1r*t1648 + s_q_1r*t1646;
+        const kv t1668 = c_q_1r*t1661 - s_q_1r*t1665;
+        const kv t1109 = t1108 + x112;
+        const kv t1684 = t1109 + t1668;
+        const kv t1866 = c_q_1l*t1855 + s_q_1l*t1853;
+        const kv t1862 = c_q_1l*t1849 + s_q_1l*t1847;
+        const kv t1869 = c_q_1l*t1862 - s_q_1l*t1866;
+        const kv t1885 = t1684 - t1869;
+        const kv t1667 = c_q_1r*t1647 - s_q_1r*t1653;
+        const kv t1658 = c_q_1r*t1655 - s_q_1r*t1657;
+        const kv t1674 = p_L6*t1658 - t1667;
+        const kv t1103 = t1101 - x109;
+        const kv t1682 = t1103 + t1674;
+        const kv t1868 = c_q_1l*t1848 - s_q_1l*t1854;
+        const kv t1859 = c_q_1l*t1856 - s_q_1l*t1858;
+        const kv t1875 = -p_L6*t1859 + t1868;
+        const kv t1883 = t1682 + t1875;
+        const kv t1896 = c_q_torso*t1883 - s_q_torso*t1885;
+        const kv t374 = c_q_torso*t362 - s_q_torso*t364;
+        const kv t1985 = -t1896 - t374*t950;
+        const kv t1981 = -c_q_w*t1974 - s_q_w*t1969;
+        const kv t1980 = c_q_w*t1969 - s_q_w*t1974;
+        const kv t1982 = p_L1*t1981 + p_L2*t1980 + t1975;
+        const kv t1671 = c_q_1r*t1665 + s_q_1r*t1661;
+        const kv x398 = p_L5*t1658;
+        const kv t1678 = t1671 + x398 + x400;
+        const kv x107 = p_MY_3*t953;
+        const kv x105 = p_XZ_3*dq_q_torso;
+        const kv t1099 = x105 + x106;
+        const kv t1111 = t1099 + x107 + x111;
+        const kv t1687 = t1111 + t1678;
+        const kv t1872 = c_q_1l*t1866 + s_q_1l*t1862;
+        const kv x404 = p_L5*t1859;
+        const kv t1879 = t1872 + x404 + x405;
+        const kv t1888 = t1687 + t1879;
+        const kv t1670 = c_q_1r*t1653 + s_q_1r*t1647;
+        const kv t1676 = p_L6*t1659 - t1670;
+        const kv x99 = p_MX_3*t958;
+        const kv x96 = p_MZ_3*t957;
+        const kv x98 = p_YZ_3*t956;
+        const kv x97 = p_XY_3*t955;
+        const kv t1086 = -p_YY_3*dq_q_torso + x96 + x97 + x98 - x99;
+        const kv x110 = (0.5)*t1086;
+        const kv t1097 = p_XX_3*dq_q_torso + x97;
+        const kv t1093 = -p_ZZ_3*dq_q_torso - x98;
+        const kv t1104 = (0.5)*t1093 + (0.5)*t1097 - 0.5*x96 - 0.5*x99;
+        const kv t1106 = t1104 + x110;
+        const kv t1685 = t1106 + t1676;
+        const kv t1871 = c_q_1l*t1854 + s_q_1l*t1848;
+        const kv t1877 = p_L6*t1860 - t1871;
+        const kv t1886 = t1685 + t1877;
+        const kv t1898 = c_q_torso*t1886 - s_q_torso*t1888;
+        const kv t1105 = t1104 - x110;
+        const kv t1681 = t1105 - t1663;
+        const kv t1882 = t1681 - t1864;
+        const kv t1672 = t1650 + x398;
+        const kv t1091 = -x104 - x105;
+        const kv t1100 = t1091 + x107 + x108;
+        const kv t1679 = t1100 + t1672;
+        const kv t1873 = t1851 + x404;
+        const kv t1880 = t1679 + t1873;
+        const kv t1894 = c_q_torso*t1880 - s_q_torso*t1882;
+        const kv t1900 = c_q_torso*t1894 - s_q_torso*t1898;
+        const kv t1893 = c_q_torso*t1891 + s_q_torso*t1889;
+        const kv t1089 = p_MX_3*t956 - p_MZ_3*t955 + p_m_3*t953;
+        const kv t1689 = t1089 + t1658;
+        const kv t1890 = t1689 + t1859;
+        const kv t1906 = p_L3*t1890 - p_L4*t1893 + t1900;
+        const double p_MZ_2 = p[26];
+        const double p_MY_2 = p[25];
+        const kv t1073 = p_MY_2*t950 + p_MZ_2*t951;
+        const kv t1913 = t1073 + t1906;
+        const kv t375 = c_q_torso*t364 + s_q_torso*t362;
+        const kv t385 = p_L4*t361 - t375;
+        const kv t398 = p_MZ_2 + t385;
+        const kv t384 = p_L3*t361 + t363;
+        const kv t397 = p_MY_2 + t384;
+        const kv t1955 = -t1913 + t397*t950 + t398*t951;
+        const double p_m_2 = p[23];
+        const kv t1067 = p_MY_2*t952 + p_m_2*t951;
+        const kv t1923 = t1067 - t1893;
+        const double t395 = p_m_2 + t361;
+        const kv t1958 = t1923 - t395*t951;
+        const kv t1066 = -p_MZ_2*t952 + p_m_2*t950;
+        const kv t1922 = t1066 + t1890;
+        const kv t1959 = -t1922 + t395*t950;
+        const kv t1963 = c_q_w*t1959 - s_q_w*t1958;
+        const kv t1962 = c_q_w*t1958 + s_q_w*t1959;
+        const kv t1964 = p_L1*t1963 + p_L2*t1962 + t1955;
+        const kv t1925 = c_q_w*t1923 - s_q_w*t1922;
+        const kv t1924 = c_q_w*t1922 + s_q_w*t1923;
+        const kv t1938 = p_L1*t1924 - p_L2*t1925 + t1913;
+        { const kv t = t1938; o[0] = t[0]; o[289] = t[1]; o[578] = t[2]; o[867] = t[3]; }
+        { const kv t = -t1964; o[1] = t[0]; o[290] = t[1]; o[579] = t[2]; o[868] = t[3]; }
+        { const kv t = -t1982; o[2] = t[0]; o[291] = t[1]; o[580] = t[2]; o[869] = t[3]; }
+        { const kv t = -t2012; o[3] = t[0]; o[292] = t[1]; o[581] = t[2]; o[870] = t[3]; }
+        { const kv t = -t2049; o[4] = t[0]; o[293] = t[1]; o[582] = t[2]; o[871] = t[3]; }
+        { const kv t = -t2095; o[5] = t[0]; o[294] = t[1]; o[583] = t[2]; o[872] = t[3]; }
+        { const kv t = -t2148; o[6] = t[0]; o[295] = t[1]; o[584] = t[2]; o[873] = t[3]; }
+        { const kv t = -t2210; o[7] = t[0]; o[296] = t[1]; o[585] = t[2]; o[874] = t[3]; }
+        { const kv t = -t2279; o[8] = t[0]; o[297] = t[1]; o[586] = t[2]; o[875] = t[3]; }
+        { const kv t = -t2357; o[9] = t[0]; o[298] = t[1]; o[587] = t[2]; o[876] = t[3]; }
+        { const kv t = -t2408; o[10] = t[0]; o[299] = t[1]; o[588] = t[2]; o[877] = t[3]; }
+        { const kv t = -t2445; o[11] = t[0]; o[300] = t[1]; o[589] = t[2]; o[878] = t[3]; }
+        { const kv t = -t2491; o[12] = t[0]; o[301] = t[1]; o[590] = t[2]; o[879] = t[3]; }
+        { const kv t = -t2544; o[13] = t[0]; o[302] = t[1]; o[591] = t[2]; o[880] = t[3]; }
+        { const kv t = -t2606; o[14] = t[0]; o[303] = t[1]; o[592] = t[2]; o[881] = t[3]; }
+        { const kv t = -t2675; o[15] = t[0]; o[304] = t[1]; o[593] = t[2]; o[882] = t[3]; }
+        { const kv t = -t2753; o[16] = t[0]; o[305] = t[1]; o[594] = t[2]; o[883] = t[3]; }
+        { const kv t = t1913; o[17] = t[0]; o[306] = t[1]; o[595] = t[2]; o[884] = t[3]; }
+        { const kv t = -t1955; o[18] = t[0]; o[307] = t[1]; o[596] = t[2]; o[885] = t[3]; }
+        { const kv t = -t1975; o[19] = t[0]; o[308] = t[1]; o[597] = t[2]; o[886] = t[3]; }
+        { const kv t = -t2005; o[20] = t[0]; o[309] = t[1]; o[598] = t[2]; o[887] = t[3]; }
+        { const kv t = -t2042; o[21] = t[0]; o[310] = t[1]; o[599] = t[2]; o[888] = t[3]; }
+        { const kv t = -t2088; o[22] = t[0]; o[311] = t[1]; o[600] = t[2]; o[889] = t[3]; }
+        { const kv t = -t2141; o[23] = t[0]; o[312] = t[1]; o[601] = t[2]; o[890] = t[3]; }
+        { const kv t = -t2203; o[24] = t[0]; o[313] = t[1]; o[602] = t[2]; o[891] = t[3]; }
+        { const kv t = -t2272; o[25] = t[0]; o[314] = t[1]; o[603] = t[2]; o[892] = t[3]; }
+        { const kv t = -t2350; o[26] = t[0]; o[315] = t[1]; o[604] = t[2]; o[893] = t[3]; }
+        { const kv t = -t2401; o[27] = t[0]; o[316] = t[1]; o[605] = t[2]; o[894] = t[3]; }
+        { const kv t = -t2438; o[28] = t[0]; o[317] = t[1]; o[606] = t[2]; o[895] = t[3]; }
+        { const kv t = -t2484; o[29] = t[0]; o[318] = t[1]; o[607] = t[2]; o[896] = t[3]; }
+        { const kv t = -t2537; o[30] = t[0]; o[319] = t[1]; o[608] = t[2]; o[897] = t[3]; }
+        { const kv t = -t2599; o[31] = t[0]; o[320] = t[1]; o[609] = t[2]; o[898] = t[3]; }
+        { const kv t = -t2668; o[32] = t[0]; o[321] = t[1]; o[610] = t[2]; o[899] = t[3]; }
+        { const kv t = -t2746; o[33] = t[0]; o[322] = t[1]; o[611] = t[2]; o[900] = t[3]; }
+        { const kv t = -t1896; o[34] = t[0]; o[323] = t[1]; o[612] = t[2]; o[901] = t[3]; }
+        { const kv t = t1985; o[35] = t[0]; o[324] = t[1]; o[613] = t[2]; o[902] = t[3]; }
+        { const kv t = -t1966; o[36] = t[0]; o[325] = t[1]; o[614] = t[2]; o[903] = t[3]; }
+        { const kv t = -t1999; o[37] = t[0]; o[326] = t[1]; o[615] = t[2]; o[904] = t[3]; }
+        { const kv t = -t2036; o[38] = t[0]; o[327] = t[1]; o[616] = t[2]; o[905] = t[3]; }
+        { const kv t = -t2082; o[39] = t[0]; o[328] = t[1]; o[617] = t[2]; o[906] = t[3]; }
+        { const kv t = -t2135; o[40] = t[0]; o[329] = t[1]; o[618] = t[2]; o[907] = t[3]; }
+        { const kv t = -t2197; o[41] = t[0]; o[330] = t[1]; o[619] = t[2]; o[908] = t[3]; }
+        { const kv t = -t2266; o[42] = t[0]; o[331] = t[1]; o[620] = t[2]; o[909] = t[3]; }
+        { const kv t = -t2344; o[43] = t[0]; o[332] = t[1]; o[621] = t[2]; o[910] = t[3]; }
+        { const kv t = -t2395; o[44] = t[0]; o[333] = t[1]; o[622] = t[2]; o[911] = t[3]; }
+        { const kv t = -t2432; o[45] = t[0]; o[334] = t[1]; o[623] = t[2]; o[912] = t[3]; }
+        { const kv t = -t2478; o[46] = t[0]; o[335] = t[1]; o[624] = t[2]; o[913] = t[3]; }
+        { const kv t = -t2531; o[47] = t[0]; o[336] = t[1]; o[625] = t[2]; o[914] = t[3]; }
+        { const kv t = -t2593; o[48] = t[0]; o[337] = t[1]; o[626] = t[2]; o[915] = t[3]; }
+        { const kv t = -t2662; o[49] = t[0]; o[338] = t[1]; o[627] = t[2]; o[916] = t[3]; }
+        { const kv t = -t2740; o[50] = t[0]; o[339] = t[1]; o[628] = t[2]; o[917] = t[3]; }
+        { const kv t = t2016; o[51] = t[0]; o[340] = t[1]; o[629] = t[2]; o[918] = t[3]; }
+        { const kv t = t2018; o[52] = t[0]; o[341] = t[1]; o[630] = t[2]; o[919] = t[3]; }
+        { const kv t = t2015; o[53] = t[0]; o[342] = t[1]; o[631] = t[2]; o[920] = t[3]; }
+        { const kv t = x406; o[54] = t[0]; o[343] = t[1]; o[632] = t[2]; o[921] = t[3]; }
+        { const kv t = t2027; o[55] = t[0]; o[344] = t[1]; o[633] = t[2]; o[922] = t[3]; }
+        { const kv t = t2073; o[56] = t[0]; o[345] = t[1]; o[634] = t[2]; o[923] = t[3]; }
+        { const kv t = t2126; o[57] = t[0]; o[346] = t[1]; o[635] = t[2]; o[924] = t[3]; }
+        { const kv t = t2188; o[58] = t[0]; o[347] = t[1]; o[636] = t[2]; o[925] = t[3]; }
+        { const kv t = t2257; o[59] = t[0]; o[348] = t[1]; o[637] = t[2]; o[926] = t[3]; }
+        { const kv t = t2335; o[60] = t[0]; o[349] = t[1]; o[638] = t[2]; o[927] = t[3]; }
+        { const double t = 0.0; o[61] = t; o[350] = t; o[639] = t; o[928] = t; }
+        { const double t = 0.0; o[62] = t; o[351] = t; o[640] = t; o[929] = t; }
+        { const double t = 0.0; o[63] = t; o[352] = t; o[641] = t; o[930] = t; }
+        { const double t = 0.0; o[64] = t; o[353] = t; o[642] = t; o[931] = t; }
+        { const double t = 0.0; o[65] = t; o[354] = t; o[643] = t; o[932] = t; }
+        { const double t = 0.0; o[66] = t; o[355] = t; o[644] = t; o[933] = t; }
+        { const double t = 0.0; o[67] = t; o[356] = t; o[645] = t; o[934] = t; }
+        { const kv t = t2056; o[68] = t[0]; o[357] = t[1]; o[646] = t[2]; o[935] = t[3]; }
+        { const kv t = t2058; o[69] = t[0]; o[358] = t[1]; o[647] = t[2]; o[936] = t[3]; }
+        { const kv t = t2055; o[70] = t[0]; o[359] = t[1]; o[648] = t[2]; o[937] = t[3]; }
+        { const kv t = t2052; o[71] = t[0]; o[360] = t[1]; o[649] = t[2]; o[938] = t[3]; }
+        { const kv t = -t2021; o[72] = t[0]; o[361] = t[1]; o[650] = t[2]; o[939] = t[3]; }
+        { const kv t = -t2071; o[73] = t[0]; o[362] = t[1]; o[651] = t[2]; o[940] = t[3]; }
+        { const kv t = -t2124; o[74] = t[0]; o[363] = t[1]; o[652] = t[2]; o[941] = t[3]; }
+        { const kv t = -t2186; o[75] = t[0]; o[364] = t[1]; o[653] = t[2]; o[942] = t[3]; }
+        { const kv t = -t2255; o[76] = t[0]; o[365] = t[1]; o[654] = t[2]; o[943] = t[3]; }
+        { const kv t = -t2333; o[77] = t[0]; o[366] = t[1]; o[655] = t[2]; o[944] = t[3]; }
+        { const double t = 0.0; o[78] = t; o[367] = t; o[656] = t; o[945] = t; }
+        { const double t = 0.0; o[79] = t; o[368] = t; o[657] = t; o[946] = t; }
+        { const double t = 0.0; o[80] = t; o[369] = t; o[658] = t; o[947] = t; }
+        { const double t = 0.0; o[81] = t; o[370] = t; o[659] = t; o[948] = t; }
+        { const double t = 0.0; o[82] = t; o[371] = t; o[660] = t; o[949] = t; }
+        { const double t = 0.0; o[83] = t; o[372] = t; o[661] = t; o[950] = t; }
+        { const double t = 0.0; o[84] = t; o[373] = t; o[662] = t; o[951] = t; }
+        { const kv t = t2105; o[85] = t[0]; o[374] = t[1]; o[663] = t[2]; o[952] = t[3]; }
+        { const kv t = t2107; o[86] = t[0]; o[375] = t[1]; o[664] = t[2]; o[953] = t[3]; }
+        { const kv t = t2104; o[87] = t[0]; o[376] = t[1]; o[665] = t[2]; o[954] = t[3]; }
+        { const kv t = t2101; o[88] = t[0]; o[377] = t[1]; o[666] = t[2]; o[955] = t[3]; }
+        { const kv t = t2098; o[89] = t[0]; o[378] = t[1]; o[667] = t[2]; o[956] = t[3]; }
+        { const kv t = -t2062; o[90] = t[0]; o[379] = t[1]; o[668] = t[2]; o[957] = t[3]; }
+        { const kv t = t2116; o[91] = t[0]; o[380] = t[1]; o[669] = t[2]; o[958] = t[3]; }
+        { const kv t = t2178; o[92] = t[0]; o[381] = t[1]; o[670] = t[2]; o[959] = t[3]; }
+        { const kv t = t2247; o[93] = t[0]; o[382] = t[1]; o[671] = t[2]; o[960] = t[3]; }
+        { const kv t = t2325; o[94] = t[0]; o[383] = t[1]; o[672] = t[2]; o[961] = t[3]; }
+        { const double t = 0.0; o[95] = t; o[384] = t; o[673] = t; o[962] = t; }
+        { const double t = 0.0; o[96] = t; o[385] = t; o[674] = t; o[963] = t; }
+        { const double t = 0.0; o[97] = t; o[386] = t; o[675] = t; o[964] = t; }
+        { const double t = 0.0; o[98] = t; o[387] = t; o[676] = t; o[965] = t; }
+        { const double t = 0.0; o[99] = t; o[388] = t; o[677] = t; o[966] = t; }
+        { const double t = 0.0; o[100] = t; o[389] = t; o[678] = t; o[967] = t; }
+        { const double t = 0.0; o[101] = t; o[390] = t; o[679] = t; o[968] = t; }
+        { const kv t = t2161; o[102] = t[0]; o[391] = t[1]; o[680] = t[2]; o[969] = t[3]; }
+        { const kv t = t2163; o[103] = t[0]; o[392] = t[1]; o[681] = t[2]; o[970] = t[3]; }
+        { const kv t = t2160; o[104] = t[0]; o[393] = t[1]; o[682] = t[2]; o[971] = t[3]; }
+        { const kv t = t2157; o[105] = t[0]; o[394] = t[1]; o[683] = t[2]; o[972] = t[3]; }
+        { const kv t = t2154; o[106] = t[0]; o[395] = t[1]; o[684] = t[2]; o[973] = t[3]; }
+        { const kv t = t2151; o[107] = t[0]; o[396] = t[1]; o[685] = t[2]; o[974] = t[3]; }
+        { const kv t = -t2110; o[108] = t[0]; o[397] = t[1]; o[686] = t[2]; o[975] = t[3]; }
+        { const kv t = -t2176; o[109] = t[0]; o[398] = t[1]; o[687] = t[2]; o[976] = t[3]; }
+        { const kv t = -t2245; o[110] = t[0]; o[399] = t[1]; o[688] = t[2]; o[977] = t[3]; }
+        { const kv t = -t2323; o[111] = t[0]; o[400] = t[1]; o[689] = t[2]; o[978] = t[3]; }
+        { const double t = 0.0; o[112] = t; o[401] = t; o[690] = t; o[979] = t; }
+        { const double t = 0.0; o[113] = t; o[402] = t; o[691] = t; o[980] = t; }
+        { const double t = 0.0; o[114] = t; o[403] = t; o[692] = t; o[981] = t; }
+        { const double t = 0.0; o[115] = t; o[404] = t; o[693] = t; o[982] = t; }
+        { const double t = 0.0; o[116] = t; o[405] = t; o[694] = t; o[983] = t; }
+        { const double t = 0.0; o[117] = t; o[406] = t; o[695] = t; o[984] = t; }
+        { const double t = 0.0; o[118] = t; o[407] = t; o[696] = t; o[985] = t; }
+        { const kv t = t2226; o[119] = t[0]; o[408] = t[1]; o[697] = t[2]; o[986] = t[3]; }
+        { const kv t = t2228; o[120] = t[0]; o[409] = t[1]; o[698] = t[2]; o[987] = t[3]; }
+        { const kv t = t2225; o[121] = t[0]; o[410] = t[1]; o[699] = t[2]; o[988] = t[3]; }
+        { const kv t = t2222; o[122] = t[0]; o[411] = t[1]; o[700] = t[2]; o[989] = t[3]; }
+        { const kv t = t2219; o[123] = t[0]; o[412] = t[1]; o[701] = t[2]; o[990] = t[3]; }
+        { const kv t = t2216; o[124] = t[0]; o[413] = t[1]; o[702] = t[2]; o[991] = t[3]; }
+        { const kv t = t2213; o[125] = t[0]; o[414] = t[1]; o[703] = t[2]; o[992] = t[3]; }
+        { const kv t = -t2167; o[126] = t[0]; o[415] = t[1]; o[704] = t[2]; o[993] = t[3]; }
+        { const kv t = t2237; o[127] = t[0]; o[416] = t[1]; o[705] = t[2]; o[994] = t[3]; }
+        { const kv t = t2315; o[128] = t[0]; o[417] = t[1]; o[706] = t[2]; o[995] = t[3]; }
+        { const double t = 0.0; o[129] = t; o[418] = t; o[707] = t; o[996] = t; }
+        { const double t = 0.0; o[130] = t; o[419] = t; o[708] = t; o[997] = t; }
+        { const double t = 0.0; o[131] = t; o[420] = t; o[709] = t; o[998] = t; }
+        { const double t = 0.0; o[132] = t; o[421] = t; o[710] = t; o[999] = t; }
+        { const double t = 0.0; o[133] = t; o[422] = t; o[711] = t; o[1000] = t; }
+        { const double t = 0.0; o[134] = t; o[423] = t; o[712] = t; o[1001] = t; }
+        { const double t = 0.0; o[135] = t; o[424] = t; o[713] = t; o[1002] = t; }
+        { const kv t = t2298; o[136] = t[0]; o[425] = t[1]; o[714] = t[2]; o[1003] = t[3]; }
+        { const kv t = t2300; o[137] = t[0]; o[426] = t[1]; o[715] = t[2]; o[1004] = t[3]; }
+        { const kv t = t2297; o[138] = t[0]; o[427] = t[1]; o[716] = t[2]; o[1005] = t[3]; }
+        { const kv t = t2294; o[139] = t[0]; o[428] = t[1]; o[717] = t[2]; o[1006] = t[3]; }
+        { const kv t = t2291; o[140] = t[0]; o[429] = t[1]; o[718] = t[2]; o[1007] = t[3]; }
+        { const kv t = t2288; o[141] = t[0]; o[430] = t[1]; o[719] = t[2]; o[1008] = t[3]; }
+        { const kv t = t2285; o[142] = t[0]; o[431] = t[1]; o[720] = t[2]; o[1009] = t[3]; }
+        { const kv t = t2282; o[143] = t[0]; o[432] = t[1]; o[721] = t[2]; o[1010] = t[3]; }
+        { const kv t = -t2231; o[144] = t[0]; o[433] = t[1]; o[722] = t[2]; o[1011] = t[3]; }
+        { const kv t = -t2313; o[145] = t[0]; o[434] = t[1]; o[723] = t[2]; o[1012] = t[3]; }
+        { const double t = 0.0; o[146] = t; o[435] = t; o[724] = t; o[1013] = t; }
+        { const double t = 0.0; o[147] = t; o[436] = t; o[725] = t; o[1014] = t; }
+        { const double t = 0.0; o[148] = t; o[437] = t; o[726] = t; o[1015] = t; }
+        { const double t = 0.0; o[149] = t; o[438] = t; o[727] = t; o[1016] = t; }
+        { const double t = 0.0; o[150] = t; o[439] = t; o[728] = t; o[1017] = t; }
+        { const double t = 0.0; o[151] = t; o[440] = t; o[729] = t; o[1018] = t; }
+        { const double t = 0.0; o[152] = t; o[441] = t; o[730] = t; o[1019] = t; }
+        { const kv t = t2379; o[153] = t[0]; o[442] = t[1]; o[731] = t[2]; o[1020] = t[3]; }
+        { const kv t = t2381; o[154] = t[0]; o[443] = t[1]; o[732] = t[2]; o[1021] = t[3]; }
+        { const kv t = t2378; o[155] = t[0]; o[444] = t[1]; o[733] = t[2]; o[1022] = t[3]; }
+        { const kv t = t2375; o[156] = t[0]; o[445] = t[1]; o[734] = t[2]; o[1023] = t[3]; }
+        { const kv t = t2372; o[157] = t[0]; o[446] = t[1]; o[735] = t[2]; o[1024] = t[3]; }
+        { const kv t = t2369; o[158] = t[0]; o[447] = t[1]; o[736] = t[2]; o[1025] = t[3]; }
+        { const kv t = t2366; o[159] = t[0]; o[448] = t[1]; o[737] = t[2]; o[1026] = t[3]; }
+        { const kv t = t2363; o[160] = t[0]; o[449] = t[1]; o[738] = t[2]; o[1027] = t[3]; }
+        { const kv t = t2360; o[161] = t[0]; o[450] = t[1]; o[739] = t[2]; o[1028] = t[3]; }
+        { const kv t = -t2305; o[162] = t[0]; o[451] = t[1]; o[740] = t[2]; o[1029] = t[3]; }
+        { const double t = 0.0; o[163] = t; o[452] = t; o[741] = t; o[1030] = t; }
+        { const double t = 0.0; o[164] = t; o[453] = t; o[742] = t; o[1031] = t; }
+        { const double t = 0.0; o[165] = t; o[454] = t; o[743] = t; o[1032] = t; }
+        { const double t = 0.0; o[166] = t; o[455] = t; o[744] = t; o[1033] = t; }
+        { const double t = 0.0; o[167] = t; o[456] = t; o[745] = t; o[1034] = t; }
+        { const double t = 0.0; o[168] = t; o[457] = t; o[746] = t; o[1035] = t; }
+        { const double t = 0.0; o[169] = t; o[458] = t; o[747] = t; o[1036] = t; }
+        { const kv t = t2412; o[170] = t[0]; o[459] = t[1]; o[748] = t[2]; o[1037] = t[3]; }
+        { const kv t = t2414; o[171] = t[0]; o[460] = t[1]; o[749] = t[2]; o[1038] = t[3]; }
+        { const kv t = t2411; o[172] = t[0]; o[461] = t[1]; o[750] = t[2]; o[1039] = t[3]; }
+        { const double t = 0.0; o[173] = t; o[462] = t; o[751] = t; o[1040] = t; }
+        { const double t = 0.0; o[174] = t; o[463] = t; o[752] = t; o[1041] = t; }
+        { const double t = 0.0; o[175] = t; o[464] = t; o[753] = t; o[1042] = t; }
+        { const double t = 0.0; o[176] = t; o[465] = t; o[754] = t; o[1043] = t; }
+        { const double t = 0.0; o[177] = t; o[466] = t; o[755] = t; o[1044] = t; }
+        { const double t = 0.0; o[178] = t; o[467] = t; o[756] = t; o[1045] = t; }
+        { const double t = 0.0; o[179] = t; o[468] = t; o[757] = t; o[1046] = t; }
+        { const kv t = x407; o[180] = t[0]; o[469] = t[1]; o[758] = t[2]; o[1047] = t[3]; }
+        { const kv t = t2423; o[181] = t[0]; o[470] = t[1]; o[759] = t[2]; o[1048] = t[3]; }
+        { const kv t = t2469; o[182] = t[0]; o[471] = t[1]; o[760] = t[2]; o[1049] = t[3]; }
+        { const kv t = t2522; o[183] = t[0]; o[472] = t[1]; o[761] = t[2]; o[1050] = t[3]; }
+        { const kv t = t2584; o[184] = t[0]; o[473] = t[1]; o[762] = t[2]; o[1051] = t[3]; }
+        { const kv t = t2653; o[185] = t[0]; o[474] = t[1]; o[763] = t[2]; o[1052] = t[3]; }
+        { const kv t = t2731; o[186] = t[0]; o[475] = t[1]; o[764] = t[2]; o[1053] = t[3]; }
+        { const kv t = t2452; o[187] = t[0]; o[476] = t[1]; o[765] = t[2]; o[1054] = t[3]; }
+        { const kv t = t2454; o[188] = t[0]; o[477] = t[1]; o[766] = t[2]; o[1055] = t[3]; }
+        { const kv t = t2451; o[189] = t[0]; o[478] = t[1]; o[767] = t[2]; o[1056] = t[3]; }
+        { const double t = 0.0; o[190] = t; o[479] = t; o[768] = t; o[1057] = t; }
+        { const double t = 0.0; o[191] = t; o[480] = t; o[769] = t; o[1058] = t; }
+        { const double t = 0.0; o[192] = t; o[481] = t; o[770] = t; o[1059] = t; }
+        { const double t = 0.0; o[193] = t; o[482] = t; o[771] = t; o[1060] = t; }
+        { const double t = 0.0; o[194] = t; o[483] = t; o[772] = t; o[1061] = t; }
+        { const double t = 0.0; o[195] = t; o[484] = t; o[773] = t; o[1062] = t; }
+        { const double t = 0.0; o[196] = t; o[485] = t; o[774] = t; o[1063] = t; }
+        { const kv t = t2448; o[197] = t[0]; o[486] = t[1]; o[775] = t[2]; o[1064] = t[3]; }
+        { const kv t = -t2417; o[198] = t[0]; o[487] = t[1]; o[776] = t[2]; o[1065] = t[3]; }
+        { const kv t = -t2467; o[199] = t[0]; o[488] = t[1]; o[777] = t[2]; o[1066] = t[3]; }
+        { const kv t = -t2520; o[200] = t[0]; o[489] = t[1]; o[778] = t[2]; o[1067] = t[3]; }
+        { const kv t = -t2582; o[201] = t[0]; o[490] = t[1]; o[779] = t[2]; o[1068] = t[3]; }
+        { const kv t = -t2651; o[202] = t[0]; o[491] = t[1]; o[780] = t[2]; o[1069] = t[3]; }
+        { const kv t = -t2729; o[203] = t[0]; o[492] = t[1]; o[781] = t[2]; o[1070] = t[3]; }
+        { const kv t = t2501; o[204] = t[0]; o[493] = t[1]; o[782] = t[2]; o[1071] = t[3]; }
+        { const kv t = t2503; o[205] = t[0]; o[494] = t[1]; o[783] = t[2]; o[1072] = t[3]; }
+        { const kv t = t2500; o[206] = t[0]; o[495] = t[1]; o[784] = t[2]; o[1073] = t[3]; }
+        { const double t = 0.0; o[207] = t; o[496] = t; o[785] = t; o[1074] = t; }
+        { const double t = 0.0; o[208] = t; o[497] = t; o[786] = t; o[1075] = t; }
+        { const double t = 0.0; o[209] = t; o[498] = t; o[787] = t; o[1076] = t; }
+        { const double t = 0.0; o[210] = t; o[499] = t; o[788] = t; o[1077] = t; }
+        { const double t = 0.0; o[211] = t; o[500] = t; o[789] = t; o[1078] = t; }
+        { const double t = 0.0; o[212] = t; o[501] = t; o[790] = t; o[1079] = t; }
+        { const double t = 0.0; o[213] = t; o[502] = t; o[791] = t; o[1080] = t; }
+        { const kv t = t2497; o[214] = t[0]; o[503] = t[1]; o[792] = t[2]; o[1081] = t[3]; }
+        { const kv t = t2494; o[215] = t[0]; o[504] = t[1]; o[793] = t[2]; o[1082] = t[3]; }
+        { const kv t = -t2458; o[216] = t[0]; o[505] = t[1]; o[794] = t[2]; o[1083] = t[3]; }
+        { const kv t = t2512; o[217] = t[0]; o[506] = t[1]; o[795] = t[2]; o[1084] = t[3]; }
+        { const kv t = t2574; o[218] = t[0]; o[507] = t[1]; o[796] = t[2]; o[1085] = t[3]; }
+        { const kv t = t2643; o[219] = t[0]; o[508] = t[1]; o[797] = t[2]; o[1086] = t[3]; }
+        { const kv t = t2721; o[220] = t[0]; o[509] = t[1]; o[798] = t[2]; o[1087] = t[3]; }
+        { const kv t = t2557; o[221] = t[0]; o[510] = t[1]; o[799] = t[2]; o[1088] = t[3]; }
+        { const kv t = t2559; o[222] = t[0]; o[511] = t[1]; o[800] = t[2]; o[1089] = t[3]; }
+        { const kv t = t2556; o[223] = t[0]; o[512] = t[1]; o[801] = t[2]; o[1090] = t[3]; }
+        { const double t = 0.0; o[224] = t; o[513] = t; o[802] = t; o[1091] = t; }
+        { const double t = 0.0; o[225] = t; o[514] = t; o[803] = t; o[1092] = t; }
+        { const double t = 0.0; o[226] = t; o[515] = t; o[804] = t; o[1093] = t; }
+        { const double t = 0.0; o[227] = t; o[516] = t; o[805] = t; o[1094] = t; }
+        { const double t = 0.0; o[228] = t; o[517] = t; o[806] = t; o[1095] = t; }
+        { const double t = 0.0; o[229] = t; o[518] = t; o[807] = t; o[1096] = t; }
+        { const double t = 0.0; o[230] = t; o[519] = t; o[808] = t; o[1097] = t; }
+        { const kv t = t2553; o[231] = t[0]; o[520] = t[1]; o[809] = t[2]; o[1098] = t[3]; }
+        { const kv t = t2550; o[232] = t[0]; o[521] = t[1]; o[810] = t[2]; o[1099] = t[3]; }
+        { const kv t = t2547; o[233] = t[0]; o[522] = t[1]; o[811] = t[2]; o[1100] = t[3]; }
+        { const kv t = -t2506; o[234] = t[0]; o[523] = t[1]; o[812] = t[2]; o[1101] = t[3]; }
+        { const kv t = -t2572; o[235] = t[0]; o[524] = t[1]; o[813] = t[2]; o[1102] = t[3]; }
+        { const kv t = -t2641; o[236] = t[0]; o[525] = t[1]; o[814] = t[2]; o[1103] = t[3]; }
+        { const kv t = -t2719; o[237] = t[0]; o[526] = t[1]; o[815] = t[2]; o[1104] = t[3]; }
+        { const kv t = t2622; o[238] = t[0]; o[527] = t[1]; o[816] = t[2]; o[1105] = t[3]; }
+        { const kv t = t2624; o[239] = t[0]; o[528] = t[1]; o[817] = t[2]; o[1106] = t[3]; }
+        { const kv t = t2621; o[240] = t[0]; o[529] = t[1]; o[818] = t[2]; o[1107] = t[3]; }
+        { const double t = 0.0; o[241] = t; o[530] = t; o[819] = t; o[1108] = t; }
+        { const double t = 0.0; o[242] = t; o[531] = t; o[820] = t; o[1109] = t; }
+        { const double t = 0.0; o[243] = t; o[532] = t; o[821] = t; o[1110] = t; }
+        { const double t = 0.0; o[244] = t; o[533] = t; o[822] = t; o[1111] = t; }
+        { const double t = 0.0; o[245] = t; o[534] = t; o[823] = t; o[1112] = t; }
+        { const double t = 0.0; o[246] = t; o[535] = t; o[824] = t; o[1113] = t; }
+        { const double t = 0.0; o[247] = t; o[536] = t; o[825] = t; o[1114] = t; }
+        { const kv t = t2618; o[248] = t[0]; o[537] = t[1]; o[826] = t[2]; o[1115] = t[3]; }
+        { const kv t = t2615; o[249] = t[0]; o[538] = t[1]; o[827] = t[2]; o[1116] = t[3]; }
+        { const kv t = t2612; o[250] = t[0]; o[539] = t[1]; o[828] = t[2]; o[1117] = t[3]; }
+        { const kv t = t2609; o[251] = t[0]; o[540] = t[1]; o[829] = t[2]; o[1118] = t[3]; }
+        { const kv t = -t2563; o[252] = t[0]; o[541] = t[1]; o[830] = t[2]; o[1119] = t[3]; }
+        { const kv t = t2633; o[253] = t[0]; o[542] = t[1]; o[831] = t[2]; o[1120] = t[3]; }
+        { const kv t = t2711; o[254] = t[0]; o[543] = t[1]; o[832] = t[2]; o[1121] = t[3]; }
+        { const kv t = t2694; o[255] = t[0]; o[544] = t[1]; o[833] = t[2]; o[1122] = t[3]; }
+        { const kv t = t2696; o[256] = t[0]; o[545] = t[1]; o[834] = t[2]; o[1123] = t[3]; }
+        { const kv t = t2693; o[257] = t[0]; o[546] = t[1]; o[835] = t[2]; o[1124] = t[3]; }
+        { const double t = 0.0; o[258] = t; o[547] = t; o[836] = t; o[1125] = t; }
+        { const double t = 0.0; o[259] = t; o[548] = t; o[837] = t; o[1126] = t; }
+        { const double t = 0.0; o[260] = t; o[549] = t; o[838] = t; o[1127] = t; }
+        { const double t = 0.0; o[261] = t; o[550] = t; o[839] = t; o[1128] = t; }
+        { const double t = 0.0; o[262] = t; o[551] = t; o[840] = t; o[1129] = t; }
+        { const double t = 0.0; o[263] = t; o[552] = t; o[841] = t; o[1130] = t; }
+        { const double t = 0.0; o[264] = t; o[553] = t; o[842] = t; o[1131] = t; }
+        { const kv t = t2690; o[265] = t[0]; o[554] = t[1]; o[843] = t[2]; o[1132] = t[3]; }
+        { const kv t = t2687; o[266] = t[0]; o[555] = t[1]; o[844] = t[2]; o[1133] = t[3]; }
+        { const kv t = t2684; o[267] = t[0]; o[556] = t[1]; o[845] = t[2]; o[1134] = t[3]; }
+        { const kv t = t2681; o[268] = t[0]; o[557] = t[1]; o[846] = t[2]; o[1135] = t[3]; }
+        { const kv t = t2678; o[269] = t[0]; o[558] = t[1]; o[847] = t[2]; o[1136] = t[3]; }
+        { const kv t = -t2627; o[270] = t[0]; o[559] = t[1]; o[848] = t[2]; o[1137] = t[3]; }
+        { const kv t = -t2709; o[271] = t[0]; o[560] = t[1]; o[849] = t[2]; o[1138] = t[3]; }
+        { const kv t = t2775; o[272] = t[0]; o[561] = t[1]; o[850] = t[2]; o[1139] = t[3]; }
+        { const kv t = t2777; o[273] = t[0]; o[562] = t[1]; o[851] = t[2]; o[1140] = t[3]; }
+        { const kv t = t2774; o[274] = t[0]; o[563] = t[1]; o[852] = t[2]; o[1141] = t[3]; }
+        { const double t = 0.0; o[275] = t; o[564] = t; o[853] = t; o[1142] = t; }
+        { const double t = 0.0; o[276] = t; o[565] = t; o[854] = t; o[1143] = t; }
+        { const double t = 0.0; o[277] = t; o[566] = t; o[855] = t; o[1144] = t; }
+        { const double t = 0.0; o[278] = t; o[567] = t; o[856] = t; o[1145] = t; }
+        { const double t = 0.0; o[279] = t; o[568] = t; o[857] = t; o[1146] = t; }
+        { const double t = 0.0; o[280] = t; o[569] = t; o[858] = t; o[1147] = t; }
+        { const double t = 0.0; o[281] = t; o[570] = t; o[859] = t; o[1148] = t; }
+        { const kv t = t2771; o[282] = t[0]; o[571] = t[1]; o[860] = t[2]; o[1149] = t[3]; }
+        { const kv t = t2768; o[283] = t[0]; o[572] = t[1]; o[861] = t[2]; o[1150] = t[3]; }
+        { const kv t = t2765; o[284] = t[0]; o[573] = t[1]; o[862] = t[2]; o[1151] = t[3]; }
+        { const kv t = t2762; o[285] = t[0]; o[574] = t[1]; o[863] = t[2]; o[1152] = t[3]; }
+        { const kv t = t2759; o[286] = t[0]; o[575] = t[1]; o[864] = t[2]; o[1153] = t[3]; }
+        { const kv t = t2756; o[287] = t[0]; o[576] = t[1]; o[865] = t[2]; o[1154] = t[3]; }
+        { const kv t = -t2701; o[288] = t[0]; o[577] = t[1]; o[866] = t[2]; o[1155] = t[3]; }
+    }
+#endif
+    for (; b < n; ++b) {
+        krang_compute_C(q + (size_t)b * 17, dq + (size_t)b * 17, p, C + (size_t)b * 289);
+    }
 }
 
 void krang_jacobian(const double *q, const double *p, int ee, int frame, double *J)

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        84d35f02837a65c8d270d56fb75e49df0f08169c39913e309a364b3cb1eabf64
+ * generator        ed9a20776ce33e509c72f7f1a8865b8480e75e03226d117bf3f5b3456c734ac4
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
@@ -387,6 +387,18 @@ void krang_fk(const double *q, const double *p, int ee, double *T);
 /* Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical
  * acceleration at ddq = 0. An unknown ee fills a with NaN. */
 void krang_jdot_qdot(const double *q, const double *dq, const double *p, int ee, double *a);
+
+/* compute_A for n states: every per-state array holds n of them, consecutive
+ * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
+ * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
+ * nothing. */
+void krang_compute_A_batch(int n, const double *q, const double *p, double *A);
+
+/* compute_C for n states: every per-state array holds n of them, consecutive
+ * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
+ * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
+ * nothing. */
+void krang_compute_C_batch(int n, const double *q, const double *dq, const double *p, double *C);
 
 #ifdef __cplusplus
 }

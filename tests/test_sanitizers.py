@@ -53,9 +53,10 @@ def _driver(abi) -> str:
             if a.role == INDEX:
                 call.append(f"ix_{a.name}")
                 continue
-            lines.append(f"        double *{a.name} = malloc({a.size} * sizeof(double));")
+            size = a.size * 40 if a.batched else a.size  # batch kernels: n < 40 states (the index loop)
+            lines.append(f"        double *{a.name} = malloc({size} * sizeof(double));")
             fill = f"pick(&st, mode, i)" if a.role == IN else "NAN"
-            lines.append(f"        for (int i = 0; i < {a.size}; ++i) {a.name}[i] = {fill};")
+            lines.append(f"        for (int i = 0; i < {size}; ++i) {a.name}[i] = {fill};")
             call.append(a.name)
         indexes = [a for a in f.args if a.role == INDEX]
         indent = "        "
@@ -72,7 +73,8 @@ def _driver(abi) -> str:
             lines.append(f"{indent}}}")
         for a in f.args:
             if a.role == OUT:
-                lines.append(f"        for (int i = 0; i < {a.size}; ++i) sink += {a.name}[i] == {a.name}[i];")
+                size = a.size * 40 if a.batched else a.size
+                lines.append(f"        for (int i = 0; i < {size}; ++i) sink += {a.name}[i] == {a.name}[i];")
         for a in f.args:
             if a.role != INDEX:
                 lines.append(f"        free({a.name});")

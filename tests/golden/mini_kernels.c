@@ -56,6 +56,28 @@
 #define SINCOSLIMIT 0x40F86A00u
 #endif
 
+/* Batch kernels (issue #9) over GCC/Clang vector types, 4 states per
+ * instruction. Vector extensions are not ISO C: with another compiler, with
+ * excess precision (x87: a scalar operand would be a long double), or with
+ * -DKKNOSIMD, each batch kernel loops over its scalar kernel. */
+#if defined(__GNUC__) && !defined(KKNOSIMD) && defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#define KKSIMD 1
+#else
+#define KKSIMD 0
+#endif
+
+/* One build for every x86-64 that uses AVX2 and FMA where the CPU has them:
+ * GCC compiles each kernel for baseline x86-64 and for x86-64-v3 (Haswell,
+ * Zen) and the dynamic loader picks one per CPU (an ifunc, glibc). Not when
+ * the build already targets AVX2 (-march=native), not on other
+ * architectures or compilers (there the kernels are compiled once, for the
+ * target given); -DKKNOCLONES turns it off. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && defined(__GLIBC__) && !defined(__AVX2__) && !defined(KKNOCLONES)
+#define KKCLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#else
+#define KKCLONES
+#endif
+
 /* sin and cos of every joint coordinate at once. The loop has no branches,
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
@@ -113,6 +135,8 @@ static void sincos_q(const double *q, double *s, double *c)
     }
 }
 
+
+KKCLONES
 /* Inertia matrix A(q), NDOF x NDOF, rotor inertia included.
  * 62 operations. */
 void mini_compute_A(const double *q, const double *p, double *A)
@@ -178,6 +202,7 @@ void mini_compute_A(const double *q, const double *p, double *A)
     A[8] = t74;
 }
 
+KKCLONES
 /* Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x
  * NDOF.
  * 91 operations. */
@@ -258,6 +283,7 @@ void mini_compute_C(const double *q, const double *dq, const double *p, double *
     C[8] = 0.0;
 }
 
+KKCLONES
 /* Gravity torques Q(q) = dU/dq, NDOF.
  * 43 operations. */
 void mini_compute_Q(const double *q, const double *p, double *Q)
@@ -312,6 +338,7 @@ void mini_compute_Q(const double *q, const double *p, double *Q)
     Q[2] = t83;
 }
 
+KKCLONES
 /* Jacobian of end effector tool (frame ta) in frame 0 (world) axes, 6 x NDOF,
  * linear rows first.
  * 24 operations. */
@@ -356,6 +383,7 @@ void mini_jacobian_tool_world(const double *q, const double *p, double *J)
     J[17] = 0.0;
 }
 
+KKCLONES
 /* Jacobian of end effector tool (frame ta) in its own axes, 6 x NDOF, linear
  * rows first.
  * 36 operations. */
@@ -403,6 +431,7 @@ void mini_jacobian_tool_local(const double *q, const double *p, double *J)
     J[17] = 0.0;
 }
 
+KKCLONES
 /* Jacobian of end effector slider (frame b) in frame 0 (world) axes, 6 x
  * NDOF, linear rows first.
  * 13 operations. */
@@ -439,6 +468,7 @@ void mini_jacobian_slider_world(const double *q, const double *p, double *J)
     J[17] = 0.0;
 }
 
+KKCLONES
 /* Jacobian of end effector slider (frame b) in its own axes, 6 x NDOF, linear
  * rows first.
  * 22 operations. */
@@ -478,6 +508,7 @@ void mini_jacobian_slider_local(const double *q, const double *p, double *J)
     J[17] = 0.0;
 }
 
+KKCLONES
 /* Friction torques Fv*dq + Fc*sign(dq), NDOF.
  * 12 operations. */
 void mini_friction(const double *dq, const double *p, double *tau_f)
@@ -496,6 +527,7 @@ void mini_friction(const double *dq, const double *p, double *tau_f)
     tau_f[2] = p_Fc_b*(double)((dq_q_b > 0) - (dq_q_b < 0)) + p_Fv_b*dq_q_b;
 }
 
+KKCLONES
 /* A, C, Q and every world-frame end-effector Jacobian in one pass (shared
  * subexpressions).
  * 207 operations. */
@@ -687,6 +719,7 @@ void mini_compute_all(const double *q, const double *dq, const double *p, double
     J_slider[17] = 0.0;
 }
 
+KKCLONES
 /* Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor
  * inertia included (recursive Newton-Euler), NDOF.
  * 171 operations. */
@@ -797,6 +830,7 @@ void mini_inverse_dynamics(const double *q, const double *dq, const double *ddq,
     tau[2] = t356;
 }
 
+KKCLONES
 /* Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.
  * 120 operations. */
 void mini_bias(const double *q, const double *dq, const double *p, double *h)
@@ -874,6 +908,7 @@ void mini_bias(const double *q, const double *dq, const double *p, double *h)
     h[2] = -t379;
 }
 
+KKCLONES
 /* Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by
  * the sparse LTDL factorization of A (no pivoting: A must be positive
  * definite, as it is for physical parameters where every joint moves some
@@ -1012,6 +1047,7 @@ void mini_forward_dynamics(const double *q, const double *dq, const double *tau,
     ddq[2] = t424;
 }
 
+KKCLONES
 /* Pose of end effector tool (frame ta) in frame 0: 4 x 4 homogeneous.
  * 23 operations. */
 void mini_fk_tool(const double *q, const double *p, double *T)
@@ -1053,6 +1089,7 @@ void mini_fk_tool(const double *q, const double *p, double *T)
     T[15] = 1.0;
 }
 
+KKCLONES
 /* Jdot*dq of end effector tool (frame ta): its classical acceleration at ddq
  * = 0, 6, linear first, frame 0 (world) axes.
  * 32 operations. */
@@ -1091,6 +1128,7 @@ void mini_jdot_qdot_tool(const double *q, const double *dq, const double *p, dou
     a[5] = 0.0;
 }
 
+KKCLONES
 /* Pose of end effector slider (frame b) in frame 0: 4 x 4 homogeneous.
  * 16 operations. */
 void mini_fk_slider(const double *q, const double *p, double *T)
@@ -1128,6 +1166,7 @@ void mini_fk_slider(const double *q, const double *p, double *T)
     T[15] = 1.0;
 }
 
+KKCLONES
 /* Jdot*dq of end effector slider (frame b): its classical acceleration at ddq
  * = 0, 6, linear first, frame 0 (world) axes.
  * 20 operations. */
@@ -1157,6 +1196,280 @@ void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, d
     a[3] = 0.0;
     a[4] = 0.0;
     a[5] = 0.0;
+}
+
+
+#if KKSIMD
+/* sincos_q over the lanes of a batch: NDOF x 4 angles, lane fastest. */
+/* sin and cos of every joint coordinate at once. The loop has no branches,
+ * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
+ * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
+ * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
+ * (and for NaN and inf) libm's sin and cos take over. */
+static void sincos_lanes(const double *q, double *s, double *c)
+{
+    unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */
+    for (int i = 0; i < NDOF * 4; ++i) {
+        unsigned long long bits;
+        memcpy(&bits, &q[i], sizeof bits);
+        const unsigned beyond = ((unsigned)(bits >> 32) & 0x7FFFFFFFu) >= SINCOSLIMIT;
+        libm |= beyond;
+#if SINCOSCONVERT
+        /* x = q, or 0 where libm takes over, so that the conversion is in range */
+        bits &= (unsigned long long)beyond - 1ULL;
+        double x;
+        memcpy(&x, &bits, sizeof x);
+        const int n = (int)(x * 6.36619772367581382433e-01 + 65536.5) - 65536;
+        const double k = (double)n;
+#else
+        const double x = q[i];
+        const double y = x * 6.36619772367581382433e-01 + 6755399441055744.0;
+        const double k = y - 6755399441055744.0;
+        unsigned long long ybits;
+        memcpy(&ybits, &y, sizeof ybits);
+        const int n = (int)(ybits & 3);  /* k mod 4; any bits for NaN, inf: overwritten below */
+#endif
+        const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11)
+                         - k * 2.02226624879595063154e-21;
+        const double z = r * r;
+        const double sr = r + r * z * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03
+                          + z * (-1.98412698298579493134e-04 + z * (2.75573137070700676789e-06
+                          + z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)))));
+        const double hz = 0.5 * z;
+        const double w = 1.0 - hz;
+        const double cr = w + (((1.0 - w) - hz) + z * z * (4.16666666666666019037e-02
+                          + z * (-1.38888888888741095749e-03 + z * (2.48015872894767294178e-05
+                          + z * (-2.75573143513906633035e-07 + z * (2.08757232129817482790e-09
+                          + z * -1.13596475577881948265e-11))))));
+        const double s1 = (n & 1) ? cr : sr;
+        const double c1 = (n & 1) ? sr : cr;
+        s[i] = (n & 2) ? -s1 : s1;
+        c[i] = ((n + 1) & 2) ? -c1 : c1;
+    }
+    if (libm) {  /* rare: a test outside the loop keeps it off the common path */
+        for (int i = 0; i < NDOF * 4; ++i) {
+            unsigned long long bits;
+            memcpy(&bits, &q[i], sizeof bits);
+            if (((unsigned)(bits >> 32) & 0x7FFFFFFFu) >= SINCOSLIMIT) {
+                s[i] = sin(q[i]);
+                c[i] = cos(q[i]);
+            }
+        }
+    }
+}
+
+#endif
+
+KKCLONES
+/* compute_A for n states: every per-state array holds n of them, consecutive
+ * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
+ * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
+ * nothing. */
+void mini_compute_A_batch(int n, const double *q, const double *p, double *A)
+{
+    int b = 0;
+#if KKSIMD
+    __extension__ typedef double kv __attribute__((vector_size(32)));
+    /* 4 states at a time: inputs gathered one vector per joint (lane l =
+     * state b + l), the scalar kernel's statements over vectors, outputs
+     * scattered back state by state. */
+    for (; n - b >= 4; b += 4) {
+        kv vq[NDOF];
+        kv vs[NDOF], vc[NDOF];
+        {
+            double t[NDOF * 4];
+            for (int l = 0; l < 4; ++l) {
+                for (int i = 0; i < NDOF; ++i) {
+                    t[i * 4 + l] = q[((size_t)b + (size_t)l) * NDOF + (size_t)i];
+                }
+            }
+            memcpy(vq, t, sizeof t);
+            double ts[NDOF * 4], tc[NDOF * 4];
+            sincos_lanes(t, ts, tc);
+            memcpy(vs, ts, sizeof ts);
+            memcpy(vc, tc, sizeof tc);
+        }
+        double *o = A + (size_t)b * 9;
+        const double p_m_b = p[41];
+        const double p_Ia_b = p[51];
+        const double t74 = p_Ia_b + p_m_b;
+        const double p_MY_b = p[43];
+        const double p_L4 = p[3];
+        const double t6 = p_L4*p_m_b + p_MY_b;
+        const double p_L3 = p[2];
+        const double x4 = p_L3*p_L3;
+        const double x3 = 2.0*p_L4;
+        const double x1 = p_L4*p_L4;
+        const double p_m_ta = p[31];
+        const double p_YY_ta = p[38];
+        const double p_MZ_ta = p[34];
+        const double p_MX_ta = p[32];
+        const double t29 = -p_L3*p_MZ_ta - p_MX_ta*x3 + p_YY_ta + p_m_ta*(x1 + (0.25)*x4);
+        const double p_YY_a = p[25];
+        const double t39 = p_YY_a + t29;
+        const double p_Ia_a = p[28];
+        const double t71 = p_Ia_a + t39;
+        const double t25 = -0.5*p_L3*p_m_ta + p_MZ_ta;
+        const double p_MZ_a = p[21];
+        const double t35 = p_MZ_a + t25;
+        const double t24 = p_L4*p_m_ta - p_MX_ta;
+        const double p_MX_a = p[19];
+        const double t33 = p_MX_a + t24;
+        const kv s_q_a = vs[1];
+        const kv c_q_a = vc[1];
+        const kv t43 = c_q_a*t35 + s_q_a*t33;
+        const double p_L2 = p[1];
+        const kv x5 = p_L2*t43;
+        const kv t73 = -t39 - x5;
+        const double x0 = p_L2*p_L2;
+        const double p_m_a = p[18];
+        const double t32 = p_m_a + p_m_ta;
+        const kv t58 = -t32*x4 + t32*(x0 + x4) + t39 + 2.0*x5;
+        const double p_L1 = p[0];
+        const double x2 = (p_L1 + p_L3)*(p_L1 + p_L3);
+        const kv q_q_b = vq[2];
+        const double p_XX_b = p[45];
+        const double p_MZ_b = p[44];
+        const kv t1 = -2.0*p_MZ_b*q_q_b + p_XX_b + p_m_b*q_q_b*q_q_b;
+        const kv t0 = p_MZ_b - p_m_b*q_q_b;
+        const kv t13 = -2.0*p_L2*t0 + p_MY_b*x3 - p_m_b*x2 + p_m_b*(x0 + x1 + x2) + t1;
+        const double p_ZZ_1 = p[14];
+        const kv t23 = p_ZZ_1 + t13;
+        const kv t69 = t23 + t58;
+        const double p_Ia_1 = p[15];
+        const kv t70 = p_Ia_1 + t69;
+        { const kv t = t70; o[0] = t[0]; o[9] = t[1]; o[18] = t[2]; o[27] = t[3]; }
+        { const kv t = t73; o[1] = t[0]; o[10] = t[1]; o[19] = t[2]; o[28] = t[3]; }
+        { const double t = t6; o[2] = t; o[11] = t; o[20] = t; o[29] = t; }
+        { const kv t = t73; o[3] = t[0]; o[12] = t[1]; o[21] = t[2]; o[30] = t[3]; }
+        { const double t = t71; o[4] = t; o[13] = t; o[22] = t; o[31] = t; }
+        { const double t = 0.0; o[5] = t; o[14] = t; o[23] = t; o[32] = t; }
+        { const double t = t6; o[6] = t; o[15] = t; o[24] = t; o[33] = t; }
+        { const double t = 0.0; o[7] = t; o[16] = t; o[25] = t; o[34] = t; }
+        { const double t = t74; o[8] = t; o[17] = t; o[26] = t; o[35] = t; }
+    }
+#endif
+    for (; b < n; ++b) {
+        mini_compute_A(q + (size_t)b * 3, p, A + (size_t)b * 9);
+    }
+}
+
+KKCLONES
+/* compute_C for n states: every per-state array holds n of them, consecutive
+ * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
+ * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
+ * nothing. */
+void mini_compute_C_batch(int n, const double *q, const double *dq, const double *p, double *C)
+{
+    int b = 0;
+#if KKSIMD
+    __extension__ typedef double kv __attribute__((vector_size(32)));
+    /* 4 states at a time: inputs gathered one vector per joint (lane l =
+     * state b + l), the scalar kernel's statements over vectors, outputs
+     * scattered back state by state. */
+    for (; n - b >= 4; b += 4) {
+        kv vq[NDOF];
+        kv vdq[NDOF];
+        kv vs[NDOF], vc[NDOF];
+        {
+            double t[NDOF * 4];
+            for (int l = 0; l < 4; ++l) {
+                for (int i = 0; i < NDOF; ++i) {
+                    t[i * 4 + l] = q[((size_t)b + (size_t)l) * NDOF + (size_t)i];
+                }
+            }
+            memcpy(vq, t, sizeof t);
+            double ts[NDOF * 4], tc[NDOF * 4];
+            sincos_lanes(t, ts, tc);
+            memcpy(vs, ts, sizeof ts);
+            memcpy(vc, tc, sizeof tc);
+        }
+        {
+            double t[NDOF * 4];
+            for (int l = 0; l < 4; ++l) {
+                for (int i = 0; i < NDOF; ++i) {
+                    t[i * 4 + l] = dq[((size_t)b + (size_t)l) * NDOF + (size_t)i];
+                }
+            }
+            memcpy(vdq, t, sizeof t);
+        }
+        double *o = C + (size_t)b * 9;
+        const kv dq_q_base = vdq[0];
+        const double p_MZ_b = p[44];
+        const kv x1 = p_MZ_b*dq_q_base;
+        const kv t254 = x1;
+        const double p_m_b = p[41];
+        const kv t256 = -dq_q_base*p_m_b;
+        const kv q_q_b = vq[2];
+        const kv t257 = q_q_b*t256 + t254;
+        const double p_L2 = p[1];
+        const kv t259 = -p_L2*t256 - t257;
+        const kv t84 = p_L2*dq_q_base;
+        const kv t91 = -dq_q_base*q_q_b - t84;
+        const kv t157 = p_m_b*t91 + x1;
+        const kv s_q_a = vs[1];
+        const kv t86 = -s_q_a*t84;
+        const kv dq_q_a = vdq[1];
+        const kv t87 = -dq_q_a + dq_q_base;
+        const double p_L4 = p[3];
+        const kv t89 = -p_L4*t87 + t86;
+        const kv c_q_a = vc[1];
+        const kv t85 = c_q_a*t84;
+        const double p_L3 = p[2];
+        const double x0 = (0.5)*p_L3;
+        const kv t88 = -t85 + t87*x0;
+        const double p_MZ_ta = p[34];
+        const double p_MX_ta = p[32];
+        const kv t149 = p_MX_ta*t88 + p_MZ_ta*t89;
+        const double p_m_ta = p[31];
+        const kv t136 = p_MX_ta*t87 + p_m_ta*t89;
+        const kv t135 = -p_MZ_ta*t87 + p_m_ta*t88;
+        const kv t198 = -p_L4*t135 - t136*x0 + t149;
+        const double p_MZ_a = p[21];
+        const double p_MX_a = p[19];
+        const kv t127 = p_MX_a*t85 + p_MZ_a*t86;
+        const kv t205 = t127 + t198;
+        const kv x2 = -t205;
+        const double t25 = p_MZ_ta - p_m_ta*x0;
+        const double t35 = p_MZ_a + t25;
+        const double t24 = p_L4*p_m_ta - p_MX_ta;
+        const double t33 = p_MX_a + t24;
+        const kv t243 = t33*t85 + t35*t86 + x2;
+        const double p_m_a = p[18];
+        const kv t113 = p_MZ_a*t87 + p_m_a*t85;
+        const kv t210 = t113 - t135;
+        const double t32 = p_m_a + p_m_ta;
+        const kv t246 = t210 - t32*t85;
+        const kv t114 = -p_MX_a*t87 + p_m_a*t86;
+        const kv t211 = t114 + t136;
+        const kv t245 = -t211 + t32*t86;
+        const kv t249 = c_q_a*t245 - s_q_a*t246;
+        const kv t253 = p_L2*t249 + t243;
+        const kv t213 = c_q_a*t211 + s_q_a*t210;
+        const kv t230 = p_L2*t213 + t205;
+        const kv t90 = -p_L4*dq_q_base;
+        const kv dq_q_b = vdq[2];
+        const kv t92 = -dq_q_b + t90;
+        const double p_MY_b = p[43];
+        const kv t164 = p_MY_b*t91 + p_MZ_b*t92;
+        const kv t158 = -p_MY_b*dq_q_base + p_m_b*t92;
+        const kv t176 = -q_q_b*t158 + t164;
+        const kv t185 = -p_L2*t158 + p_L4*t157 + t176;
+        const kv t239 = t185 + t230;
+        { const kv t = t239; o[0] = t[0]; o[9] = t[1]; o[18] = t[2]; o[27] = t[3]; }
+        { const kv t = t253; o[1] = t[0]; o[10] = t[1]; o[19] = t[2]; o[28] = t[3]; }
+        { const kv t = t259; o[2] = t[0]; o[11] = t[1]; o[20] = t[2]; o[29] = t[3]; }
+        { const kv t = x2; o[3] = t[0]; o[12] = t[1]; o[21] = t[2]; o[30] = t[3]; }
+        { const kv t = -t243; o[4] = t[0]; o[13] = t[1]; o[22] = t[2]; o[31] = t[3]; }
+        { const double t = 0.0; o[5] = t; o[14] = t; o[23] = t; o[32] = t; }
+        { const kv t = t157; o[6] = t[0]; o[15] = t[1]; o[24] = t[2]; o[33] = t[3]; }
+        { const double t = 0.0; o[7] = t; o[16] = t; o[25] = t; o[34] = t; }
+        { const double t = 0.0; o[8] = t; o[17] = t; o[26] = t; o[35] = t; }
+    }
+#endif
+    for (; b < n; ++b) {
+        mini_compute_C(q + (size_t)b * 3, dq + (size_t)b * 3, p, C + (size_t)b * 9);
+    }
 }
 
 void mini_jacobian(const double *q, const double *p, int ee, int frame, double *J)

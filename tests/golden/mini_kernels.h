@@ -197,6 +197,18 @@ void mini_fk(const double *q, const double *p, int ee, double *T);
  * acceleration at ddq = 0. An unknown ee fills a with NaN. */
 void mini_jdot_qdot(const double *q, const double *dq, const double *p, int ee, double *a);
 
+/* compute_A for n states: every per-state array holds n of them, consecutive
+ * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
+ * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
+ * nothing. */
+void mini_compute_A_batch(int n, const double *q, const double *p, double *A);
+
+/* compute_C for n states: every per-state array holds n of them, consecutive
+ * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
+ * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
+ * nothing. */
+void mini_compute_C_batch(int n, const double *q, const double *dq, const double *p, double *C);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,137 @@
+"""Batch kernels vs scalar kernels (issue #9): `python -m benchmarks.batch`.
+
+A C driver times, for N = 64 and 1024 random states (one p), the scalar
+kernel called N times and the batch kernel called once, outputs written to
+N separate matrices in both cases; the best of REPEATS runs, per state, with
+clock_gettime(CLOCK_MONOTONIC). Builds (same generated/krang_kernels.c):
+  native: -O3 -march=native -ffp-contract=fast (the reference build)
+  clones: -O3 -ffp-contract=fast, no -march: the portable build, target_clones
+          picks the x86-64-v3 (AVX2, FMA) copy at load time
+  base:   -O3 -march=x86-64 -DKKNOCLONES: baseline x86-64 only (SSE2)
+
+FMA-throughput floor of a kernel, per state: ops / (2 FMA per cycle x 2
+operations per FMA x W lanes) cycles, ops the SymPy count in the banner,
+W = 1 for the scalar kernel and the vector width (4) for the batch kernel;
+the fraction reported is floor cycles / measured cycles, measured cycles =
+ns x the nominal frequency ("cpu MHz" of /proc/cpuinfo; the TSC frequency on
+a VM, not the turbo clock, so a fraction can be optimistic).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from codegen.emit_batch import LANES
+
+ROOT = Path(__file__).resolve().parents[1]
+GEN = ROOT / "generated"
+SIZES = (64, 1024)
+REPEATS = 200
+BUILDS = {
+    "native": ["-O3", "-march=native", "-ffp-contract=fast"],
+    "clones": ["-O3", "-ffp-contract=fast"],
+    "base": ["-O3", "-march=x86-64", "-ffp-contract=fast", "-DKKNOCLONES"],
+}
+
+DRIVER = r"""
+#define _POSIX_C_SOURCE 199309L
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "krang_kernels.h"
+#define N KRANG_NDOF
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e9 + t.tv_nsec; }
+int main(void)
+{
+    const int sizes[] = {@SIZES@};
+    double p[KRANG_NP];
+    krang_default_params(p);
+    for (int s = 0; s < (int)(sizeof sizes / sizeof sizes[0]); ++s) {
+        const int n = sizes[s];
+        double *q = malloc(sizeof(double) * n * N), *dq = malloc(sizeof(double) * n * N);
+        double *out = malloc(sizeof(double) * n * N * N);
+        unsigned st = 12345u;
+        for (int i = 0; i < n * N; ++i) {
+            st = st * 1103515245u + 12345u; q[i] = ((double)(st >> 8) / 16777216.0 - 0.5) * 6.0;
+            st = st * 1103515245u + 12345u; dq[i] = ((double)(st >> 8) / 16777216.0 - 0.5) * 4.0;
+        }
+        double best[4] = {1e300, 1e300, 1e300, 1e300}, sink = 0.0;
+        for (int r = 0; r < REPEATS; ++r) {
+            double t0 = now();
+            for (int k = 0; k < n; ++k) krang_compute_A(q + k * N, p, out + k * N * N);
+            double t1 = now(); sink += out[n * N * N - 1];
+            krang_compute_A_batch(n, q, p, out);
+            double t2 = now(); sink += out[n * N * N - 1];
+            for (int k = 0; k < n; ++k) krang_compute_C(q + k * N, dq + k * N, p, out + k * N * N);
+            double t3 = now(); sink += out[n * N * N - 1];
+            krang_compute_C_batch(n, q, dq, p, out);
+            double t4 = now(); sink += out[n * N * N - 1];
+            const double d[4] = {t1 - t0, t2 - t1, t3 - t2, t4 - t3};
+            for (int i = 0; i < 4; ++i) if (d[i] < best[i]) best[i] = d[i];
+        }
+        printf("%d %.3f %.3f %.3f %.3f %g\n", n, best[0] / n, best[1] / n, best[2] / n, best[3] / n, sink * 0.0);
+        free(q); free(dq); free(out);
+    }
+    return 0;
+}
+"""
+
+
+def ops() -> dict:
+    banner = (GEN / "krang_kernels.c").read_text().split("*/", 1)[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"krang_(\w+)\s+(\d+)\s*$", banner, re.M)}
+
+
+def nominal_ghz() -> float:
+    mhz = re.search(r"^cpu MHz\s*:\s*([\d.]+)", Path("/proc/cpuinfo").read_text(), re.M)
+    return float(mhz.group(1)) / 1000.0
+
+
+def run(build: str, work: Path) -> dict:
+    src = work / "driver.c"
+    src.write_text(DRIVER.replace("@SIZES@", ", ".join(map(str, SIZES))).replace("REPEATS", str(REPEATS)))
+    exe = work / f"bench_{build}"
+    subprocess.run(["gcc", "-std=c99", *BUILDS[build], "-I", str(GEN), str(src), str(GEN / "krang_kernels.c"),
+                    "-o", str(exe), "-lm"], check=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    res = {}
+    for line in out.splitlines():
+        n, a, ab, c, cb, _ = line.split()
+        res[int(n)] = dict(A=float(a), A_batch=float(ab), C=float(c), C_batch=float(cb))
+    return res
+
+
+def report(results: dict) -> str:
+    ghz, counts = nominal_ghz(), ops()
+    lines = [f"batch kernels, ns per state (best of {REPEATS}); nominal {ghz:.2f} GHz; "
+             f"floor = ops / (4 x W) cycles, W = 1 scalar, {LANES} batch"]
+    for build, res in results.items():
+        lines.append(f"[{build}] gcc {' '.join(BUILDS[build])}")
+        for n, t in res.items():
+            for k in ("A", "C"):
+                op = counts[f"compute_{k}"]
+                frac = [op / (4 * w) / (t[name] * ghz) for name, w in ((k, 1), (f"{k}_batch", LANES))]
+                lines.append(f"  N={n:5d} {k}: scalar {t[k]:8.1f} ns ({frac[0]:4.0%} of floor)  batch "
+                             f"{t[k + '_batch']:8.1f} ns ({frac[1]:4.0%} of floor)  speed-up {t[k] / t[k + '_batch']:.2f}x")
+    if "native" in results and "clones" in results:
+        for n in SIZES:
+            r = {k: results["clones"][n][k] / results["native"][n][k] for k in results["native"][n]}
+            lines.append(f"clones / native time at N={n}: " + ", ".join(f"{k} {v:.2f}" for k, v in r.items()))
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--builds", default=",".join(BUILDS), help="comma-separated: " + ", ".join(BUILDS))
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as d:
+        results = {b: run(b, Path(d)) for b in args.builds.split(",")}
+    print(report(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,99 @@
+"""Batch kernels (issue #9): PFX_compute_A_batch / PFX_compute_C_batch equal
+the scalar kernels state by state, for every n around the vector width
+(n = 0, 1, W - 1, W, W + 1, 67 and a negative n, which writes nothing), on
+the mini model and on Krang, compiled with the vector path (GCC) and with it
+turned off (-DKKNOSIMD: the portable loop).
+
+The reference is the scalar kernel of the same library, itself checked
+against Pinocchio elsewhere (tests/test_against_pinocchio.py)."""
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codegen.emit_batch import LANES
+from codegen.model import load_model
+from tests.abi_ctypes import CFLAGS, Library, build, compile_shared
+
+ROOT = Path(__file__).resolve().parents[1]
+MINI = (ROOT / "tests" / "models" / "mini.toml", ROOT / "tests" / "models" / "mini_params.toml")
+SIZES = (0, 1, LANES - 1, LANES, LANES + 1, 67)
+_D = ctypes.POINTER(ctypes.c_double)
+
+
+@pytest.fixture(scope="module", params=["simd", "nosimd"])
+def libs(request, tmp_path_factory):
+    """(mini, krang) libraries, with the vector path or without (mini only:
+    Krang's batch kernels take seconds to compile, so it is built once, for
+    the machine, where the vectors map onto registers)."""
+    # the flags of the shipped build (contraction): fused and unfused lanes must agree too
+    flags = [*CFLAGS, "-O3", "-ffp-contract=fast"] + ([] if request.param == "simd" else ["-DKKNOSIMD"])
+    tmp = tmp_path_factory.mktemp(request.param)
+    mini = build(*MINI, tmp / "mini", flags)
+    return mini, (_krang(tmp_path_factory) if request.param == "simd" else None)
+
+
+_KRANG = {}
+
+
+def _krang(tmp_path_factory):
+    if "lib" not in _KRANG:
+        so = tmp_path_factory.mktemp("krang") / "libkrang.so"
+        flags = [*CFLAGS, "-O1", "-march=native", "-ffp-contract=fast", "-DKKNOCLONES"]
+        _KRANG["lib"] = Library(load_model(ROOT / "models" / "krang.toml"),
+                                compile_shared(ROOT / "generated" / "krang_kernels.c", so, flags))
+    return _KRANG["lib"]
+
+
+def _ptr(a):
+    return a.ctypes.data_as(_D)
+
+
+def _batch(lib, name, n, inputs, p, size):
+    """Call the batch kernel: inputs (n x NDOF arrays), output n x size, NaN-filled."""
+    out = np.full((max(n, 0) + 1, size), np.nan)  # one sentinel row past the end
+    fn = getattr(lib.lib, f"{lib.abi.prefix}{name}")
+    fn.argtypes = [ctypes.c_int] + [_D] * (len(inputs) + 2)
+    fn.restype = None
+    fn(n, *[_ptr(x) for x in inputs], _ptr(p), _ptr(out))
+    assert np.isnan(out[max(n, 0)]).all(), "wrote past the n states"
+    return out[:max(n, 0)]
+
+
+def _states(rng, n, ndof, scale):
+    return np.ascontiguousarray(rng.uniform(-scale, scale, (max(n, 1), ndof)))
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["mini", "krang"])
+def test_batch_equals_scalar(libs, which):
+    lib = libs[which]
+    if lib is None:
+        pytest.skip("Krang: vector path only")
+    ndof = lib.model.ndof
+    rng = np.random.default_rng(9 + which)
+    p = np.ascontiguousarray(lib.default_params() * rng.uniform(0.8, 1.2, lib.abi.nparams))
+    for n in SIZES:
+        # angles beyond +-pi too (the lane sincos reduces them), and one beyond its
+        # polynomial range (libm takes over for that lane)
+        q, dq = _states(rng, n, ndof, 7.0), _states(rng, n, ndof, 3.0)
+        if n >= 3:
+            q[2, 0] = 3.0e5
+        A = _batch(lib, "compute_A_batch", n, [q], p, ndof * ndof)
+        C = _batch(lib, "compute_C_batch", n, [q, dq], p, ndof * ndof)
+        for k in range(n):
+            for got, want in ((A[k], lib.compute_A(q[k], p)), (C[k], lib.compute_C(q[k], dq[k], p))):
+                want = want.ravel()
+                scale = max(np.abs(want).max(), 1e-300)
+                np.testing.assert_allclose(got, want, rtol=0, atol=1e-14 * scale, err_msg=f"n={n} state {k}")
+
+
+def test_negative_n_writes_nothing(libs):
+    lib = libs[0]
+    ndof = lib.model.ndof
+    q = np.zeros((1, ndof))
+    p = lib.default_params()
+    assert _batch(lib, "compute_A_batch", -3, [q], p, ndof * ndof).size == 0
+    assert _batch(lib, "compute_C_batch", -1, [q, q], p, ndof * ndof).size == 0

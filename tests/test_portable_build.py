@@ -1,0 +1,82 @@
+"""The portable build (issue #9): the generated C compiled for baseline
+x86-64 (-march=x86-64, no AVX) contains no AVX instruction and gives the
+same kernels as a build for this machine; the default build (no -march)
+carries target_clones copies for x86-64-v3 that the loader picks, with the
+same results. On the mini model (seconds to compile); skipped off x86-64 or
+without gcc and objdump."""
+from __future__ import annotations
+
+import platform
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.abi_ctypes import CFLAGS, Library, compile_shared
+from tests.test_batch_kernels import MINI, _batch
+
+from codegen.generate import generate_from_files
+from codegen.model import load_model
+
+pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64") or shutil.which("gcc") is None,
+                                reason="x86-64 with gcc only")
+BUILDS = {
+    "baseline": ["-march=x86-64", "-DKKNOCLONES"],
+    "clones": [],
+    "native": ["-march=native"],
+}
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("portable")
+    generate_from_files(*MINI, d)
+    model = load_model(MINI[0])
+    c = d / f"{model.name}_kernels.c"
+    return {name: Library(model, compile_shared(c, d / f"lib_{name}.so", [*CFLAGS, "-O2", "-ffp-contract=fast", *f]))
+            for name, f in BUILDS.items()}
+
+
+def _disassembly(so: Path) -> str:
+    if shutil.which("objdump") is None:
+        pytest.skip("no objdump")
+    return subprocess.run(["objdump", "-d", str(so)], capture_output=True, text=True, check=True).stdout
+
+
+AVX = re.compile(r"%[yz]mm\d|\bv(fmadd\d*|add|mul|sub)[sp]d")
+
+
+def test_baseline_build_has_no_avx(libs):
+    text = _disassembly(Path(libs["baseline"].lib._name))
+    assert "mini_compute_C_batch" in text  # the disassembly is of the kernels
+    assert not AVX.search(text), "AVX in the baseline build"
+    if "avx2" in Path("/proc/cpuinfo").read_text():  # the pattern does find AVX where there is some
+        assert AVX.search(_disassembly(Path(libs["native"].lib._name)))
+
+
+def test_clones_build_has_an_avx2_copy(libs):
+    text = _disassembly(Path(libs["clones"].lib._name))
+    assert re.search(r"<mini_compute_C\.arch_x86_64_v3>:", text), "no x86-64-v3 clone"
+    assert re.search(r"<mini_compute_C_batch\.default>:", text), "no baseline copy"
+    assert re.search(r"%ymm\d", text)
+
+
+def test_builds_agree(libs):
+    rng = np.random.default_rng(4)
+    ref = libs["native"]
+    ndof = ref.model.ndof
+    p = ref.default_params()
+    q, dq = rng.uniform(-4, 4, (9, ndof)), rng.uniform(-2, 2, (9, ndof))
+    for name in ("baseline", "clones"):
+        lib = libs[name]
+        for k in range(len(q)):
+            for got, want in ((lib.compute_A(q[k], p), ref.compute_A(q[k], p)),
+                              (lib.compute_C(q[k], dq[k], p), ref.compute_C(q[k], dq[k], p)),
+                              (lib.compute_Q(q[k], p), ref.compute_Q(q[k], p))):
+                np.testing.assert_allclose(got, want, rtol=0, atol=1e-14 * max(np.abs(want).max(), 1e-300))
+        A = _batch(lib, "compute_A_batch", len(q), [q], p, ndof * ndof)
+        np.testing.assert_allclose(A, _batch(ref, "compute_A_batch", len(q), [q], p, ndof * ndof),
+                                   rtol=0, atol=1e-14 * np.abs(A).max())
