@@ -15,7 +15,7 @@ from setuptools.command.build_py import build_py
 
 # Portable by default: the compiler's baseline target (any x86-64 / aarch64);
 # on x86-64 with GCC and glibc the generated kernels carry target_clones
-# (KKCLONES in the source), so AVX2 and FMA are used where the CPU has them
+# (-DKK_TARGET_CLONES in FLAGS), so AVX2 and FMA are used where the CPU has them
 # (measured within ~5-20 % of -march=native, benchmarks/batch.py).
 # KRANG_NATIVE=1 tunes for the building machine instead (the wheel then runs
 # only on CPUs like it); KRANG_PORTABLE is accepted and is the default.
@@ -23,7 +23,7 @@ NATIVE = ["-march=native"] if os.environ.get("KRANG_NATIVE") and not os.environ.
 # Fused multiply-add contraction (GCC's default outside ISO mode): the
 # generated code is sums of products, ~2x faster with FMA. The same flags as
 # codegen.pybuild.FLAGS (tests/test_pybuild.py checks it).
-FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast"]
+FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
 
 # The C library for C users, shipped inside the package:
 # krang_kernels/include/krang_kernels.h (krang_kernels.get_include()) and

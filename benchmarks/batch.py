@@ -5,9 +5,9 @@ kernel called N times and the batch kernel called once, outputs written to
 N separate matrices in both cases; the best of REPEATS runs, per state, with
 clock_gettime(CLOCK_MONOTONIC). Builds (same generated/krang_kernels.c):
   native: -O3 -march=native -ffp-contract=fast (the reference build)
-  clones: -O3 -ffp-contract=fast, no -march: the portable build, target_clones
+  clones: -O3 -ffp-contract=fast -DKK_TARGET_CLONES, no -march: target_clones
           picks the x86-64-v3 (AVX2, FMA) copy at load time
-  base:   -O3 -march=x86-64 -DKKNOCLONES: baseline x86-64 only (SSE2)
+  base:   -O3 -march=x86-64: baseline x86-64 only (SSE2)
 
 FMA-throughput floor of a kernel, per state: ops / (2 FMA per cycle x 2
 operations per FMA x W lanes) cycles, ops the SymPy count in the banner,
@@ -32,8 +32,8 @@ SIZES = (64, 1024)
 REPEATS = 200
 BUILDS = {
     "native": ["-O3", "-march=native", "-ffp-contract=fast"],
-    "clones": ["-O3", "-ffp-contract=fast"],
-    "base": ["-O3", "-march=x86-64", "-ffp-contract=fast", "-DKKNOCLONES"],
+    "clones": ["-O3", "-ffp-contract=fast", "-DKK_TARGET_CLONES"],
+    "base": ["-O3", "-march=x86-64", "-ffp-contract=fast"],
 }
 
 DRIVER = r"""

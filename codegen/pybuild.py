@@ -38,7 +38,7 @@ CHECKS = HERE / "runtime" / "checks.pxi"
 # The flags of setup.py (krang_kernels): fused multiply-add contraction, ~2x
 # faster sums of products. -march=native only on request (config.native):
 # a generated module may be copied to another machine.
-FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast"]
+FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
 NATIVE = ["-march=native"]
 # The ABI's Python-level metadata functions (not wrapped as kernels).
 METADATA = ("default_params", "joint_limits", "param_name", "joint_name")

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        ed9a20776ce33e509c72f7f1a8865b8480e75e03226d117bf3f5b3456c734ac4
+ * generator        d172ed0aca0a2317be7c7461826d075e95824349cde5e756f01029b26c289bd1
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
@@ -66,13 +66,13 @@
 #define KKSIMD 0
 #endif
 
-/* One build for every x86-64 that uses AVX2 and FMA where the CPU has them:
- * GCC compiles each kernel for baseline x86-64 and for x86-64-v3 (Haswell,
- * Zen) and the dynamic loader picks one per CPU (an ifunc, glibc). Not when
- * the build already targets AVX2 (-march=native), not on other
- * architectures or compilers (there the kernels are compiled once, for the
- * target given); -DKKNOCLONES turns it off. */
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && defined(__GLIBC__) && !defined(__AVX2__) && !defined(KKNOCLONES)
+/* Opt-in with -DKK_TARGET_CLONES (the Python extension and the CMake library
+ * do): one build for every x86-64 that uses AVX2 and FMA where the CPU has
+ * them. GCC compiles each kernel for baseline x86-64 and for x86-64-v3
+ * (Haswell, Zen) and the dynamic loader picks one per CPU (an ifunc, glibc).
+ * Off when the build already targets AVX2 (-march=native), on other
+ * architectures and compilers, and by default (it doubles compile time). */
+#if defined(KK_TARGET_CLONES) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && defined(__GLIBC__) && !defined(__AVX2__)
 #define KKCLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
 #else
 #define KKCLONES

@@ -42,7 +42,7 @@ _KRANG = {}
 def _krang(tmp_path_factory):
     if "lib" not in _KRANG:
         so = tmp_path_factory.mktemp("krang") / "libkrang.so"
-        flags = [*CFLAGS, "-O1", "-march=native", "-ffp-contract=fast", "-DKKNOCLONES"]
+        flags = [*CFLAGS, "-O1", "-march=native", "-ffp-contract=fast"]
         _KRANG["lib"] = Library(load_model(ROOT / "models" / "krang.toml"),
                                 compile_shared(ROOT / "generated" / "krang_kernels.c", so, flags))
     return _KRANG["lib"]

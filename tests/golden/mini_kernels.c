@@ -66,13 +66,13 @@
 #define KKSIMD 0
 #endif
 
-/* One build for every x86-64 that uses AVX2 and FMA where the CPU has them:
- * GCC compiles each kernel for baseline x86-64 and for x86-64-v3 (Haswell,
- * Zen) and the dynamic loader picks one per CPU (an ifunc, glibc). Not when
- * the build already targets AVX2 (-march=native), not on other
- * architectures or compilers (there the kernels are compiled once, for the
- * target given); -DKKNOCLONES turns it off. */
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && defined(__GLIBC__) && !defined(__AVX2__) && !defined(KKNOCLONES)
+/* Opt-in with -DKK_TARGET_CLONES (the Python extension and the CMake library
+ * do): one build for every x86-64 that uses AVX2 and FMA where the CPU has
+ * them. GCC compiles each kernel for baseline x86-64 and for x86-64-v3
+ * (Haswell, Zen) and the dynamic loader picks one per CPU (an ifunc, glibc).
+ * Off when the build already targets AVX2 (-march=native), on other
+ * architectures and compilers, and by default (it doubles compile time). */
+#if defined(KK_TARGET_CLONES) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && defined(__GLIBC__) && !defined(__AVX2__)
 #define KKCLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
 #else
 #define KKCLONES
