@@ -14,7 +14,7 @@ import numpy as np
 
 from tests.abi_ctypes import Library, build, compile_shared, write_params
 from codegen.model import load_model, load_param_values
-from tests.reference_fk import random_physical_params
+from tests.reference_fk import random_physical_params, rel_err
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -68,3 +68,10 @@ def states(ndof, n=15, seed=1):
     ddq = rng.uniform(-5, 5, size=(n, ndof))
     z = np.zeros((1, ndof))
     return np.vstack([q, z, q[:1]]), np.vstack([dq, z, z]), np.vstack([ddq, z, ddq[:1]])
+
+
+def check(worst, key, got, ref, tol, label):
+    """Assert rel_err(got, ref) <= tol and record the worst error seen per key."""
+    e = rel_err(got, ref)
+    worst[key] = max(worst.get(key, 0.0), e)
+    assert e <= tol, f"[{label}] {key}: rel err {e:.2e}\nours {got}\nref  {ref}"

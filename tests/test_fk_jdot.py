@@ -17,18 +17,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.ctrl_cases import MODELS, library, param_sets, states
+from tests.ctrl_cases import MODELS, check, library, param_sets, states
 from tests.reference_fk import rel_err
 
 TOL = 1e-12
 pin = pytest.importorskip("pinocchio")
 from tests.pin_reference import build_pin_model  # noqa: E402
-
-
-def _check(worst, key, got, ref, tol, label):
-    e = rel_err(got, ref)
-    worst[key] = max(worst.get(key, 0.0), e)
-    assert e <= tol, f"[{label}] {key}: rel err {e:.2e}\nours {got}\nref  {ref}"
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -48,10 +42,10 @@ def test_fk_and_jdot_qdot_vs_pinocchio(name, tmp_path_factory):
                 T_ref = data.oMf[fid].homogeneous
                 a = pin.getFrameClassicalAcceleration(pm, data, fid, pin.LOCAL_WORLD_ALIGNED)
                 a_ref = np.concatenate([a.linear, a.angular])
-                _check(worst, "fk", getattr(lib, f"fk_{ee.name}")(q, p), T_ref, TOL, label)
-                _check(worst, "fk dispatcher", lib.fk(q, p, i), T_ref, TOL, label)
-                _check(worst, "jdot_qdot", getattr(lib, f"jdot_qdot_{ee.name}")(q, dq, p), a_ref, TOL, label)
-                _check(worst, "jdot_qdot dispatcher", lib.jdot_qdot(q, dq, p, i), a_ref, TOL, label)
+                check(worst, "fk", getattr(lib, f"fk_{ee.name}")(q, p), T_ref, TOL, label)
+                check(worst, "fk dispatcher", lib.fk(q, p, i), T_ref, TOL, label)
+                check(worst, "jdot_qdot", getattr(lib, f"jdot_qdot_{ee.name}")(q, dq, p), a_ref, TOL, label)
+                check(worst, "jdot_qdot dispatcher", lib.jdot_qdot(q, dq, p, i), a_ref, TOL, label)
     print(f"\n{name}: max rel err " + ", ".join(f"{k}: {v:.1e}" for k, v in worst.items()))
 
 

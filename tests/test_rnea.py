@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.ctrl_cases import MODELS, library, param_sets, states
-from tests.reference_fk import NumericModel, rel_err
+from tests.ctrl_cases import MODELS, check, library, param_sets, states
+from tests.reference_fk import NumericModel
 
 TOL = 1e-12
 pin = pytest.importorskip("pinocchio")
@@ -24,9 +24,7 @@ from tests.pin_reference import build_pin_model  # noqa: E402
 
 
 def _check(errs, key, got, ref, label):
-    e = rel_err(got, ref)
-    errs[key] = max(errs.get(key, 0.0), e)
-    assert e <= TOL, f"[{label}] {key}: rel err {e:.2e}\nours {got}\nref  {ref}"
+    check(errs, key, got, ref, TOL, label)
 
 
 @pytest.mark.parametrize("name", list(MODELS))
