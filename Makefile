@@ -11,7 +11,7 @@ MODEL  := models/krang.toml
 PARAMS := models/krang_params.toml
 STAMP  := build/.installed
 
-.PHONY: all setup generate build demo examples test check-generated bench bench-robots clean distclean
+.PHONY: all setup generate build demo examples test check-generated emulator bench bench-robots clean distclean
 
 all: generate demo
 
@@ -55,6 +55,12 @@ examples: build
 
 test: build
 	$(PYTHON) -m pytest -q
+
+# Optional: qemu-user, so that tests/test_baseline_cpu.py runs the module on an emulated
+# CPU without AVX (Debian/Ubuntu, as root; the test is skipped without it).
+emulator:
+	command -v qemu-x86_64 >/dev/null || apt-get install -y -q qemu-user >/dev/null \
+		|| (apt-get update -q >/dev/null && apt-get install -y -q qemu-user >/dev/null)
 
 # generated/ must be exactly what the generator writes.
 check-generated: $(STAMP)

@@ -258,7 +258,10 @@ def q_permutation(pmodel, model: Model) -> np.ndarray:
 
 
 _SHORT = {"JointModelRX": "RX", "JointModelRY": "RY", "JointModelRZ": "RZ",
-          "JointModelPX": "PX", "JointModelPY": "PY", "JointModelPZ": "PZ"}
+          "JointModelPX": "PX", "JointModelPY": "PY", "JointModelPZ": "PZ",
+          "JointModelRevoluteUnaligned": "RU", "JointModelPrismaticUnaligned": "PU",
+          # URDF continuous joints: Pinocchio's (cos, sin) configuration; the harness converts our angle
+          "JointModelRUBX": "RUBX", "JointModelRUBY": "RUBY", "JointModelRUBZ": "RUBZ"}
 
 
 def harness_model_text(pmodel, model: Model, urdf_path) -> str:
@@ -280,8 +283,9 @@ def pin_harness_text(pmodel, urdf_path, order, ees) -> str:
         parent = pmodel.parents[j]
         pname = "universe" if parent == 0 else pmodel.names[parent]
         pl = pmodel.jointPlacements[j]
+        axis = f" {_fmt(pmodel.joints[j].extract().axis)}" if _SHORT[short] in ("RU", "PU") else ""
         lines.append(f"joint {pmodel.names[j]} {pname} {_SHORT[short]} "
-                     f"{_fmt(pl.rotation.reshape(-1))} {_fmt(pl.translation)}")
+                     f"{_fmt(pl.rotation.reshape(-1))} {_fmt(pl.translation)}{axis}")
     for j in range(1, pmodel.njoints):
         y = pmodel.inertias[j]
         lines.append(f"inertia {pmodel.names[j]} {float(y.mass)!r} {_fmt(y.lever)} {_fmt(y.inertia.reshape(-1))}")

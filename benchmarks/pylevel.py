@@ -36,14 +36,28 @@ def pin_ees(pmodel, frames) -> list[PinEE]:
     return out
 
 
+def pin_config(pmodel, perm, q):
+    """Pinocchio's configuration for our q (perm[i] = its velocity index of our q[i]): an angle
+    of a URDF `continuous` joint (Pinocchio's RUB joints, nq = 2) becomes (cos, sin)."""
+    at_v = {pmodel.joints[j].idx_v: pmodel.joints[j] for j in range(1, pmodel.njoints)}
+    qp = np.empty(pmodel.nq)
+    for i, v in enumerate(perm):
+        jm = at_v[int(v)]
+        if jm.nq == 2:
+            qp[jm.idx_q], qp[jm.idx_q + 1] = np.cos(q[i]), np.sin(q[i])
+        else:
+            qp[jm.idx_q] = q[i]
+    return qp
+
+
 def python_pin_outputs(pmodel, perm, ees, q, dq):
-    """Pinocchio's A, C, Q and world Jacobians in our q order (perm[i] = its index of our q[i])."""
+    """Pinocchio's A, C, Q and world Jacobians in our q order (perm[i] = its velocity index of our q[i])."""
     import pinocchio as pin
 
     data = pmodel.createData()
     out = []
     for qq, vv in zip(q, dq):
-        qp = np.empty_like(qq); qp[perm] = qq
+        qp = pin_config(pmodel, perm, qq)
         vp = np.empty_like(vv); vp[perm] = vv
         M = pin.crba(pmodel, data, qp).copy()
         M = np.triu(M) + np.triu(M, 1).T
@@ -112,7 +126,7 @@ def python_level(pmodel, perm, ees, q, dq, repeat, core, module="krang_kernels")
     try:
         names = [e.name for e in ees]
         first, group = j_key(names[0]), group_key(names)
-        qp = np.empty_like(q); qp[perm] = q
+        qp = pin_config(pmodel, perm, q)
         vp = np.empty_like(dq); vp[perm] = dq
         data = pmodel.createData()
         LWA = pin.LOCAL_WORLD_ALIGNED

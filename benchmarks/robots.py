@@ -9,8 +9,9 @@ elsewhere) and runs run.c_level on the Case built here:
 
 Both sides read the same URDF: Pinocchio its inertias, our kernels the parameter
 vector load_urdf derived from them (written to the states file). Joints must be
-1-dof (nq == nv): Pinocchio makes a URDF `continuous` joint a (cos, sin) pair,
-so such a joint is refused here with its name.
+1-dof (nv == 1). Pinocchio makes a URDF `continuous` joint a (cos, sin) pair (RUBX/Y/Z,
+nq = 2); the harnesses feed it cos and sin of our angle, so Pinocchio is timed on its
+own model of the URDF and skips the sine and cosine that our kernels evaluate.
 """
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ from .robot import kernel_set
 from .run import Case
 
 # Joint types the header-only harness (harness/bench_pin.cpp) can rebuild.
-HARNESS_JOINTS = {"JointModelRX", "JointModelRY", "JointModelRZ", "JointModelPX", "JointModelPY", "JointModelPZ"}
+HARNESS_JOINTS = {"JointModelRX", "JointModelRY", "JointModelRZ", "JointModelPX", "JointModelPY", "JointModelPZ",
+                  "JointModelRevoluteUnaligned", "JointModelPrismaticUnaligned",
+                  "JointModelRUBX", "JointModelRUBY", "JointModelRUBZ"}
 
 
 def pin_model_from_urdf(urdf_path):
@@ -32,7 +35,7 @@ def pin_model_from_urdf(urdf_path):
 
     pmodel = pin.buildModelFromUrdf(str(urdf_path))
     bad = [f"{pmodel.names[j]} ({pmodel.joints[j].shortname()})" for j in range(1, pmodel.njoints)
-           if pmodel.joints[j].nq != 1 or pmodel.joints[j].shortname() not in HARNESS_JOINTS]
+           if pmodel.joints[j].nv != 1 or pmodel.joints[j].shortname() not in HARNESS_JOINTS]
     if bad:
         raise ValueError(f"{urdf_path}: joints the C++ harness cannot time: {', '.join(bad)}")
     return pmodel
@@ -64,7 +67,7 @@ def urdf_case(name: str, gen_dir: Path, prefix: str, urdf_path: Path, ee_links, 
     missing = [j for j in joint_order if not pmodel.existJointName(j)]
     if missing or len(joint_order) != pmodel.nv:
         raise ValueError(f"joint order does not match the URDF's {pmodel.nv} moving joints (unknown: {missing})")
-    perm = np.array([pmodel.joints[pmodel.getJointId(j)].idx_q for j in joint_order])
+    perm = np.array([pmodel.joints[pmodel.getJointId(j)].idx_v for j in joint_order])
     model_txt = Path(build) / f"{name}_pin_model.txt"
     model_txt.write_text(pin_harness_text(pmodel, urdf_path, joint_order, frames))
     return Case(name, kernel_set(gen_dir, prefix, ee_names), ee_names, list(params), pmodel, perm,

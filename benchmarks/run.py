@@ -57,7 +57,7 @@ class Case:
     ee_names: tuple[str, ...]
     params: list                # the parameter vector both sides use
     pmodel: object              # pinocchio.Model, joints 1-dof
-    perm: object                # perm[i] = Pinocchio's q index of our q[i]
+    perm: object                # perm[i] = Pinocchio's velocity index of our q[i]
     ees: list[PinEE]            # the end effectors in the Pinocchio model
     model_txt: Path             # bench_pin.cpp's model file
     agreement: dict = field(default_factory=dict)

@@ -17,6 +17,7 @@
 //    -march=native so that Eigen's alignment matches the shipped libraries.
 // Jacobians: Pinocchio's LOCAL_WORLD_ALIGNED is our "world" Jacobian (linear
 // velocity of the end-effector origin and angular velocity, in frame 0).
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -50,7 +51,9 @@ struct EndEffector {
 
 struct Loaded {
     pin::Model model;
-    std::vector<int> perm;  // perm[i] = Pinocchio's q index of our q[i]
+    std::vector<int> perm;  // perm[i] = Pinocchio's velocity index of our q[i] (rows/columns of A, C, Q, J)
+    std::vector<int> qidx;  // qidx[i] = Pinocchio's configuration index of our q[i]
+    std::vector<char> unbounded;  // our q[i] is an angle, Pinocchio's joint takes (cos, sin) at qidx[i]
     std::vector<EndEffector> ees;
     std::string group = "J_all", tick_group = "J";
 };
@@ -87,12 +90,23 @@ static Loaded load(const char *path)
             pin::JointIndex pid = parent == "universe" ? 0 : m.getJointId(parent);
             if (pid >= (pin::JointIndex)m.njoints) throw std::runtime_error("unknown parent " + parent);
             pin::SE3 placement(R, p);
+            Eigen::Vector3d axis;
+            if (type == "RU" || type == "PU") {  // unaligned axis, after the placement
+                ls >> axis[0] >> axis[1] >> axis[2];
+                if (!ls) throw std::runtime_error("bad joint line (axis): " + line);
+            }
             if (type == "RX") m.addJoint(pid, pin::JointModelRX(), placement, name);
             else if (type == "RY") m.addJoint(pid, pin::JointModelRY(), placement, name);
             else if (type == "RZ") m.addJoint(pid, pin::JointModelRZ(), placement, name);
             else if (type == "PX") m.addJoint(pid, pin::JointModelPX(), placement, name);
             else if (type == "PY") m.addJoint(pid, pin::JointModelPY(), placement, name);
             else if (type == "PZ") m.addJoint(pid, pin::JointModelPZ(), placement, name);
+            else if (type == "RU") m.addJoint(pid, pin::JointModelRevoluteUnaligned(axis), placement, name);
+            else if (type == "PU") m.addJoint(pid, pin::JointModelPrismaticUnaligned(axis), placement, name);
+            // URDF `continuous`: Pinocchio's (cos, sin) joints; the states are converted below
+            else if (type == "RUBX") m.addJoint(pid, pin::JointModelRUBX(), placement, name);
+            else if (type == "RUBY") m.addJoint(pid, pin::JointModelRUBY(), placement, name);
+            else if (type == "RUBZ") m.addJoint(pid, pin::JointModelRUBZ(), placement, name);
             else throw std::runtime_error("unsupported joint type " + type);
             m.addJointFrame(m.getJointId(name));  // as the URDF parser does: a JOINT frame named after it
 #endif
@@ -140,12 +154,14 @@ static Loaded load(const char *path)
         if (j >= (pin::JointIndex)m.njoints) throw std::runtime_error("unknown joint " + kv.first);
         m.armature[m.joints[j].idx_v()] = kv.second;
     }
-    if ((int)order.size() != m.nv || m.nq != m.nv) throw std::runtime_error("order line does not match the model");
+    if ((int)order.size() != m.nv) throw std::runtime_error("order line does not match the model");
     for (const auto &name : order) {
         pin::JointIndex j = m.getJointId(name);
-        if (j >= (pin::JointIndex)m.njoints || m.joints[j].nv() != 1)
+        if (j >= (pin::JointIndex)m.njoints || m.joints[j].nv() != 1 || m.joints[j].nq() > 2)
             throw std::runtime_error("bad joint in order line: " + name);
-        L.perm.push_back(m.joints[j].idx_q());
+        L.perm.push_back(m.joints[j].idx_v());
+        L.qidx.push_back(m.joints[j].idx_q());
+        L.unbounded.push_back(m.joints[j].nq() == 2);
     }
     if (L.ees.empty() || L.ees.size() > 29) throw std::runtime_error("need 1 to 29 ee lines");
     for (size_t k = 0; k < L.ees.size(); k++) {
@@ -211,10 +227,16 @@ int main(int argc, char **argv)
     // Pinocchio's explicit instantiations are declared for, so that the BENCH_PIN_LIB build
     // really runs the library's code). The timed statements index them by the state number s_.
     bench_states st = st0;
-    std::vector<Eigen::VectorXd> qs(st.nstates, Eigen::VectorXd(nd)), vs = qs;
+    std::vector<Eigen::VectorXd> qs(st.nstates, Eigen::VectorXd(model.nq)), vs(st.nstates, Eigen::VectorXd(nd));
     for (int s = 0; s < st.nstates; s++)
         for (int i = 0; i < nd; i++) {
-            qs[s][L.perm[i]] = st0.q[s * nd + i];
+            const double a = st0.q[s * nd + i];
+            if (L.unbounded[i]) {
+                qs[s][L.qidx[i]] = std::cos(a);
+                qs[s][L.qidx[i] + 1] = std::sin(a);
+            } else {
+                qs[s][L.qidx[i]] = a;
+            }
             vs[s][L.perm[i]] = st0.dq[s * nd + i];
         }
     const size_t ne = L.ees.size();
