@@ -56,11 +56,14 @@ examples: build
 test: build
 	$(PYTHON) -m pytest -q
 
-# Optional: qemu-user, so that tests/test_baseline_cpu.py runs the module on an emulated
-# CPU without AVX (Debian/Ubuntu, as root; the test is skipped without it).
+# Optional: qemu-user and an aarch64 cross compiler, so that tests/test_baseline_cpu.py runs
+# the module on an emulated CPU without AVX and tests/test_cross_aarch64.py runs the C on
+# aarch64 (Debian/Ubuntu, as root; both tests are skipped without them).
+EMULATOR_PKGS := qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 emulator:
-	command -v qemu-x86_64 >/dev/null || apt-get install -y -q qemu-user >/dev/null \
-		|| (apt-get update -q >/dev/null && apt-get install -y -q qemu-user >/dev/null)
+	(command -v qemu-x86_64 && command -v aarch64-linux-gnu-gcc) >/dev/null \
+		|| apt-get install -y -q $(EMULATOR_PKGS) >/dev/null \
+		|| (apt-get update -q >/dev/null && apt-get install -y -q $(EMULATOR_PKGS) >/dev/null)
 
 # generated/ must be exactly what the generator writes.
 check-generated: $(STAMP)
