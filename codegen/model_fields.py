@@ -141,9 +141,8 @@ def limits_table(raw, where):
     return lim
 
 
-def read_text(path, what: str, cap: int = MAX_FILE_BYTES) -> str:
-    """A regular file's bytes decoded as UTF-8 (no newline translation: the
-    model hash is of the file), reading at most cap + 1 bytes. Non-blocking
+def read_bytes(path, what: str, cap: int = MAX_FILE_BYTES) -> bytes:
+    """At most cap bytes of a regular file, reading no more than cap + 1. Non-blocking
     open so that a FIFO cannot hang us before we see it is not a file."""
     path = Path(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
@@ -170,7 +169,13 @@ def read_text(path, what: str, cap: int = MAX_FILE_BYTES) -> str:
         raise ModelError(f"cannot read {what} {path}: {exc}") from None
     finally:
         os.close(fd)
+    return b"".join(chunks)
+
+
+def read_text(path, what: str, cap: int = MAX_FILE_BYTES) -> str:
+    """read_bytes decoded as UTF-8 (no newline translation: the model hash is of the file)."""
+    data = read_bytes(path, what, cap)
     try:
-        return b"".join(chunks).decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ModelError(f"cannot read {what} {path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None

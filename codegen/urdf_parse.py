@@ -19,8 +19,6 @@ magnitude <= MAX_MAGNITUDE (joint limits: LIMIT_MAGNITUDE).
 """
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree.ElementTree import ParseError
@@ -29,7 +27,8 @@ import defusedxml.ElementTree as DET
 from defusedxml import DefusedXmlException
 
 from .expr import parse_numbers
-from .model import ModelError
+from .model_fields import ModelError
+from .model_fields import read_bytes as read_file_bytes
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_ELEMENTS = 5000  # links, and joints, each
@@ -101,21 +100,7 @@ class Urdf:
 def read_bytes(path) -> bytes:
     """At most MAX_BYTES of a regular file (FIFOs, devices, directories refused
     without blocking on them)."""
-    path = Path(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise ModelError(f"cannot open URDF {path.name!r}: {exc.strerror}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ModelError(f"URDF {path.name!r} is not a regular file")
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_BYTES:
-        raise ModelError(f"URDF {path.name!r} is larger than {MAX_BYTES} bytes")
-    return data
+    return read_file_bytes(path, "URDF", MAX_BYTES)
 
 
 def _attr(el, key, what):

@@ -284,7 +284,7 @@ def test_file_checks(tmp_path):
         os.mkfifo(fifo)
         with pytest.raises(ModelError, match="not a regular file"):  # and does not block
             load_urdf(fifo)
-    with pytest.raises(ModelError, match="cannot open"):
+    with pytest.raises(ModelError, match="cannot read URDF .*missing.urdf"):
         load_urdf(tmp_path / "missing.urdf")
 
 
