@@ -5,7 +5,8 @@
 command line is codegen.cli. Output is byte-for-byte reproducible (no
 timestamps, no absolute paths, stable ordering) and atomic: every file is
 written under a temporary directory inside the output directory and renamed
-into place only after all of them succeeded.
+into place only after all of them succeeded (the next run removes the
+temporary directory of a run that was killed).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import shutil
 import tempfile
 import textwrap
 from dataclasses import dataclass, field
+from glob import escape as glob_escape
 from pathlib import Path
 
 import jinja2
@@ -127,12 +129,36 @@ def _write(path: Path, data: bytes):
     path.write_bytes(data)  # one place, so that tests can make a write fail
 
 
+def _stage_prefix() -> str:
+    """Staging directories are named .codegen-HOST-PID-XXXX, so that a later run on the
+    same host can tell one left behind by a killed run (its process is gone)."""
+    host = "".join(c if c.isalnum() else "_" for c in os.uname().nodename)[:32] if hasattr(os, "uname") else "host"
+    return f".codegen-{host}-"
+
+
+def _remove_stale_stages(out_dir: Path):
+    """Remove the staging directories of this host's runs that were killed (SIGKILL,
+    power loss: no `finally` ran). Another live run's directory is left alone."""
+    prefix = _stage_prefix()
+    for d in out_dir.glob(f"{glob_escape(prefix)}*-*"):
+        pid = d.name[len(prefix):].split("-", 1)[0]
+        if not d.is_dir() or d.is_symlink() or not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except (PermissionError, OverflowError, OSError):  # alive (another user) or not a pid
+            pass
+
+
 def write_atomically(out_dir: Path, files: dict, build=None) -> list:
     """Write `files` (name -> text) into out_dir all or nothing. `build(stage)`
     may add files to the staging directory before the commit."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=".codegen-", dir=out_dir))
+    _remove_stale_stages(out_dir)
+    stage = Path(tempfile.mkdtemp(prefix=f"{_stage_prefix()}{os.getpid()}-", dir=out_dir))
     try:
         for name, text in files.items():
             _write(stage / name, text.encode("utf-8"))

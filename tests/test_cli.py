@@ -193,6 +193,26 @@ def test_success_replaces_outputs_and_leaves_no_temporaries(old_outputs):
     assert after["mini_kernels.h"].startswith(b"/* mini_kernels.h")
 
 
+def test_a_killed_runs_staging_directory_is_removed_by_the_next_run(old_outputs):
+    import os
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()  # a process that has exited
+    prefix = gen._stage_prefix()
+    stale = old_outputs / f"{prefix}{dead}-abc123"
+    (stale / ".previous").mkdir(parents=True)
+    (stale / "mini_kernels.c").write_text("half written\n")
+    live = old_outputs / f"{prefix}{os.getpid()}-def456"  # a run that is still going (this process)
+    live.mkdir()
+    other_host = old_outputs / f".codegen-elsewhere-{dead}-ghi789"  # shared directory, another host
+    other_host.mkdir()
+    generate_from_files(MINI, MINI_PARAMS, CodegenConfig(out_dir=old_outputs))
+    assert not stale.exists()
+    assert live.is_dir() and other_host.is_dir()
+
+
 # ----------------------------------------------------------------------------
 # The URDF branch, with a stand-in front end (the real one is codegen.urdf)
 # ----------------------------------------------------------------------------
