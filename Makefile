@@ -79,6 +79,7 @@ bench: build
 # benchmarks/results/robots.md. BENCH_ARGS e.g. --robots ur5 talos --rounds 5.
 bench-robots: $(STAMP)
 	$(PYTHON) -m benchmarks.robots_table $(BENCH_ARGS)
+	$(PYTHON) -m benchmarks.readme_table robots
 
 clean:
 	rm -rf build dist benchmarks/build krang_kernels/_kernels.c krang_kernels/*.so

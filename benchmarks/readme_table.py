@@ -1,6 +1,8 @@
 """Copy the headline tables of benchmarks/results/bench.md into README.md,
 between the markers <!-- bench:start --> and <!-- bench:end -->, so the README
-always shows the latest `make bench`."""
+always shows the latest `make bench`; with the argument `robots`, the table of
+benchmarks/results/robots.md between <!-- robots:start --> and <!-- robots:end -->
+(`make bench-robots`)."""
 import re
 import sys
 from pathlib import Path
@@ -38,14 +40,32 @@ def main():
         if heading in bench:
             parts += [f"**{title}**", ""] + first_table(bench, heading) + [""]
     parts.append("![benchmark](benchmarks/results/bench.png)")
+    splice("bench", parts)
+
+
+def splice(marker: str, parts: list):
+    """Replace the README's lines between <!-- MARKER:start --> and <!-- MARKER:end -->."""
     readme = ROOT / "README.md"
     text = readme.read_text()
-    new = re.sub(r"(<!-- bench:start -->\n).*?(\n<!-- bench:end -->)",
-                 lambda m: m.group(1) + "\n".join(parts) + m.group(2), text, flags=re.S)
-    if new == text and "<!-- bench:start -->" not in text:
-        sys.exit("README.md has no bench markers")
+    if f"<!-- {marker}:start -->" not in text:
+        sys.exit(f"README.md has no {marker} markers")
+    new = re.sub(rf"(<!-- {marker}:start -->\n).*?(<!-- {marker}:end -->)",
+                 lambda m: m.group(1) + "\n".join(parts) + "\n" + m.group(2), text, flags=re.S)
     readme.write_text(new)
 
 
+def robots():
+    """robots.md's first paragraph, table, targets and misses."""
+    lines = (ROOT / "benchmarks" / "results" / "robots.md").read_text().splitlines()
+    keep = [ln for ln in lines[2:] if ln.startswith(("|", "Targets", "Missed")) or ln[:4].isdigit()]
+    parts = []
+    for ln in keep:
+        if parts and not (ln.startswith("|") and parts[-1].startswith("|")):
+            parts.append("")
+        parts.append(ln)
+    parts += ["", "Full report: [benchmarks/results/robots.md](benchmarks/results/robots.md)."]
+    splice("robots", parts)
+
+
 if __name__ == "__main__":
-    main()
+    robots() if sys.argv[1:] == ["robots"] else main()
