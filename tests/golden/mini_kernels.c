@@ -82,7 +82,10 @@
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
  * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
- * (and for NaN and inf) libm's sin and cos take over. */
+ * (and for NaN and inf) libm's sin and cos take over. KKCLONES: one copy per
+ * clone, which GCC calls directly from the kernel clone of the same target;
+ * without it every clone called the baseline (SSE2) copy. */
+KKCLONES
 static void sincos_q(const double *q, double *s, double *c)
 {
     unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */
@@ -1205,7 +1208,10 @@ void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, d
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
  * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
- * (and for NaN and inf) libm's sin and cos take over. */
+ * (and for NaN and inf) libm's sin and cos take over. KKCLONES: one copy per
+ * clone, which GCC calls directly from the kernel clone of the same target;
+ * without it every clone called the baseline (SSE2) copy. */
+KKCLONES
 static void sincos_lanes(const double *q, double *s, double *c)
 {
     unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */
