@@ -67,13 +67,17 @@
 #endif
 
 /* Opt-in with -DKK_TARGET_CLONES (the Python extension and the CMake library
- * do): one build for every x86-64 that uses AVX2 and FMA where the CPU has
- * them. GCC compiles each kernel for baseline x86-64 and for x86-64-v3
- * (Haswell, Zen) and the dynamic loader picks one per CPU (an ifunc, glibc).
- * Off when the build already targets AVX2 (-march=native), on other
- * architectures and compilers, and by default (it doubles compile time). */
+ * do): one build for every x86-64 that uses AVX2 and FMA, or AVX-512, where
+ * the CPU has them. GCC compiles each kernel for baseline x86-64, x86-64-v3
+ * (Haswell, Zen) and x86-64-v4 (AVX-512: 32 vector registers, fewer spills)
+ * and the dynamic loader picks one per CPU (an ifunc, glibc). Compile with
+ * -mprefer-vector-width=256 as those builds do: GCC's generic tuning gives
+ * the v4 copy 512-bit vectors, which made compute_A 1.4x slower than
+ * -march=native on an AVX-512 Xeon (GCC 12). Off when the build already
+ * targets AVX2 (-march=native), on other architectures and compilers, and by
+ * default (it triples compile time). */
 #if defined(KK_TARGET_CLONES) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && defined(__GLIBC__) && !defined(__AVX2__)
-#define KKCLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#define KKCLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
 #define KKCLONES
 #endif
