@@ -35,7 +35,7 @@
 #define KRANG_BENCH_COMMON_H
 
 #if !defined(__cplusplus) && !defined(_POSIX_C_SOURCE)
-#define _POSIX_C_SOURCE 199309L
+#define _POSIX_C_SOURCE 200112L /* clock_gettime, readlink */
 #endif
 #include <stdint.h>
 #include <stdio.h>
