@@ -5,6 +5,7 @@ install). Everything else (metadata, packages, package data) is in
 pyproject.toml; why setuptools rather than scikit-build-core or meson-python
 is said there."""
 import os
+import platform
 import shutil
 from pathlib import Path
 
@@ -24,6 +25,9 @@ NATIVE = ["-march=native"] if os.environ.get("KRANG_NATIVE") and not os.environ.
 # generated code is sums of products, ~2x faster with FMA. The same flags as
 # codegen.pybuild.FLAGS (tests/test_pybuild.py checks it).
 FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
+# x86-64: the AVX-512 copy of the target_clones keeps 256-bit vectors (faster
+# here; see KKCLONES in the generated C). codegen.pybuild.X86_FLAGS too.
+X86_FLAGS = ["-mprefer-vector-width=256"]
 
 # The C library for C users, shipped inside the package:
 # krang_kernels/include/krang_kernels.h (krang_kernels.get_include()) and
@@ -51,7 +55,7 @@ extension = Extension(
     sources=["krang_kernels/_kernels.pyx", "generated/krang_kernels.c"],
     include_dirs=["generated", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-    extra_compile_args=FLAGS + NATIVE,
+    extra_compile_args=FLAGS + (X86_FLAGS if platform.machine() == "x86_64" else []) + NATIVE,
 )
 
 setup(ext_modules=cythonize([extension], language_level=3), cmdclass={"build_py": BuildPyWithC})

@@ -32,7 +32,7 @@ SIZES = (64, 1024)
 REPEATS = 200
 BUILDS = {
     "native": ["-O3", "-march=native", "-ffp-contract=fast"],
-    "clones": ["-O3", "-ffp-contract=fast", "-DKK_TARGET_CLONES"],
+    "clones": ["-O3", "-ffp-contract=fast", "-mprefer-vector-width=256", "-DKK_TARGET_CLONES"],
     "base": ["-O3", "-march=x86-64", "-ffp-contract=fast"],
 }
 

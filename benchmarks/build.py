@@ -42,8 +42,9 @@ def _run_build(cmd, what):
     return time.perf_counter() - t0
 
 
-def build_ours(ks: KernelSet, build: Path, cc: str, pool):
-    """bench_c for one kernel set: its *.c compiled once each, the harness linked to them."""
+def build_ours(ks: KernelSet, build: Path, cc: str, pool, opt=OPT, tag: str = ""):
+    """bench_c for one kernel set: its *.c compiled once each with `opt`, the harness linked to them.
+    tag names a second build (e.g. "-clones") so that both stay cached."""
     gen = ks.gen_dir
     sources = sorted(gen.glob("*.c"))
     cver = first_line([cc, "--version"])
@@ -56,7 +57,7 @@ def build_ours(ks: KernelSet, build: Path, cc: str, pool):
     text = robot_header_text(ks)
     if not robot_h.exists() or robot_h.read_text() != text:
         robot_h.write_text(text)
-    flags = ["-std=c99", *OPT, f"-I{gen}"]
+    flags = ["-std=c99", *opt, f"-I{gen}"]
     jobs, objs = [], []
     for src in sources:
         key = _digest([cver, *flags, src.name, src.read_bytes(), hdrs])
@@ -67,11 +68,11 @@ def build_ours(ks: KernelSet, build: Path, cc: str, pool):
             jobs.append((obj, tmp, [cc, *flags, "-c", str(src), "-o", str(tmp)]))
     harness = [HARNESS / "bench_c.c", HARNESS / "bench_common.h"]
     key = _digest([cver, *flags, *(p.read_bytes() for p in harness), text, hdrs, *(o.name for o in objs)])
-    exe = build / f"bench_c_{ks.prefix}-{key}"
+    exe = build / f"bench_c_{ks.prefix}{tag}-{key}"
     if exe.exists():
         return exe, objs, "cached"
     if jobs:
-        log(f"compiling {len(jobs)} generated C file(s) with {cc} {' '.join(OPT)}")
+        log(f"compiling {len(jobs)} generated C file(s) with {cc} {' '.join(opt)}")
     futures = [(pool.submit(_run_build, cmd, str(obj)), obj, tmp) for obj, tmp, cmd in jobs]
     for fut, obj, tmp in futures:
         fut.result()
@@ -80,7 +81,7 @@ def build_ours(ks: KernelSet, build: Path, cc: str, pool):
     _run_build([cc, *flags, f"-I{robot_dir}", f"-I{HARNESS}", str(HARNESS / "bench_c.c"), *map(str, objs), "-lm",
                 "-o", str(tmp)], "bench_c")
     tmp.rename(exe)
-    _prune(build, f"bench_c_{ks.prefix}-*", exe)
+    _prune(build, f"bench_c_{ks.prefix}{tag}-[0-9a-f]*", exe)
     return exe, objs, "built"
 
 
@@ -178,3 +179,43 @@ def machine_code_sizes(objs, prefix: str):
             if len(f) == 4 and f[2] in "Tt" and f[3].startswith(prefix + "_"):
                 sizes[f[3]] = int(f[1], 16)
     return sizes
+
+
+_FN_RE = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
+_CALL_RE = re.compile(r"\b(?:call|jmp)\w*\s+[0-9a-f]+ <([^>+]+)>")
+
+
+def tick_code(exe: Path, objs, roots) -> list[tuple[str, int]]:
+    """[(function, bytes of machine code)] of every function a tick executes: the roots (the tick's
+    calls) and, transitively, the functions of the kernel objects they call or jump to (sincos_q,
+    unless inlined), found in the linked executable's disassembly; sizes from its symbol table
+    (nm -S). [] if binutils are missing."""
+    if not (shutil.which("nm") and shutil.which("objdump")):
+        return []
+    ours = set()
+    for obj in objs:
+        r = subprocess.run(["nm", "--defined-only", str(obj)], capture_output=True, text=True)
+        ours |= {f[2] for f in map(str.split, r.stdout.splitlines()) if len(f) == 3 and f[1] in "Tt"}
+    sizes = {}
+    r = subprocess.run(["nm", "-S", "--defined-only", str(exe)], capture_output=True, text=True)
+    for f in map(str.split, r.stdout.splitlines()):
+        if len(f) == 4 and f[2] in "Tt":
+            sizes[f[3]] = int(f[1], 16)
+    calls, cur = {}, None
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(exe)], capture_output=True, text=True).stdout
+    for line in dis.splitlines():
+        m = _FN_RE.match(line)
+        if m:
+            cur = calls.setdefault(m.group(2), set())
+        elif cur is not None:
+            c = _CALL_RE.search(line)
+            if c:
+                cur.add(c.group(1))
+    seen, todo = [], [f for f in roots if f in sizes]
+    while todo:
+        f = todo.pop(0)
+        if f in seen:
+            continue
+        seen.append(f)
+        todo += sorted(c for c in calls.get(f, ()) if c in ours and c != f)
+    return [(f, sizes[f]) for f in seen]

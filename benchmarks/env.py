@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from codegen import pybuild
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 HARNESS = HERE / "harness"  # the C / C++ harness sources
@@ -25,6 +27,8 @@ BOOST_DEFS = [
 ]
 # The same flags for our kernels and the header-only Pinocchio build.
 OPT = ["-O3", "-march=native", "-ffp-contract=fast", "-DNDEBUG"]
+# Our kernels as the wheel builds them (codegen.pybuild): target_clones, no -march.
+PORTABLE = [f for f in pybuild.FLAGS if f != "-std=c99"] + pybuild.X86_FLAGS + ["-DNDEBUG"]
 
 
 def log(*a):
@@ -132,6 +136,7 @@ def machine_info(args, core, pin_version: str, load_before: str) -> dict:
         cpu=cpu_model(), cpu_flags=cpu_flags(), cpu_caches=cpu_caches(), cores=os.cpu_count(),
         cc=first_line([args.cc, "--version"]), cxx=first_line([args.cxx, "--version"]),
         flags_ours=" ".join(["-std=c99", *OPT]),
+        flags_portable=" ".join(["-std=c99", *PORTABLE]),
         flags_pin=" ".join(["-std=c++17", *OPT, *BOOST_DEFS]),
         flags_pin_lib="-std=c++17 -O3 -DNDEBUG -DPINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION -DPINOCCHIO_WITH_URDFDOM "
                       "+ boost defines; -lpinocchio_default -lpinocchio_parsers",

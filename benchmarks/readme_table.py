@@ -12,6 +12,8 @@ SECTIONS = [  # (heading in bench.md, title in the README)
     ("## C / C++ level", "C level, each kernel hot in a tight loop (median ns per call, same run, same flags)"),
     ("## Control tick", "Control tick: A, C, Q, both Jacobians called in sequence, caches warm (ns)"),
     ("### Cold tick", "Control tick with caches evicted before every tick (ns)"),
+    ("### Flushed tick", "Control tick with all code and data flushed (clflush) before every tick (ns)"),
+    ("## Issue #9", "Issue #9 figures, each a ratio measured in the same run"),
     ("## Python level", "Python level (µs per call)"),
 ]
 

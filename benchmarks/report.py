@@ -2,7 +2,7 @@
 
 The Markdown layout is the one readme_table.py copies into the README: keep the
 section headings ("## C / C++ level", "## Control tick", "### Cold tick",
-"## Python level") and the first table under each.
+"### Flushed tick", "## Issue #9", "## Python level") and the first table under each.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .tables import (add_c_columns, controller_rows, fmt_dus, fmt_ns, fmt_us, he
 
 
 def report_text(info, summary, agreement, py_rows, py_note, gen_files, gen_time, ees, ks: KernelSet | None = None,
-                tick_summary=None, timer=None) -> tuple[str, list]:
+                tick_summary=None, timer=None, issue9_lines=None, tick_code=None) -> tuple[str, list]:
     """bench.md's text and the headline rows (for the plot). ees: end-effector names; ks: our
     kernel set (None: no generated C, the text names the Krang prefix's calls generically)."""
     tick_summary = tick_summary or {}
@@ -30,7 +30,8 @@ def report_text(info, summary, agreement, py_rows, py_note, gen_files, gen_time,
     L.append(f"Made by `python -m benchmarks` on {info['date']}. No timing is asserted anywhere; "
              "the machine may be shared, so treat differences under ~10 % as noise.\n")
     L.append("| | |\n|---|---|")
-    for k in ("cpu", "cpu_flags", "cpu_caches", "cores", "cc", "cxx", "flags_ours", "flags_pin", "flags_pin_lib", "pin",
+    for k in ("cpu", "cpu_flags", "cpu_caches", "cores", "cc", "cxx", "flags_ours", "flags_portable", "flags_pin",
+              "flags_pin_lib", "pin",
               "python", "numpy", "params", "states", "rounds", "pinned", "load", "code_bytes"):
         L.append(f"| {k} | {info.get(k, '')} |")
     L.append("")
@@ -115,14 +116,37 @@ def report_text(info, summary, agreement, py_rows, py_note, gen_files, gen_time,
                      f"misses cost ours much more. About {t_ours.get('cold_ticks', 0):,.0f} ticks per "
                      "measurement.\n")
             tick_table("cold")
+        if any("flush" in m for m in tick_summary.values()):
+            fl = {h: t.get("flush_ranges", {}) for h, t in timer.items()}
+            what = "; ".join(f"{h} ({timer[h].get('flush_insn', '?')}): "
+                             + ", ".join(f"{k} {v / 1024:,.0f} KiB" for k, v in r.items() if v)
+                             for h, r in fl.items() if r)
+            code = tick_code or []
+            L.append("### Flushed tick: every cache line of code and data flushed before every tick (ns)\n")
+            L.append("Before every tick the harness flushes (`clflushopt` where the CPU has it, else `clflush`; "
+                     "then `mfence`; `--flush`) "
+                     "every cache line of: every readable mapping of its executable (machine code, read-only "
+                     "data, .data, .bss: for ours the called kernels and all the others, and the static outputs; "
+                     "for Pinocchio its header-only algorithms, compiled into the executable), the anonymous "
+                     "mapping after it (the rest of .bss), the malloc heap (the states, the parameter vector, "
+                     "Pinocchio's Model and Data, their Eigen storage), the main stack (the kernels' frames) and "
+                     "libm (Pinocchio's sin/cos). Each tick so starts from DRAM, whatever the cache sizes. Not "
+                     "flushed: other shared libraries (libc, libstdc++), TLBs, branch predictors. Flushed per "
+                     f"tick: {what or '?'}. Code our tick executes: "
+                     + (", ".join(f"`{f}` {b:,} B" for f, b in code) + f" = {sum(b for _, b in code):,} B"
+                        if code else "?")
+                     + f". About {t_ours.get('flush_ticks', 0):,.0f} ticks per measurement.\n")
+            tick_table("flush")
         L.append("Per-tick 90th percentiles (median over rounds, ns) are in bench.json (`tick_summary`, "
-                 "modes `warm_p90` / `cold_p90`).\n")
+                 "modes `warm_p90`, `cold_p90`, `flush_p90`).\n")
+    if issue9_lines:
+        L += issue9_lines
     L.append("### Every timed call (median [min - max over rounds], ns)\n")
     L.append("| harness | name | median | range | call |")
     L.append("|---|---|---:|---|---|")
     for h, ks in summary.items():
         for k, s in ks.items():
-            call = ours_calls.get(k, "") if h == "ours" else pcalls.get(k, "")
+            call = ours_calls.get(k, "") if h.startswith("ours") else pcalls.get(k, "")
             L.append(f"| {h} | {k} | {fmt_ns(s['median'])} | {fmt_ns(s['lo'])} - {fmt_ns(s['hi'])} | {call} |")
     L.append("")
     L.append("## Agreement (max relative error over the first states)\n")

@@ -12,8 +12,10 @@ In order:
    bench_pin (Pinocchio header-only, same flags as ours) and bench_pin_lib
    (Pinocchio's shipped libraries).
 4. Agreement: outputs of the three harnesses on the first states (--dump).
-5. Timing (harness.py): tight loop and control tick per harness run, alternating
-   rounds; Python level (pylevel.py); generation figures (build.py).
+5. Timing (harness.py): tight loop and control tick (warm, buffer-evicted, clflushed)
+   per harness run, alternating rounds, including `ours-clones` (the portable
+   target_clones build); Python level (pylevel.py); generation figures (build.py);
+   issue #9's figures (issue9.py: code per tick, FMA floor, batch kernels).
 6. Writes bench.md, bench.json (report.py) and bench.png (plot.py).
 
 The C-level part works for any robot: `Case` holds a kernel set (generated
@@ -36,8 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import pin_model
-from .build import build_ours, build_pin, generation_figures, machine_code_sizes
-from .env import HERE, ROOT, cmeel_prefixes, default_core, loadavg, log, machine_info
+from . import issue9
+from .build import build_ours, build_pin, generation_figures, machine_code_sizes, tick_code
+from .env import HERE, PORTABLE, ROOT, cmeel_prefixes, default_core, loadavg, log, machine_info
 from .inputs import draw_states, get_params, write_states
 from .timing import compare, dump_outputs, summarize, summarize_tick, summarize_timer, timing_rounds
 from .plot import plot
@@ -85,6 +88,10 @@ def parse_args(argv=None):
     ap.add_argument("--cold-kib", type=int, default=4096,
                     help="buffer read before every cold tick, KiB (0: no cold tick; default 4096 = 2x this "
                          "machine's L2 per core)")
+    ap.add_argument("--no-flush", action="store_true", help="skip the clflushed cold tick")
+    ap.add_argument("--no-portable", action="store_true",
+                    help="skip the portable (target_clones) build of our kernels")
+    ap.add_argument("--no-batch", action="store_true", help="skip the batch-kernel figures (benchmarks.batch)")
     ap.add_argument("--no-compile-time", action="store_true", help="skip the -O2 compile-time measurement")
     ap.add_argument("--random-params", action="store_true", help="ignore --params")
     ap.add_argument("--generate-time", type=float, default=None, help="`make generate` wall time to report (s)")
@@ -144,6 +151,10 @@ def c_level(case: Case, args, build: Path, states: Path, q, dq, core):
         f_pin = pool.submit(build_pin, prefixes, build, args.cxx, False, pin.__version__)
         f_lib = None if args.no_pin_lib else pool.submit(build_pin, prefixes, build, args.cxx, True, pin.__version__)
         ours_exe, objs, ours_status = build_ours(case.ks, build, args.cc, pool) if case.ks else (None, [], "no C")
+        port_exe = None
+        if case.ks and not args.no_portable:
+            port_exe, _, port_status = build_ours(case.ks, build, args.cc, pool, PORTABLE, "-clones")
+            log(f"ours-clones: {port_status}")
         pin_exe, _ = f_pin.result()
         lib_exe, lib_status = f_lib.result() if f_lib else (None, "skipped")
     log(f"ours: {ours_status}; pin-lib: {lib_status}")
@@ -153,6 +164,8 @@ def c_level(case: Case, args, build: Path, states: Path, q, dq, core):
     harnesses["pin"] = [pin_exe, case.model_txt, states]
     if lib_exe:
         harnesses["pin-lib"] = [lib_exe, case.model_txt, states]
+    if port_exe:
+        harnesses["ours-clones"] = [port_exe, states]
 
     k = min(DUMP_STATES, len(q))
     dumps = dump_outputs(harnesses, build, case.pmodel.nv, k, case.ee_names)
@@ -166,14 +179,19 @@ def c_level(case: Case, args, build: Path, states: Path, q, dq, core):
         bad = {n: v for n, v in agreement["ours vs pin C++"].items() if n != "C" and v > 1e-8}
         if bad:
             log(f"WARNING: ours and Pinocchio disagree ({bad}): the models differ, timings still reported")
+    if "ours-clones" in dumps and "ours" in dumps:
+        agreement["ours portable vs ours native"] = compare(dumps["ours-clones"], dumps["ours"], dq[:k])
 
     log(f"timing: {args.rounds} round(s) of {', '.join(harnesses)}; core {core}")
     load_before = loadavg()
     extra = ["--target-ms", args.target_ms, "--inner", args.inner, "--cold-kib", args.cold_kib]
     if args.no_tick:
         extra.append("--no-tick")
+    if not args.no_flush:
+        extra.append("--flush")
     per_round, tick_per_round, timer_runs = timing_rounds(harnesses, args.rounds, core, extra)
-    return dict(objs=objs, agreement=agreement, per_round=per_round, summary=summarize(per_round),
+    code = tick_code(ours_exe, objs, issue9.tick_roots(case.ks)) if ours_exe else []
+    return dict(objs=objs, agreement=agreement, tick_code=code, per_round=per_round, summary=summarize(per_round),
                 tick_per_round=tick_per_round, tick_summary=summarize_tick(tick_per_round),
                 timer=summarize_timer(timer_runs), load_before=load_before)
 
@@ -209,15 +227,32 @@ def main(argv=None):
     info = dict(date=_dt.datetime.now().isoformat(timespec="seconds"),
                 **machine_info(args, core, pin.__version__, res["load_before"]), params=params_src,
                 states=f"{args.states} random (q in [-pi, pi], dq in [-2, 2]), seed {args.seed}")
+    batch_res, batch_note = None, "skipped (--no-batch)"
+    if ks and not args.no_batch:
+        from . import batch
+        batch_res, batch_note = (issue9.batch_figures(core) if ks.gen_dir.resolve() == batch.GEN.resolve()
+                                 else (None, "benchmarks.batch drives the Krang kernels in generated/ only"))
+    ops = {name: n for f in gen_files for name, n in f["ops"]}
+    from .batch import nominal_ghz
+    fma = issue9.fma_fractions(ks, summary, ops, nominal_ghz()) if ks else {}
+    portable = issue9.portable_rows(ks, summary, tick_summary) if ks else []
+    i9_rows = issue9.summary_rows(ks, summary, tick_summary, res["tick_code"], fma, batch_res, portable)
+    i9_notes = [f"FMA floor: ops / 4 cycles at the nominal {nominal_ghz():.2f} GHz (`cpu MHz`; on a VM the TSC "
+                "rate, not the turbo clock).", f"Batch figures: {batch_note}.",
+                "Portable: the harness `ours-clones`, our kernels built as the wheel builds them, timed in the "
+                "same alternating rounds as `ours` (-march=native)."]
     code = machine_code_sizes(res["objs"], ks.prefix) if ks else {}
     shown = [ks.fn(f) for f in ("compute_A", "compute_C", "compute_Q")] + list(ks.direct or ()) if ks else []
     if code:
         info["code_bytes"] = ", ".join(f"{f.removeprefix(ks.prefix + '_')} {code[f]:,} B" for f in shown if f in code)
     rows = write_report(args.out, info, summary, res["agreement"], py_rows, py_note, gen_files, gen_time,
-                        case.ee_names, ks, tick_summary=tick_summary, timer=res["timer"])
+                        case.ee_names, ks, tick_summary=tick_summary, timer=res["timer"],
+                        issue9_lines=issue9.section(info, i9_rows, i9_notes), tick_code=res["tick_code"])
     plot(args.out, rows, py_rows, case.ee_names, summary, tick_summary)
     write_json(args.out, info=info, per_round=res["per_round"], summary=summary, agreement=res["agreement"],
                python=py_rows, python_note=py_note, generation=gen_files, make_generate=gen_time,
-               tick_per_round=res["tick_per_round"], tick_summary=tick_summary, tick_timer=res["timer"])
+               tick_per_round=res["tick_per_round"], tick_summary=tick_summary, tick_timer=res["timer"],
+               issue9=dict(rows=[r.__dict__ for r in i9_rows], tick_code=res["tick_code"], fma=fma,
+                           batch=batch_res, batch_note=batch_note, portable=portable))
     print((args.out / "bench.md").read_text())
     return 0

@@ -83,12 +83,12 @@ def timing_rounds(harnesses, rounds, core, extra):
                 res[name].setdefault(k, []).append(med)
             t = out.get("tick")
             if t:
-                for mode in ("warm", "cold"):
+                for mode in ("warm", "cold", "flush"):
                     for k, (med, _mn, p90) in t.get(mode, {}).items():
                         tick[name].setdefault(mode, {}).setdefault(k, []).append(med)
                         tick[name].setdefault(mode + "_p90", {}).setdefault(k, []).append(p90)
                 timer.setdefault(name, []).append(
-                    {k: v for k, v in t.items() if not isinstance(v, dict)})
+                    {k: v for k, v in t.items() if not isinstance(v, dict) or k == "flush_ranges"})
         log(f"round {r + 1}/{rounds} done (load {loadavg()})")
     return res, tick, timer
 
@@ -111,9 +111,13 @@ def summarize_timer(timer):
     out = {}
     for h, runs in timer.items():
         d = {"timer": runs[0].get("timer")}
-        for k in ("ns_per_count", "overhead_ns", "clock_gettime_ns", "cold_bytes", "warm_ticks", "cold_ticks"):
+        for k in ("ns_per_count", "overhead_ns", "clock_gettime_ns", "cold_bytes", "warm_ticks", "cold_ticks",
+                  "flush_ticks", "flush_bytes"):
             v = [r[k] for r in runs if k in r]
             if v:
                 d[k] = statistics.median(v)
+        if "flush_ranges" in runs[0]:  # {mapping kind: bytes}, and the instruction: the same in every run
+            d["flush_ranges"] = runs[0]["flush_ranges"]
+            d["flush_insn"] = runs[0].get("flush_insn")
         out[h] = d
     return out

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import keyword
+import platform
 import re
 import sys
 import tempfile
@@ -39,6 +40,9 @@ CHECKS = HERE / "runtime" / "checks.pxi"
 # faster sums of products. -march=native only on request (config.native):
 # a generated module may be copied to another machine.
 FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
+# On x86-64 (GCC, Clang): the AVX-512 copy of the target_clones build keeps
+# 256-bit vectors (see KKCLONES in templates/kernels.c.j2).
+X86_FLAGS = ["-mprefer-vector-width=256"]
 NATIVE = ["-march=native"]
 # The ABI's Python-level metadata functions (not wrapped as kernels).
 METADATA = ("default_params", "joint_limits", "param_name", "joint_name")
@@ -281,7 +285,8 @@ def compile_module(module_name: str, pyx: Path, c_sources, include_dirs, out_dir
         ext = Extension(module_name, sources=[str(pyx), *map(str, c_sources)],
                         include_dirs=[*map(str, include_dirs), numpy.get_include()],
                         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-                        extra_compile_args=FLAGS + (NATIVE if native else []))
+                        extra_compile_args=FLAGS + (X86_FLAGS if platform.machine() == "x86_64" else [])
+                        + (NATIVE if native else []))
         # build_dir: Cython's C goes to tmp, never next to a same-named kernel source
         exts = cythonize([ext], build_dir=tmp, language_level=3, quiet=True, force=True)
         dist = Distribution({"name": module_name, "ext_modules": exts, "script_name": "pybuild"})

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        d172ed0aca0a2317be7c7461826d075e95824349cde5e756f01029b26c289bd1
+ * generator        f8b38eadbd7d52ef937528a26cd189f59fc192891e5d199fc0bed05a9a59810b
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
@@ -67,13 +67,17 @@
 #endif
 
 /* Opt-in with -DKK_TARGET_CLONES (the Python extension and the CMake library
- * do): one build for every x86-64 that uses AVX2 and FMA where the CPU has
- * them. GCC compiles each kernel for baseline x86-64 and for x86-64-v3
- * (Haswell, Zen) and the dynamic loader picks one per CPU (an ifunc, glibc).
- * Off when the build already targets AVX2 (-march=native), on other
- * architectures and compilers, and by default (it doubles compile time). */
+ * do): one build for every x86-64 that uses AVX2 and FMA, or AVX-512, where
+ * the CPU has them. GCC compiles each kernel for baseline x86-64, x86-64-v3
+ * (Haswell, Zen) and x86-64-v4 (AVX-512: 32 vector registers, fewer spills)
+ * and the dynamic loader picks one per CPU (an ifunc, glibc). Compile with
+ * -mprefer-vector-width=256 as those builds do: GCC's generic tuning gives
+ * the v4 copy 512-bit vectors, which made compute_A 1.4x slower than
+ * -march=native on an AVX-512 Xeon (GCC 12). Off when the build already
+ * targets AVX2 (-march=native), on other architectures and compilers, and by
+ * default (it triples compile time). */
 #if defined(KK_TARGET_CLONES) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && defined(__GLIBC__) && !defined(__AVX2__)
-#define KKCLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#define KKCLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
 #define KKCLONES
 #endif
@@ -82,7 +86,10 @@
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
  * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
- * (and for NaN and inf) libm's sin and cos take over. */
+ * (and for NaN and inf) libm's sin and cos take over. KKCLONES: one copy per
+ * clone, which GCC calls directly from the kernel clone of the same target;
+ * without it every clone called the baseline (SSE2) copy. */
+KKCLONES
 static void sincos_q(const double *q, double *s, double *c)
 {
     unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */
@@ -14874,7 +14881,10 @@ void krang_jdot_qdot_right(const double *q, const double *dq, const double *p, d
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
  * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
- * (and for NaN and inf) libm's sin and cos take over. */
+ * (and for NaN and inf) libm's sin and cos take over. KKCLONES: one copy per
+ * clone, which GCC calls directly from the kernel clone of the same target;
+ * without it every clone called the baseline (SSE2) copy. */
+KKCLONES
 static void sincos_lanes(const double *q, double *s, double *c)
 {
     unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */

@@ -12,7 +12,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from benchmarks import pin_model, readme_table
+from benchmarks import issue9, pin_model, readme_table
+from benchmarks.build import tick_code
 from benchmarks.pylevel import pin_ees, python_pin_outputs
 from benchmarks.report import report_text
 from benchmarks.robot import (EE, end_effectors, group_key, group_label, kernel_set, robot_header_text,
@@ -128,3 +129,58 @@ def test_end_effector_frames_agree_between_the_two_pinocchio_models(tmp_path):
     assert max(compare(*outs, dq).values()) < 1e-12
     text = pin_model.harness_model_text(ali, model, tmp_path / "mini.urdf")
     assert text.count("\nee ") == 2 and "\ngroup J_both J_tool+J_slider\n" in text
+
+
+@pytest.mark.skipif(not all(shutil.which(t) for t in ("gcc", "nm", "objdump")), reason="needs gcc and binutils")
+def test_tick_code_follows_calls_into_the_kernel_objects(tmp_path):
+    """Code per tick: the tick's functions and, once each, the helpers of the kernel objects they call;
+    not the kernel objects' other functions, not the harness's."""
+    (tmp_path / "k.c").write_text(
+        "__attribute__((noinline)) static double helper(double x) { return x * x + 1.0; }\n"
+        "double kern_a(double x) { return helper(x) + 2.0; }\n"
+        "double kern_b(double x) { return helper(x) * 3.0; }\n"
+        "double unused(double x) { return x - 1.0; }\n")
+    (tmp_path / "main.c").write_text(
+        "double kern_a(double); double kern_b(double); double unused(double);\n"
+        "int main(int argc, char **argv) { (void)argv; return (int)(kern_a(argc) + kern_b(argc)); }\n")
+    obj, exe = tmp_path / "k.o", tmp_path / "main"
+    subprocess.run(["gcc", "-O2", "-c", str(tmp_path / "k.c"), "-o", str(obj)], check=True)
+    subprocess.run(["gcc", "-O2", str(tmp_path / "main.c"), str(obj), "-o", str(exe)], check=True)
+    code = tick_code(exe, [obj], ["kern_a", "kern_b", "not_there"])
+    names = [f for f, _ in code]
+    assert names[:2] == ["kern_a", "kern_b"] and sorted(names[2:]) in (["helper"], [])
+    assert all(b > 0 for _, b in code)
+    # helper is inlined or called, never counted twice; the objects' other functions never
+    assert "unused" not in names and "main" not in names and len(names) == len(set(names))
+    r = subprocess.run(["objdump", "-d", str(exe)], capture_output=True, text=True, check=True).stdout
+    assert ("<helper>:" in r) == ("helper" in names)
+
+
+def test_issue9_figures_from_a_synthetic_run(tmp_path):
+    ks = _fake_kernels(tmp_path)
+    ours = {"A": 250.0, "C": 700.0, "Q": 60.0, "J_a": 50.0, "J_b": 40.0, "J_c": 30.0, "J_all": 120.0}
+    clones = {k: v * 1.1 for k, v in ours.items()}
+    summary = {"ours": {k: _stats(v) for k, v in ours.items()},
+               "ours-clones": {k: _stats(v) for k, v in clones.items()}}
+    tick = {"ours": {"warm": {"tick": _stats(1500.0)}, "flush": {"tick": _stats(30000.0)}},
+            "pin": {"warm": {"tick": _stats(7500.0)}, "flush": {"tick": _stats(20000.0)}},
+            "ours-clones": {"warm": {"tick": _stats(1650.0)}, "flush": {"tick": _stats(33000.0)}}}
+    ops = {"bot_compute_A": 2000, "bot_compute_C": 7000, "bot_jacobian_a_world": 200}
+    fma = issue9.fma_fractions(ks, summary, ops, 2.0)
+    # floor: ops / 4 cycles at 2 GHz
+    assert fma["A"] == (2000, 250.0, 250.0, 1.0) and fma["C"][3] == pytest.approx(875 / 700)
+    assert set(fma) == {"A", "C", "J_a"}  # no op count: no fraction
+    batch = {64: {"A": 250.0, "A_batch": 62.5, "C": 700.0, "C_batch": 350.0}}
+    portable = issue9.portable_rows(ks, summary, tick)
+    assert portable[0] == ("A", 250.0, pytest.approx(275.0)) and portable[-1] == ("whole tick, flush", 30000.0, 33000.0)
+    code = [("bot_compute_A", 30000), ("sincos_q", 2000)]
+    rows = issue9.summary_rows(ks, summary, tick, code, fma, batch, portable)
+    text = "\n".join(issue9.section({"flags_portable": "-O3"}, rows, ["a note"]))
+    table = readme_table.first_table(text, "## Issue #9")
+    assert table[0] == "| figure | value | target | how |" and len(table) == 2 + len(rows)
+    got = {r.figure: r.value for r in rows}
+    assert got["code per tick"] == "32,000 B (0.80 x target)"
+    assert got["whole tick (flush), ours / Pinocchio"] == "1.5" and got["whole tick (warm), ours / Pinocchio"] == "0.2"
+    assert got["A batch speed-up per state, N = 64"] == "4" and got["C batch speed-up per state, N = 64"] == "2"
+    assert got["A: fraction of the FMA floor"] == "100%" and got["A: portable / native"] == "1.1"
+    assert "whole tick (cold), ours / Pinocchio" not in got  # not measured: no row

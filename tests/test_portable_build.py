@@ -19,13 +19,14 @@ from tests.abi_ctypes import CFLAGS, Library, compile_shared
 from tests.test_batch_kernels import MINI, _batch
 
 from codegen.generate import generate_from_files
+from codegen.pybuild import X86_FLAGS
 from codegen.model import load_model
 
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64") or shutil.which("gcc") is None,
                                 reason="x86-64 with gcc only")
 BUILDS = {
     "baseline": ["-march=x86-64"],
-    "clones": ["-DKK_TARGET_CLONES"],
+    "clones": ["-DKK_TARGET_CLONES", *X86_FLAGS],
     "native": ["-march=native"],
 }
 
@@ -57,11 +58,31 @@ def test_baseline_build_has_no_avx(libs):
         assert AVX.search(_disassembly(Path(libs["native"].lib._name)))
 
 
-def test_clones_build_has_an_avx2_copy(libs):
+def _functions(text: str) -> dict:
+    """{symbol: its disassembly} of objdump -d output."""
+    out, name = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^[0-9a-f]+ <([^>]+)>:$", line)
+        if m:
+            name = m.group(1)
+            out[name] = []
+        elif name:
+            out[name].append(line)
+    return {k: "\n".join(v) for k, v in out.items()}
+
+
+def test_clones_build_has_avx2_and_avx512_copies(libs):
     text = _disassembly(Path(libs["clones"].lib._name))
-    assert re.search(r"<mini_compute_C\.arch_x86_64_v3>:", text), "no x86-64-v3 clone"
+    for arch in ("v3", "v4"):
+        assert re.search(rf"<mini_compute_C\.arch_x86_64_{arch}>:", text), f"no x86-64-{arch} clone"
+        # the trigonometric helper is cloned too, and each kernel clone calls its own copy
+        assert re.search(rf"call\s+[0-9a-f]+ <sincos_q\.arch_x86_64_{arch}>", text)
     assert re.search(r"<mini_compute_C_batch\.default>:", text), "no baseline copy"
     assert re.search(r"%ymm\d", text)
+    # the baseline copies, the ones a CPU without AVX runs, have no AVX instruction
+    default = {k: v for k, v in _functions(text).items() if k.endswith(".default")}
+    assert "sincos_q.default" in default and "mini_compute_A.default" in default
+    assert not [k for k, v in default.items() if AVX.search(v)], "AVX in a default clone"
 
 
 def test_builds_agree(libs):

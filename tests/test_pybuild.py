@@ -24,7 +24,7 @@ import pytest
 from codegen.abi import describe
 from codegen.generate import generate
 from codegen.model import load_model, load_param_values
-from codegen.pybuild import FLAGS, build_python_module, write_python_module
+from codegen.pybuild import FLAGS, X86_FLAGS, build_python_module, write_python_module
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -221,6 +221,7 @@ def test_committed_krang_module_is_current(tmp_path):
 
 def test_setup_uses_the_same_flags():
     tree = ast.parse((ROOT / "setup.py").read_text())
-    (flags,) = [ast.literal_eval(n.value) for n in tree.body
-                if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "FLAGS"]
-    assert flags == FLAGS
+    for name, want in (("FLAGS", FLAGS), ("X86_FLAGS", X86_FLAGS)):
+        (flags,) = [ast.literal_eval(n.value) for n in tree.body
+                    if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == name]
+        assert flags == want

@@ -1,6 +1,6 @@
 /* Our side of `make bench`: times the generated C kernels on the same
  * pre-drawn states as bench_pin.cpp. Usage:
- *   bench_c STATES.bin [--target-ms T] [--inner N] [--only NAME] [--no-tick] [--cold-kib K] [--dump FILE K]
+ *   bench_c STATES.bin [--target-ms T] [--inner N] [--only NAME] [--no-tick] [--cold-kib K] [--flush] [--dump FILE K]
  * The parameter vector is the one stored in STATES.bin (the driver writes the
  * parameters there that the Pinocchio model is built from).
  * Generic over the robot: bench_robot.h, written by benchmarks/robot.py next

@@ -19,13 +19,23 @@
  * else CLOCK_MONOTONIC), minus the timer overhead (median of empty timed
  * regions). A second pass times the whole tick with no timestamps inside it.
  * The "cold" variant reads a buffer of --cold-kib KiB (default 4096; 0: off)
- * before every tick, evicting L1/L2 of code and data.
+ * before every tick, evicting L1/L2 of code and data. The "flush" variant
+ * (--flush) instead flushes, before every tick, every cache line of the
+ * process's own memory that a tick can touch out of every cache level
+ * (clflushopt, or clflush, then mfence; Linux x86-64 only): every readable
+ * mapping of the executable (its machine code, read-only data, .data and
+ * .bss, which holds bench_c's outputs), the anonymous mapping right after it
+ * (the rest of .bss), the malloc heap ([heap]: the states, the parameter
+ * vector, Pinocchio's Model and Data and its Eigen vectors), the main stack
+ * ([stack]: the kernels' frames and spills) and libm (Pinocchio's sin/cos).
+ * So the figure does not depend on cache sizes. Not flushed: other shared
+ * libraries (libc, libstdc++), TLBs, branch predictors.
  */
 #ifndef KRANG_BENCH_COMMON_H
 #define KRANG_BENCH_COMMON_H
 
 #if !defined(__cplusplus) && !defined(_POSIX_C_SOURCE)
-#define _POSIX_C_SOURCE 199309L
+#define _POSIX_C_SOURCE 200112L /* clock_gettime, readlink */
 #endif
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +45,11 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define BENCH_TSC 1
+#endif
+#if defined(__x86_64__) && defined(__linux__)
+#include <cpuid.h>
+#include <unistd.h>
+#define BENCH_FLUSH 1
 #endif
 
 typedef struct {
@@ -103,6 +118,7 @@ typedef struct {
     int first; /* for the JSON separator */
     int tick;  /* run the control-tick measurement (--no-tick: 0) */
     long cold_kib;
+    int flush; /* --flush: also the flushed tick */
 } bench_opts;
 
 /* Time the statement(s) in ... (which may use `q`, `dq`: const double * of the current state,
@@ -156,14 +172,16 @@ static void bench_parse_opts(int argc, char **argv, int start, bench_opts *o)
     o->first = 1;
     o->tick = 1;
     o->cold_kib = 4096;
+    o->flush = 0;
     for (i = start; i < argc; i++) {
         if (!strcmp(argv[i], "--target-ms") && i + 1 < argc) o->target_ns = atof(argv[++i]) * 1e6;
         else if (!strcmp(argv[i], "--no-tick")) o->tick = 0;
+        else if (!strcmp(argv[i], "--flush")) o->flush = 1;
         else if (!strcmp(argv[i], "--cold-kib") && i + 1 < argc) o->cold_kib = atol(argv[++i]);
         else if (!strcmp(argv[i], "--inner") && i + 1 < argc) o->inner = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) o->only = argv[++i];
         else if (!strcmp(argv[i], "--dump") && i + 2 < argc) i += 2; /* handled by the harness */
-        else bench_die("unknown option (use --target-ms T --inner N --only NAME --no-tick --cold-kib K "
+        else bench_die("unknown option (use --target-ms T --inner N --only NAME --no-tick --cold-kib K --flush "
                        "--dump FILE K)");
     }
     if (o->inner < 1 || o->inner > BENCH_MAX_INNER) bench_die("--inner must be 1..64");
@@ -192,6 +210,7 @@ static inline uint64_t bench_stamp(void)
 
 #define BENCH_TICK_MAXCALLS 32
 #define BENCH_TICK_CAP 65536L /* ticks kept per measurement */
+#define BENCH_FLUSH_MAX 32    /* flushed address ranges */
 
 typedef struct {
     int ncalls;                /* calls per tick, separated by BENCH_MARK(1..ncalls-1) */
@@ -203,6 +222,11 @@ typedef struct {
     double ns_per_count, overhead_counts, overhead_ns, clock_gettime_ns;
     unsigned char *evict;
     size_t evict_bytes;
+    int flush;                                 /* the flushed tick is measured */
+    int flush_opt;                             /* with clflushopt (else clflush) */
+    int nflush;                                /* address ranges flushed before each flushed tick */
+    uintptr_t flush_lo[BENCH_FLUSH_MAX], flush_hi[BENCH_FLUSH_MAX];
+    char flush_what[BENCH_FLUSH_MAX][16];      /* exe, bss, heap, stack, libm */
     double *raw; /* BENCH_TICK_CAP rows of ncalls + 1 deltas in counts (per call, then the whole tick) */
     double *col;
     long n;
@@ -220,11 +244,82 @@ static void bench_evict(const bench_tick *T)
     bench_sink_ += acc;
 }
 
+/* The ranges to flush (see the top of this file), from /proc/self/maps. */
+static void bench_flush_ranges(bench_tick *T)
+{
+#ifdef BENCH_FLUSH
+    char exe[4096], line[4600], path[4096], perm[8];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    FILE *f = fopen("/proc/self/maps", "r");
+    int after_exe = 0;
+    if (n <= 0 || !f) bench_die("--flush: cannot read /proc/self/exe or /proc/self/maps");
+    exe[n] = 0;
+    T->nflush = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        const char *what = NULL;
+        path[0] = 0;
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %4095s", &lo, &hi, perm, path) < 3) continue;
+        if (!strcmp(path, exe)) what = "exe";
+        else if (!path[0] && after_exe) what = "bss";
+        else if (!strcmp(path, "[heap]")) what = "heap";
+        else if (!strcmp(path, "[stack]")) what = "stack";
+        else if (strstr(path, "/libm.so") || strstr(path, "/libm-")) what = "libm";
+        after_exe = !strcmp(path, exe);
+        if (!what || perm[0] != 'r') continue; /* clflush needs read access */
+        if (T->nflush == BENCH_FLUSH_MAX) bench_die("--flush: too many mappings");
+        T->flush_lo[T->nflush] = lo;
+        T->flush_hi[T->nflush] = hi;
+        snprintf(T->flush_what[T->nflush], sizeof T->flush_what[0], "%s", what);
+        T->nflush++;
+    }
+    fclose(f);
+#else
+    (void)T;
+    bench_die("--flush: Linux x86-64 only");
+#endif
+}
+
+#ifdef BENCH_FLUSH
+/* clflushopt where the CPU has it (CPUID.7.0:EBX bit 23) whatever the build's -march:
+ * clflush is ordered against every other clflush, several times slower per line. */
+__attribute__((target("clflushopt"))) static void bench_flush_opt_(uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t a;
+    for (a = lo & ~(uintptr_t)63; a < hi; a += 64) _mm_clflushopt((void *)a);
+}
+
+static int bench_have_clflushopt_(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 23 & 1u);
+}
+#endif
+
+/* Flush every cache line of the ranges out of every cache level. */
+static void bench_flush(const bench_tick *T)
+{
+#ifdef BENCH_FLUSH
+    int r;
+    for (r = 0; r < T->nflush; r++) {
+        uintptr_t a;
+        if (T->flush_opt) {
+            bench_flush_opt_(T->flush_lo[r], T->flush_hi[r]);
+            continue;
+        }
+        for (a = T->flush_lo[r] & ~(uintptr_t)63; a < T->flush_hi[r]; a += 64) _mm_clflush((const void *)a);
+    }
+    _mm_mfence();
+#else
+    (void)T;
+#endif
+}
+
 static void bench_tick_init(bench_tick *T, const bench_opts *o, const char *const *names, int ncalls, int group,
                             int ngroup, const char *group_name)
 {
     enum { NE = 100001 };
-    static double e[NE];
+    double *e;
     double t0, t1;
     uint64_t c0, c1;
     int i;
@@ -241,7 +336,17 @@ static void bench_tick_init(bench_tick *T, const bench_opts *o, const char *cons
     T->evict_bytes = (size_t)o->cold_kib * 1024u;
     T->evict = T->evict_bytes ? (unsigned char *)malloc(T->evict_bytes) : NULL;
     if (!T->raw || !T->col || (T->evict_bytes && !T->evict)) bench_die("out of memory");
+    e = T->raw; /* scratch for the timer calibration below (>= 2 * BENCH_TICK_CAP doubles) */
     if (T->evict) memset(T->evict, 1, T->evict_bytes); /* real pages, not the shared zero page */
+    T->flush = o->flush;
+    T->nflush = 0;
+    T->flush_opt = 0;
+    if (T->flush) {
+        bench_flush_ranges(T);
+#ifdef BENCH_FLUSH
+        T->flush_opt = bench_have_clflushopt_();
+#endif
+    }
     /* counts -> ns, against CLOCK_MONOTONIC over ~50 ms */
 #ifdef BENCH_TSC
     t0 = bench_now_ns();
@@ -328,7 +433,8 @@ static void bench_tick_stats(bench_tick *T, int instr, double out[][2])
             const double *dq = (st).dq + (size_t)s_ * (st).ndof;                          \
             double *row_ = (T).raw + n_ * (nc_ + 1);                                      \
             (void)q; (void)dq;                                                            \
-            if (cold_) bench_evict(&(T));                                                 \
+            if (cold_ == 1) bench_evict(&(T));                                            \
+            else if (cold_ == 2) bench_flush(&(T));                                       \
             tk_[0] = bench_stamp();                                                       \
             body;                                                                         \
             tk_[nc_] = bench_stamp();                                                     \
@@ -343,6 +449,33 @@ static void bench_tick_stats(bench_tick *T, int instr, double out[][2])
         (T).n = n_;                                                                       \
     } while (0)
 
+/* Tick modes: 0 warm, 1 cold (buffer read), 2 flush (clflush). */
+static const char *const bench_mode_name_[3] = {"warm", "cold", "flush"};
+
+static int bench_mode_on_(const bench_tick *T, int mode)
+{
+    return mode == 0 || (mode == 1 && T->evict_bytes) || (mode == 2 && T->flush);
+}
+
+/* "flush_bytes": total, "flush_ranges": {"exe": bytes, ...} (JSON members, leading comma). */
+static void bench_flush_print_(const bench_tick *T)
+{
+    static const char *const kinds[] = {"exe", "bss", "heap", "stack", "libm"};
+    unsigned long total = 0, per;
+    int r, k;
+    if (!T->flush) return;
+    for (r = 0; r < T->nflush; r++) total += (unsigned long)(T->flush_hi[r] - T->flush_lo[r]);
+    printf(",\n    \"flush_insn\": \"%s\",\n    \"flush_bytes\": %lu,\n    \"flush_ranges\": {",
+           T->flush_opt ? "clflushopt" : "clflush", total);
+    for (k = 0; k < 5; k++) {
+        per = 0;
+        for (r = 0; r < T->nflush; r++)
+            if (!strcmp(T->flush_what[r], kinds[k])) per += (unsigned long)(T->flush_hi[r] - T->flush_lo[r]);
+        printf("%s\"%s\": %lu", k ? ", " : "", kinds[k], per);
+    }
+    printf("}");
+}
+
 static void bench_tick_print_row(const char *name, double *med, double *p90, int inner, int *first)
 {
     double mn = med[0];
@@ -355,20 +488,21 @@ static void bench_tick_print_row(const char *name, double *med, double *p90, int
 
 /* The control tick: the statements in ... are one tick (they may use q, dq, s_ as in
  * BENCH_TIME and must contain BENCH_MARK(1) .. BENCH_MARK(ncalls-1) between the calls).
- * Prints  "tick": {...}  as one JSON member (leading comma included): per mode (warm, and
- * cold if --cold-kib > 0), "NAME": [median over measurements of the per-tick median,
+ * Prints  "tick": {...}  as one JSON member (leading comma included): per mode (warm,
+ * cold if --cold-kib > 0, flush if --flush), "NAME": [median over measurements of the per-tick median,
  * min over measurements, median of the per-measurement p90], in ns. */
 #define BENCH_TICK(opts, st, T, ...)                                                        \
     do {                                                                                    \
-        static double m_[2][BENCH_TICK_MAXCALLS + 3][BENCH_MAX_INNER];                      \
-        static double p_[2][BENCH_TICK_MAXCALLS + 3][BENCH_MAX_INNER];                      \
+        static double m_[3][BENCH_TICK_MAXCALLS + 3][BENCH_MAX_INNER];                      \
+        static double p_[3][BENCH_TICK_MAXCALLS + 3][BENCH_MAX_INNER];                      \
         double one_[BENCH_TICK_MAXCALLS + 2][2];                                            \
-        long nt_[2][BENCH_MAX_INNER];                                                       \
+        long nt_[3][BENCH_MAX_INNER];                                                       \
         uint64_t tk_[BENCH_TICK_MAXCALLS + 1];                                              \
         int mode_, k_, instr_, cold_, c2_, first_;                                          \
         const int ncs_ = (T).ncalls;                                                        \
         if (!(opts).tick) break;                                                            \
-        for (mode_ = 0; mode_ < ((T).evict_bytes ? 2 : 1); mode_++) {                       \
+        for (mode_ = 0; mode_ < 3; mode_++) {                                               \
+            if (!bench_mode_on_(&(T), mode_)) continue;                                     \
             cold_ = mode_;                                                                  \
             double tgt_ = (T).target_ns;                                                    \
             (T).target_ns = 0.1 * tgt_; /* warm-up */                                       \
@@ -396,11 +530,13 @@ static void bench_tick_print_row(const char *name, double *med, double *p90, int
                "    \"cold_bytes\": %lu",                                                       \
                BENCH_TIMER_NAME, (T).ns_per_count, (T).overhead_ns, (T).clock_gettime_ns,       \
                (unsigned long)(T).evict_bytes);                                                 \
-        for (mode_ = 0; mode_ < ((T).evict_bytes ? 2 : 1); mode_++) {                       \
+        bench_flush_print_(&(T));                                                           \
+        for (mode_ = 0; mode_ < 3; mode_++) {                                               \
             double nn_[BENCH_MAX_INNER];                                                    \
+            if (!bench_mode_on_(&(T), mode_)) continue;                                     \
             for (k_ = 0; k_ < (opts).inner; k_++) nn_[k_] = (double)nt_[mode_][k_];         \
-            printf(",\n    \"%s_ticks\": %.0f,\n    \"%s\": {", mode_ ? "cold" : "warm",        \
-                   bench_median(nn_, (opts).inner), mode_ ? "cold" : "warm");                   \
+            printf(",\n    \"%s_ticks\": %.0f,\n    \"%s\": {", bench_mode_name_[mode_],     \
+                   bench_median(nn_, (opts).inner), bench_mode_name_[mode_]);                   \
             first_ = 1;                                                                     \
             for (c2_ = 0; c2_ < ncs_; c2_++)                                                \
                 bench_tick_print_row((T).names[c2_], m_[mode_][c2_], p_[mode_][c2_],        \

@@ -1,6 +1,6 @@
 // Pinocchio side of `make bench`: times Pinocchio's C++ algorithms on the same
 // states as bench_c.c. Usage:
-//   bench_pin MODEL.txt STATES.bin [--target-ms T] [--inner N] [--only NAME] [--no-tick] [--cold-kib K]
+//   bench_pin MODEL.txt STATES.bin [--target-ms T] [--inner N] [--only NAME] [--no-tick] [--cold-kib K] [--flush]
 //             [--dump FILE K]
 // MODEL.txt is written by benchmarks/pin_model.py from the Pinocchio model that
 // pin.buildModelFromUrdf makes of a URDF (for a frame table: benchmarks/build/NAME_aligned.urdf,

@@ -67,13 +67,17 @@
 #endif
 
 /* Opt-in with -DKK_TARGET_CLONES (the Python extension and the CMake library
- * do): one build for every x86-64 that uses AVX2 and FMA where the CPU has
- * them. GCC compiles each kernel for baseline x86-64 and for x86-64-v3
- * (Haswell, Zen) and the dynamic loader picks one per CPU (an ifunc, glibc).
- * Off when the build already targets AVX2 (-march=native), on other
- * architectures and compilers, and by default (it doubles compile time). */
+ * do): one build for every x86-64 that uses AVX2 and FMA, or AVX-512, where
+ * the CPU has them. GCC compiles each kernel for baseline x86-64, x86-64-v3
+ * (Haswell, Zen) and x86-64-v4 (AVX-512: 32 vector registers, fewer spills)
+ * and the dynamic loader picks one per CPU (an ifunc, glibc). Compile with
+ * -mprefer-vector-width=256 as those builds do: GCC's generic tuning gives
+ * the v4 copy 512-bit vectors, which made compute_A 1.4x slower than
+ * -march=native on an AVX-512 Xeon (GCC 12). Off when the build already
+ * targets AVX2 (-march=native), on other architectures and compilers, and by
+ * default (it triples compile time). */
 #if defined(KK_TARGET_CLONES) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && defined(__GLIBC__) && !defined(__AVX2__)
-#define KKCLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#define KKCLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
 #define KKCLONES
 #endif
@@ -82,7 +86,10 @@
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
  * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
- * (and for NaN and inf) libm's sin and cos take over. */
+ * (and for NaN and inf) libm's sin and cos take over. KKCLONES: one copy per
+ * clone, which GCC calls directly from the kernel clone of the same target;
+ * without it every clone called the baseline (SSE2) copy. */
+KKCLONES
 static void sincos_q(const double *q, double *s, double *c)
 {
     unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */
@@ -1205,7 +1212,10 @@ void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, d
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
  * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
- * (and for NaN and inf) libm's sin and cos take over. */
+ * (and for NaN and inf) libm's sin and cos take over. KKCLONES: one copy per
+ * clone, which GCC calls directly from the kernel clone of the same target;
+ * without it every clone called the baseline (SSE2) copy. */
+KKCLONES
 static void sincos_lanes(const double *q, double *s, double *c)
 {
     unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */

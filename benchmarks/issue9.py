@@ -1,0 +1,159 @@
+"""Issue #9's figures in `make bench`'s report, each a ratio measured in the same run.
+
+- code per tick: bytes of machine code of every function one control tick
+  executes (build.tick_code: the tick's calls and what they call), against
+  the issue's 40 KB;
+- the flushed tick (bench_common.h, --flush), the buffer-evicted tick and
+  the warm tick, ours / Pinocchio;
+- FMA-throughput floor of each scalar kernel: ops / 4 cycles (2 FMA per
+  cycle, 2 operations each; ops: the SymPy count in the generated file's
+  banner), as a fraction of the tight-loop time at the nominal frequency
+  (benchmarks.batch.nominal_ghz: "cpu MHz", on a VM the TSC rate, not the
+  turbo clock, so a fraction can be optimistic);
+- the batch kernels' per-state speed-up over the scalar kernel at N = 64 and
+  1024 (benchmarks.batch's driver, its native build, pinned);
+- the portable build (target_clones, codegen.pybuild's flags, no -march)
+  against -march=native, per kernel: the harness `ours-clones`, timed in the
+  same alternating rounds as `ours`.
+No timing is asserted anywhere.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .env import log
+from .robot import KernelSet, group_key, j_key
+
+CODE_TARGET = 40_000  # bytes per tick (issue #9: "code per tick <= 40 KB")
+
+
+@dataclass
+class Row:
+    figure: str
+    value: str
+    target: str
+    how: str
+
+
+def _med(d, k):
+    v = d.get(k)
+    return v["median"] if v else None
+
+
+def tick_roots(ks: KernelSet) -> list[str]:
+    """Our functions a tick calls (harness/bench_c.c's tick), by their C names."""
+    return [ks.fn("compute_A"), ks.fn("compute_C"), ks.fn("compute_Q"), *(ks.direct or (ks.fn("jacobian"),))]
+
+
+def scalar_keys(ks: KernelSet) -> list[tuple[str, str]]:
+    """[(harness key, C function)] of the tick's scalar kernels."""
+    keys = [("A", ks.fn("compute_A")), ("C", ks.fn("compute_C")), ("Q", ks.fn("compute_Q"))]
+    if ks.direct:
+        keys += [(j_key(e), d) for e, d in zip(ks.ee_names, ks.direct)]
+    return keys
+
+
+def fma_fractions(ks: KernelSet, summary: dict, ops: dict, ghz: float) -> dict:
+    """{harness key: (ops, floor ns, measured ns, fraction)} for the tick's scalar kernels."""
+    out = {}
+    ours = summary.get("ours", {})
+    for key, fn in scalar_keys(ks):
+        ns = _med(ours, key)
+        if ns and fn in ops and ghz:
+            floor = ops[fn] / 4 / ghz
+            out[key] = (ops[fn], floor, ns, floor / ns)
+    return out
+
+
+def batch_figures(core, rounds: int = 3) -> tuple[dict | None, str]:
+    """benchmarks.batch's native build, `rounds` runs pinned to `core`: ({n: {A, A_batch, C, C_batch}}
+    medians over runs, ns per state), or (None, why not)."""
+    try:
+        from . import batch
+    except Exception as e:  # noqa: BLE001 - the report says why
+        return None, f"benchmarks.batch unavailable ({e})"
+    old = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    runs = []
+    try:
+        if core is not None and old is not None:
+            os.sched_setaffinity(0, {core})  # the driver inherits it
+        with tempfile.TemporaryDirectory() as d:
+            for r in range(rounds):
+                log(f"batch kernels: run {r + 1}/{rounds}")
+                runs.append(batch.run("native", Path(d)))
+    except Exception as e:  # noqa: BLE001
+        return None, f"benchmarks.batch failed ({e})"
+    finally:
+        if old is not None:
+            os.sched_setaffinity(0, old)
+    res = {n: {k: statistics.median(r[n][k] for r in runs) for k in runs[0][n]} for n in runs[0]}
+    return res, (f"benchmarks.batch.run('native'): gcc {' '.join(batch.BUILDS['native'])}, best of "
+                 f"{batch.REPEATS} per run, median of {rounds} runs, pinned")
+
+
+def portable_rows(ks: KernelSet, summary: dict, tick_summary: dict) -> list[tuple[str, float | None, float | None]]:
+    """[(kernel, native ns, portable ns)]: tight loop per kernel, then the warm and flushed whole tick."""
+    nat, cl = summary.get("ours", {}), summary.get("ours-clones", {})
+    rows = [(k, _med(nat, k), _med(cl, k)) for k, _ in scalar_keys(ks)]
+    g = group_key(ks.ee_names)
+    rows.append((f"{g} (tight loop)", _med(nat, g), _med(cl, g)))
+    for mode in ("warm", "flush"):
+        t_n = tick_summary.get("ours", {}).get(mode, {})
+        t_c = tick_summary.get("ours-clones", {}).get(mode, {})
+        rows.append((f"whole tick, {mode}", _med(t_n, "tick"), _med(t_c, "tick")))
+    return rows
+
+
+def _r(a, b):
+    return a / b if a is not None and b else None
+
+
+def _fmt(x, digits=3):
+    return "n/a" if x is None else f"{x:.{digits}g}"
+
+
+def summary_rows(ks, summary, tick_summary, code, fma, batch, portable) -> list[Row]:
+    """The issue's targets, one row each."""
+    rows = []
+    total = sum(b for _, b in code)
+    if code:
+        rows.append(Row("code per tick", f"{total:,} B ({total / CODE_TARGET:.2f} x target)", "<= 40,000 B",
+                        ", ".join(f"{f} {b:,}" for f, b in code)))
+    for mode, target, how in (("flush", "<= 0.5", "clflush of code and data before every tick"),
+                              ("cold", "", "buffer read before every tick"),
+                              ("warm", "<= 0.16", "caches warm")):
+        o = _med(tick_summary.get("ours", {}).get(mode, {}), "tick")
+        p = _med(tick_summary.get("pin", {}).get(mode, {}), "tick")
+        if o is not None and p is not None:
+            rows.append(Row(f"whole tick ({mode}), ours / Pinocchio", _fmt(_r(o, p)), target,
+                            f"{how}: {o:,.0f} vs {p:,.0f} ns"))
+    for key, (ops, floor, ns, frac) in fma.items():
+        rows.append(Row(f"{key}: fraction of the FMA floor", f"{frac:.0%}", ">= 65 %" if key in ("A", "C") else "",
+                        f"{ops:,} ops -> floor {floor:,.0f} ns vs {ns:,.0f} ns (tight loop)"))
+    if batch:
+        for n, t in batch.items():
+            for k in ("A", "C"):
+                rows.append(Row(f"{k} batch speed-up per state, N = {n}", _fmt(_r(t[k], t[k + "_batch"])), ">= 3",
+                                f"scalar {t[k]:,.1f} vs batch {t[k + '_batch']:,.1f} ns per state"))
+    for label, nat, cl in portable:
+        if nat is not None and cl is not None:
+            rows.append(Row(f"{label}: portable / native", _fmt(_r(cl, nat)), "<= 1.10",
+                            f"{cl:,.1f} vs {nat:,.1f} ns"))
+    return rows
+
+
+def section(info: dict, rows: list[Row], notes: list[str]) -> list[str]:
+    """bench.md's lines for the issue #9 summary (its first table is copied into the README)."""
+    L = ["## Issue #9: worst tick, efficiency, batch, portable build\n",
+         "Every figure is a ratio of two timings of this run (machine, compiler and flags: the table at the "
+         f"top; portable build: `{info.get('flags_portable', '?')}`). No timing is asserted anywhere.\n",
+         "| figure | value | target | how |", "|---|---:|---:|---|"]
+    L += [f"| {r.figure} | {r.value} | {r.target} | {r.how} |" for r in rows]
+    L.append("")
+    L += [f"- {n}" for n in notes]
+    L.append("")
+    return L
