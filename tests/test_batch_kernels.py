@@ -1,6 +1,7 @@
 """Batch kernels (issue #9): PFX_compute_A_batch / PFX_compute_C_batch equal
 the scalar kernels state by state, for every n around the vector width
-(n = 0, 1, W - 1, W, W + 1, 67 and a negative n, which writes nothing), on
+(n = 0, 1, W - 1, W, W + 1 for both lane counts W the C may choose, 67 and
+a negative n, which writes nothing), on
 the mini model and on Krang, compiled with the vector path (GCC) and with it
 turned off (-DKKNOSIMD: the portable loop).
 
@@ -14,13 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.emit_batch import LANES
+from codegen.emit_batch import LANE_CHOICES
 from codegen.model import load_model
 from tests.abi_ctypes import CFLAGS, Library, build, compile_shared
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = (ROOT / "tests" / "models" / "mini.toml", ROOT / "tests" / "models" / "mini_params.toml")
-SIZES = (0, 1, LANES - 1, LANES, LANES + 1, 67)
+SIZES = (0, 1, *sorted({n for w in LANE_CHOICES for n in (w - 1, w, w + 1)}), 67)
 _D = ctypes.POINTER(ctypes.c_double)
 
 
