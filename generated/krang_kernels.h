@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        d172ed0aca0a2317be7c7461826d075e95824349cde5e756f01029b26c289bd1
+ * generator        fd14f2ed5ba34a91b9eb1923d2eed9333adf0f651b7d3bc4ea30c5af0029c9b3
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
