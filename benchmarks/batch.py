@@ -3,7 +3,8 @@
 A C driver times (`--gen DIR --name NAME` for another robot's kernels), for N = 64 and 1024 random states (one p), the scalar
 kernel called N times and the batch kernel called once, outputs written to
 N separate matrices in both cases; the best of REPEATS runs, per state, with
-clock_gettime(CLOCK_MONOTONIC). Builds (same generated/krang_kernels.c):
+clock_gettime(CLOCK_MONOTONIC); --rounds R (default 3) runs every build R
+times, alternating, and reports medians (--cpu C pins the runs: taskset). Builds (same generated/krang_kernels.c):
   native: -O3 -march=native -ffp-contract=fast (the reference build)
   avx2:   native without AVX-512 (-mno-avx512f): the 4-lane kernels on the same CPU
   clones: -O3 -ffp-contract=fast -DKK_TARGET_CLONES, no -march: target_clones
@@ -21,7 +22,9 @@ a VM, not the turbo clock, so a fraction can be optimistic).
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import statistics
 import subprocess
 import tempfile
 from pathlib import Path
@@ -98,14 +101,20 @@ def lanes(build: str) -> int:
     return 8 if re.search(r"^#define __AVX512F__ ", macros, re.M) else 4
 
 
-def run(build: str, work: Path, gen: Path = GEN, name: str = "krang") -> dict:
-    src = work / "driver.c"
+def compile_driver(build: str, work: Path, gen: Path = GEN, name: str = "krang") -> Path:
+    src = work / f"driver_{build}.c"
     src.write_text(DRIVER.replace("@SIZES@", ", ".join(map(str, SIZES))).replace("REPEATS", str(REPEATS))
                    .replace("krang_", f"{name}_").replace("KRANG_", f"{name.upper()}_"))
     exe = work / f"bench_{build}"
     subprocess.run(["gcc", "-std=c99", *BUILDS[build], "-I", str(gen), str(src), str(gen / f"{name}_kernels.c"),
                     "-o", str(exe), "-lm"], check=True)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    return exe
+
+
+def run(exe: Path, cpu: str | None = None) -> dict:
+    """One round: {N: {A, A_batch, C, C_batch: ns per state}}, pinned to `cpu` if given."""
+    out = subprocess.run((["taskset", "-c", cpu] if cpu else []) + [str(exe)],
+                         check=True, capture_output=True, text=True).stdout
     res = {}
     for line in out.splitlines():
         n, a, ab, c, cb, _ = line.split()
@@ -113,22 +122,34 @@ def run(build: str, work: Path, gen: Path = GEN, name: str = "krang") -> dict:
     return res
 
 
-def report(results: dict, gen: Path = GEN, name: str = "krang") -> str:
+def median_rounds(rounds: list) -> tuple:
+    """Per N and key: the median time over the rounds, and the median of the
+    per-round speed-ups (scalar and batch of a round ran back to back)."""
+    times = {n: {k: statistics.median(r[n][k] for r in rounds) for k in rounds[0][n]} for n in rounds[0]}
+    ups = {n: {k: statistics.median(r[n][k] / r[n][k + "_batch"] for r in rounds) for k in ("A", "C")}
+           for n in rounds[0]}
+    return times, ups
+
+
+def report(results: dict, gen: Path = GEN, name: str = "krang", rounds: int = 1) -> str:
     ghz, counts = nominal_ghz(), ops(gen, name)
-    lines = [f"batch kernels, ns per state (best of {REPEATS}); nominal {ghz:.2f} GHz; "
-             "floor = ops / (4 x W) cycles, W = 1 scalar, the build's lanes batch"]
+    lines = [f"{name} batch kernels, ns per state (best of {REPEATS} calls, median of {rounds} rounds); "
+             f"nominal {ghz:.2f} GHz; floor = ops / (4 x W) cycles, W = 1 scalar, the build's lanes batch; "
+             f"load average {os.getloadavg()[0]:.2f}"]
     for build, res in results.items():
         W = lanes(build)
+        times, ups = median_rounds(res)
         lines.append(f"[{build}] gcc {' '.join(BUILDS[build])}  ({W} lanes)")
-        for n, t in res.items():
+        for n, t in times.items():
             for k in ("A", "C"):
                 op = counts[f"compute_{k}"]
-                frac = [op / (4 * w) / (t[name] * ghz) for name, w in ((k, 1), (f"{k}_batch", W))]
+                frac = [op / (4 * w) / (t[key] * ghz) for key, w in ((k, 1), (f"{k}_batch", W))]
                 lines.append(f"  N={n:5d} {k}: scalar {t[k]:8.1f} ns ({frac[0]:4.0%} of floor)  batch "
-                             f"{t[k + '_batch']:8.1f} ns ({frac[1]:4.0%} of floor)  speed-up {t[k] / t[k + '_batch']:.2f}x")
+                             f"{t[k + '_batch']:8.1f} ns ({frac[1]:4.0%} of floor)  speed-up {ups[n][k]:.2f}x")
     if "native" in results and "clones" in results:
+        native, clones = median_rounds(results["native"])[0], median_rounds(results["clones"])[0]
         for n in SIZES:
-            r = {k: results["clones"][n][k] / results["native"][n][k] for k in results["native"][n]}
+            r = {k: clones[n][k] / native[n][k] for k in native[n]}
             lines.append(f"clones / native time at N={n}: " + ", ".join(f"{k} {v:.2f}" for k, v in r.items()))
     return "\n".join(lines)
 
@@ -138,10 +159,17 @@ def main(argv=None) -> int:
     ap.add_argument("--builds", default=",".join(BUILDS), help="comma-separated: " + ", ".join(BUILDS))
     ap.add_argument("--gen", type=Path, default=GEN, help="directory of NAME_kernels.c (default: generated/)")
     ap.add_argument("--name", default="krang", help="the robot name it was generated with (its C prefix)")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds, the builds alternating (default 3)")
+    ap.add_argument("--cpu", default=None, help="pin the timed runs to this CPU (taskset -c)")
     args = ap.parse_args(argv)
+    builds = args.builds.split(",")
     with tempfile.TemporaryDirectory() as d:
-        results = {b: run(b, Path(d), args.gen, args.name) for b in args.builds.split(",")}
-    print(report(results, args.gen, args.name))
+        exes = {b: compile_driver(b, Path(d), args.gen, args.name) for b in builds}
+        results = {b: [] for b in builds}
+        for _ in range(args.rounds):
+            for b in builds:
+                results[b].append(run(exes[b], args.cpu))
+    print(report(results, args.gen, args.name, args.rounds))
     return 0
 
 
