@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        fd14f2ed5ba34a91b9eb1923d2eed9333adf0f651b7d3bc4ea30c5af0029c9b3
+ * generator        f39bc61fdabc5f34422ed475a2c62eaae2b3050765c09a3c5e0625a04bae8a13
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774

@@ -1210,6 +1210,27 @@ void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, d
 #endif
 __extension__ typedef double kv __attribute__((vector_size(8 * KKLANES)));
 __extension__ typedef long long kvi __attribute__((vector_size(8 * KKLANES)));
+/* With -DKK_TARGET_CLONES the helpers below are inlined into each batch
+ * kernel, so that they are compiled for each clone's target too (else a
+ * baseline copy serves every clone: measured 5x slower). Otherwise the
+ * large ones (KKHELPER) are left to the compiler (measured: inlined,
+ * sincos_lanes loses its 512-bit vectors, A_batch 10 % slower). Their 4 x 4
+ * transpositions need 256-bit shuffles (AVX): for SSE2 they would be
+ * lowered element by element, slower than copying the elements one by one,
+ * which they do there instead (KKSHUFFLES 0; as in a clone, whose target
+ * the preprocessor does not see). */
+#if defined(KK_TARGET_CLONES) && !defined(__AVX2__)
+#define KKINLINE inline __attribute__((always_inline))
+#define KKHELPER inline __attribute__((always_inline))
+#else
+#define KKINLINE inline
+#define KKHELPER
+#endif
+#if defined(__AVX__)
+#define KKSHUFFLES 1
+#else
+#define KKSHUFFLES 0
+#endif
 /* 4 doubles (256 bits), at any double's address for kq4u */
 __extension__ typedef double kq4 __attribute__((vector_size(32)));
 __extension__ typedef double kq4u __attribute__((vector_size(32), aligned(8), may_alias));
@@ -1223,11 +1244,13 @@ __extension__ typedef long long kq4i __attribute__((vector_size(32)));
 
 /* v = x in every lane (a pointer: a vector return value changes the ABI
  * with the target's vector width). */
-static inline void splat(kv *v, double x)
+static KKINLINE void splat(kv *v, double x)
 {
+    double t[KKLANES];
     for (int l = 0; l < KKLANES; ++l) {
-        (*v)[l] = x;
+        t[l] = x;
     }
+    memcpy(v, t, sizeof t);
 }
 
 /* ob[i] holds element i of the outputs of KKLANES consecutive states (lane l:
@@ -1235,11 +1258,14 @@ static inline void splat(kv *v, double x)
  * 4 states are transposed in registers (two rounds of shuffles) and written
  * with 256-bit stores; the last size % 4 elements one by one. 256 bits, not
  * 512, also with 8 lanes: the rows are not 64-byte aligned, and a store
- * split over two cache lines costs twice (measured: benchmarks/batch.py). */
-static void store_lanes(const kv *ob, int size, double *o)
+ * split over two cache lines costs twice (measured: benchmarks/batch.py).
+ * The elements that do not depend on the state go the same way: copying
+ * them from a row of constants instead measured slower (Talos, Krang). */
+static KKHELPER void store_lanes(const kv *ob, int size, double *o)
 {
-    const kq4 *r = (const kq4 *)ob;  /* element i, states 4 g .. 4 g + 3: r[i * KKLANES / 4 + g] */
     int i = 0;
+#if KKSHUFFLES
+    const kq4 *r = (const kq4 *)ob;  /* element i, states 4 g .. 4 g + 3: r[i * KKLANES / 4 + g] */
     for (; i + 4 <= size; i += 4) {
         for (int g = 0; g < KKLANES / 4; ++g) {
             const kq4 *e = r + i * (KKLANES / 4) + g;
@@ -1253,19 +1279,22 @@ static void store_lanes(const kv *ob, int size, double *o)
             *(kq4u *)(d + 3 * size) = KKSHUF(u2, u3, 1, 5, 3, 7);
         }
     }
+#endif
     for (; i < size; ++i) {
         for (int l = 0; l < KKLANES; ++l) {
             o[(size_t)l * (size_t)size + (size_t)i] = ob[i][l];
         }
     }
 }
+
 /* The inverse of store_lanes for the inputs: v[i] = element i of the
  * KKLANES consecutive rows of NDOF doubles at x (lane l: row l), by the
  * same 4 x 4 transposition in registers; the last NDOF % 4 elements one by
  * one. */
-static inline void load_lanes(const double *x, kv *v)
+static KKINLINE void load_lanes(const double *x, kv *v)
 {
     int i = 0;
+#if KKSHUFFLES
     for (; i + 4 <= NDOF; i += 4) {
         kq4 w[KKLANES];  /* w[4 g + m]: element i + m of rows 4 g .. 4 g + 3 */
         for (int g = 0; g < KKLANES / 4; ++g) {
@@ -1288,10 +1317,13 @@ static inline void load_lanes(const double *x, kv *v)
 #endif
         }
     }
-    for (; i < NDOF; ++i) {
+#endif
+    for (; i < NDOF; ++i) {  /* whole vectors written: no lane of v[i] is read before it is set */
+        double t[KKLANES];
         for (int l = 0; l < KKLANES; ++l) {
-            v[i][l] = x[(size_t)l * NDOF + (size_t)i];
+            t[l] = x[(size_t)l * NDOF + (size_t)i];
         }
+        memcpy(&v[i], t, sizeof t);
     }
 }
 
@@ -1305,7 +1337,7 @@ __attribute__((target("prefer-vector-width=512")))
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
  * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
  * (and for NaN and inf) libm's sin and cos take over. */
-static void sincos_lanes(const double *q, double *s, double *c)
+static KKHELPER void sincos_lanes(const double *q, double *s, double *c)
 {
     unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */
     for (int i = 0; i < NDOF * KKLANES; ++i) {
