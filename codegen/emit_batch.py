@@ -7,15 +7,18 @@ statements. Every statement that depends on a per-state input (q, its sin
 and cos, dq) becomes a vector statement; the others depend on p only: they
 are hoisted out of the loop over the states and computed once per call
 (GCC and Clang broadcast a scalar operand of a vector operation). Inputs are
-gathered state-major into one vector per joint. Each output element goes,
+transposed into one vector per joint. Each output element goes,
 as soon as it is computed (so that its register is free again), to a
 lane-major buffer, one vector per element; the elements that do not depend
 on the state are put there once per call. At the end of a block the buffer
-is transposed in registers, KKLANES x KKLANES at a time, into the n
-consecutive row-major outputs with full-vector stores. The arithmetic is
-the scalar kernel's, operation for operation, so each lane equals the
-scalar result (to the rounding of contracted multiply-adds, which the
-compiler may place differently).
+is transposed in registers, 4 elements x 4 states at a time, into the
+consecutive row-major outputs with 256-bit stores (store_lanes; inputs come
+in the same way, load_lanes). Measured (benchmarks/batch.py): storing each
+group of 4 elements as soon as it is complete, or copying the state-free
+groups from a row of constants, was slower than this one pass at the end.
+The arithmetic is the scalar kernel's, operation for operation, so each lane
+equals the scalar result (to the rounding of contracted multiply-adds, which
+the compiler may place differently).
 
 A statement this cannot express over vectors (a math.h call or a comparison
 on a per-state value: the model language allows them, A and C of the usual

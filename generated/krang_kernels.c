@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        f39bc61fdabc5f34422ed475a2c62eaae2b3050765c09a3c5e0625a04bae8a13
+ * generator        4b958d13d722acbd158b5c259e764f004d0f9e06f9be8da9836867cffc3af77e
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774
