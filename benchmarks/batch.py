@@ -1,17 +1,20 @@
 """Batch kernels vs scalar kernels (issue #9): `python -m benchmarks.batch`.
 
-A C driver times, for N = 64 and 1024 random states (one p), the scalar
+A C driver times (`--gen DIR --name NAME` for another robot's kernels), for N = 64 and 1024 random states (one p), the scalar
 kernel called N times and the batch kernel called once, outputs written to
 N separate matrices in both cases; the best of REPEATS runs, per state, with
-clock_gettime(CLOCK_MONOTONIC). Builds (same generated/krang_kernels.c):
+clock_gettime(CLOCK_MONOTONIC); --rounds R (default 3) runs every build R
+times, alternating, and reports medians (--cpu C pins the runs: taskset). Builds (same generated/krang_kernels.c):
   native: -O3 -march=native -ffp-contract=fast (the reference build)
+  avx2:   native without AVX-512 (-mno-avx512f): the 4-lane kernels on the same CPU
   clones: -O3 -ffp-contract=fast -DKK_TARGET_CLONES, no -march: target_clones
           picks the x86-64-v3 (AVX2, FMA) copy at load time
   base:   -O3 -march=x86-64: baseline x86-64 only (SSE2)
 
 FMA-throughput floor of a kernel, per state: ops / (2 FMA per cycle x 2
 operations per FMA x W lanes) cycles, ops the SymPy count in the banner,
-W = 1 for the scalar kernel and the vector width (4) for the batch kernel;
+W = 1 for the scalar kernel and the build's lane count for the batch kernel
+(KKLANES of the template: 8 where the build targets AVX-512, else 4);
 the fraction reported is floor cycles / measured cycles, measured cycles =
 ns x the nominal frequency ("cpu MHz" of /proc/cpuinfo; the TSC frequency on
 a VM, not the turbo clock, so a fraction can be optimistic).
@@ -19,12 +22,12 @@ a VM, not the turbo clock, so a fraction can be optimistic).
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import statistics
 import subprocess
 import tempfile
 from pathlib import Path
-
-from codegen.emit_batch import LANES
 
 ROOT = Path(__file__).resolve().parents[1]
 GEN = ROOT / "generated"
@@ -32,6 +35,7 @@ SIZES = (64, 1024)
 REPEATS = 200
 BUILDS = {
     "native": ["-O3", "-march=native", "-ffp-contract=fast"],
+    "avx2": ["-O3", "-march=native", "-mno-avx512f", "-ffp-contract=fast"],
     "clones": ["-O3", "-ffp-contract=fast", "-mprefer-vector-width=256", "-DKK_TARGET_CLONES"],
     "base": ["-O3", "-march=x86-64", "-ffp-contract=fast"],
 }
@@ -80,9 +84,9 @@ int main(void)
 """
 
 
-def ops() -> dict:
-    banner = (GEN / "krang_kernels.c").read_text().split("*/", 1)[0]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"krang_(\w+)\s+(\d+)\s*$", banner, re.M)}
+def ops(gen: Path = GEN, name: str = "krang") -> dict:
+    banner = (gen / f"{name}_kernels.c").read_text().split("*/", 1)[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(rf"{name}_(\w+)\s+(\d+)\s*$", banner, re.M)}
 
 
 def nominal_ghz() -> float:
@@ -90,13 +94,27 @@ def nominal_ghz() -> float:
     return float(mhz.group(1)) / 1000.0
 
 
-def run(build: str, work: Path) -> dict:
-    src = work / "driver.c"
-    src.write_text(DRIVER.replace("@SIZES@", ", ".join(map(str, SIZES))).replace("REPEATS", str(REPEATS)))
+def lanes(build: str) -> int:
+    """KKLANES of a build: 8 where the compiler targets AVX-512 (as the template decides)."""
+    macros = subprocess.run(["gcc", *BUILDS[build], "-dM", "-E", "-x", "c", "/dev/null"],
+                            check=True, capture_output=True, text=True).stdout
+    return 8 if re.search(r"^#define __AVX512F__ ", macros, re.M) else 4
+
+
+def compile_driver(build: str, work: Path, gen: Path = GEN, name: str = "krang") -> Path:
+    src = work / f"driver_{build}.c"
+    src.write_text(DRIVER.replace("@SIZES@", ", ".join(map(str, SIZES))).replace("REPEATS", str(REPEATS))
+                   .replace("krang_", f"{name}_").replace("KRANG_", f"{name.upper()}_"))
     exe = work / f"bench_{build}"
-    subprocess.run(["gcc", "-std=c99", *BUILDS[build], "-I", str(GEN), str(src), str(GEN / "krang_kernels.c"),
+    subprocess.run(["gcc", "-std=c99", *BUILDS[build], "-I", str(gen), str(src), str(gen / f"{name}_kernels.c"),
                     "-o", str(exe), "-lm"], check=True)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    return exe
+
+
+def run(exe: Path, cpu: str | None = None) -> dict:
+    """One round: {N: {A, A_batch, C, C_batch: ns per state}}, pinned to `cpu` if given."""
+    out = subprocess.run((["taskset", "-c", cpu] if cpu else []) + [str(exe)],
+                         check=True, capture_output=True, text=True).stdout
     res = {}
     for line in out.splitlines():
         n, a, ab, c, cb, _ = line.split()
@@ -104,21 +122,34 @@ def run(build: str, work: Path) -> dict:
     return res
 
 
-def report(results: dict) -> str:
-    ghz, counts = nominal_ghz(), ops()
-    lines = [f"batch kernels, ns per state (best of {REPEATS}); nominal {ghz:.2f} GHz; "
-             f"floor = ops / (4 x W) cycles, W = 1 scalar, {LANES} batch"]
+def median_rounds(rounds: list) -> tuple:
+    """Per N and key: the median time over the rounds, and the median of the
+    per-round speed-ups (scalar and batch of a round ran back to back)."""
+    times = {n: {k: statistics.median(r[n][k] for r in rounds) for k in rounds[0][n]} for n in rounds[0]}
+    ups = {n: {k: statistics.median(r[n][k] / r[n][k + "_batch"] for r in rounds) for k in ("A", "C")}
+           for n in rounds[0]}
+    return times, ups
+
+
+def report(results: dict, gen: Path = GEN, name: str = "krang", rounds: int = 1) -> str:
+    ghz, counts = nominal_ghz(), ops(gen, name)
+    lines = [f"{name} batch kernels, ns per state (best of {REPEATS} calls, median of {rounds} rounds); "
+             f"nominal {ghz:.2f} GHz; floor = ops / (4 x W) cycles, W = 1 scalar, the build's lanes batch; "
+             f"load average {os.getloadavg()[0]:.2f}"]
     for build, res in results.items():
-        lines.append(f"[{build}] gcc {' '.join(BUILDS[build])}")
-        for n, t in res.items():
+        W = lanes(build)
+        times, ups = median_rounds(res)
+        lines.append(f"[{build}] gcc {' '.join(BUILDS[build])}  ({W} lanes)")
+        for n, t in times.items():
             for k in ("A", "C"):
                 op = counts[f"compute_{k}"]
-                frac = [op / (4 * w) / (t[name] * ghz) for name, w in ((k, 1), (f"{k}_batch", LANES))]
+                frac = [op / (4 * w) / (t[key] * ghz) for key, w in ((k, 1), (f"{k}_batch", W))]
                 lines.append(f"  N={n:5d} {k}: scalar {t[k]:8.1f} ns ({frac[0]:4.0%} of floor)  batch "
-                             f"{t[k + '_batch']:8.1f} ns ({frac[1]:4.0%} of floor)  speed-up {t[k] / t[k + '_batch']:.2f}x")
+                             f"{t[k + '_batch']:8.1f} ns ({frac[1]:4.0%} of floor)  speed-up {ups[n][k]:.2f}x")
     if "native" in results and "clones" in results:
+        native, clones = median_rounds(results["native"])[0], median_rounds(results["clones"])[0]
         for n in SIZES:
-            r = {k: results["clones"][n][k] / results["native"][n][k] for k in results["native"][n]}
+            r = {k: clones[n][k] / native[n][k] for k in native[n]}
             lines.append(f"clones / native time at N={n}: " + ", ".join(f"{k} {v:.2f}" for k, v in r.items()))
     return "\n".join(lines)
 
@@ -126,10 +157,19 @@ def report(results: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--builds", default=",".join(BUILDS), help="comma-separated: " + ", ".join(BUILDS))
+    ap.add_argument("--gen", type=Path, default=GEN, help="directory of NAME_kernels.c (default: generated/)")
+    ap.add_argument("--name", default="krang", help="the robot name it was generated with (its C prefix)")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds, the builds alternating (default 3)")
+    ap.add_argument("--cpu", default=None, help="pin the timed runs to this CPU (taskset -c)")
     args = ap.parse_args(argv)
+    builds = args.builds.split(",")
     with tempfile.TemporaryDirectory() as d:
-        results = {b: run(b, Path(d)) for b in args.builds.split(",")}
-    print(report(results))
+        exes = {b: compile_driver(b, Path(d), args.gen, args.name) for b in builds}
+        results = {b: [] for b in builds}
+        for _ in range(args.rounds):
+            for b in builds:
+                results[b].append(run(exes[b], args.cpu))
+    print(report(results, args.gen, args.name, args.rounds))
     return 0
 
 

@@ -1,16 +1,24 @@
 """Batch kernels (issue #9): a scalar kernel's statements, reprinted over a
-GCC/Clang vector type so that one instruction evaluates LANES states.
+GCC/Clang vector type so that one instruction evaluates KKLANES states (8
+with AVX-512, else 4: chosen by the C preprocessor, see the template).
 
 The scalar kernel (codegen/emit_c.py) is a straight line of `const double`
 statements. Every statement that depends on a per-state input (q, its sin
-and cos, dq) becomes a vector statement; the others depend on p only and
-stay scalar (computed once per block of LANES states; GCC and Clang
-broadcast a scalar operand of a vector operation). Inputs are gathered
-state-major into one vector per joint, outputs scattered lane by lane into
-the n consecutive output matrices. The arithmetic is the scalar kernel's,
-operation for operation, so each lane equals the scalar result (to the
-rounding of contracted multiply-adds, which the compiler may place
-differently).
+and cos, dq) becomes a vector statement; the others depend on p only: they
+are hoisted out of the loop over the states and computed once per call
+(GCC and Clang broadcast a scalar operand of a vector operation). Inputs are
+transposed into one vector per joint. Each output element goes,
+as soon as it is computed (so that its register is free again), to a
+lane-major buffer, one vector per element; the elements that do not depend
+on the state are put there once per call. At the end of a block the buffer
+is transposed in registers, 4 elements x 4 states at a time, into the
+consecutive row-major outputs with 256-bit stores (store_lanes; inputs come
+in the same way, load_lanes). Measured (benchmarks/batch.py): storing each
+group of 4 elements as soon as it is complete, or copying the state-free
+groups from a row of constants, was slower than this one pass at the end.
+The arithmetic is the scalar kernel's, operation for operation, so each lane
+equals the scalar result (to the rounding of contracted multiply-adds, which
+the compiler may place differently).
 
 A statement this cannot express over vectors (a math.h call or a comparison
 on a per-state value: the model language allows them, A and C of the usual
@@ -24,7 +32,9 @@ from dataclasses import dataclass, field
 
 from .emit_c import _ELEMENT, Kernel
 
-LANES = 4  # doubles per vector: 256 bits, AVX2; the measured choice (benchmarks/batch.py)
+# Lane counts the C may choose (KKLANES in the template: 8 where __AVX512F__, else 4);
+# the tests and benchmarks/batch.py size their batches around both.
+LANE_CHOICES = (4, 8)
 # per-state input arrays of the scalar kernels -> their vector arrays in the batch body
 VECTOR_INPUTS = {"q": "vq", "sq": "vs", "cq": "vc", "dq": "vdq", "ddq": "vddq", "tau": "vtau"}
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
@@ -39,8 +49,9 @@ class Batch:
     simd: bool  # False: a loop over the scalar kernel only
     inputs: list = field(default_factory=list)  # per-state input arrays read directly: (name, vector array)
     sincos: bool = False  # needs sin and cos of q
-    body: list = field(default_factory=list)  # (declaration, rhs), in the scalar kernel's order
-    writes: list = field(default_factory=list)  # (output array, flat index, rhs, is a vector)
+    hoisted: list = field(default_factory=list)  # (declaration, rhs): p-only statements, once per call
+    fills: list = field(default_factory=list)  # (flat index, rhs): p-only output elements, once per call
+    body: list = field(default_factory=list)  # (lhs, rhs): vector statements and buffer stores, per block
     output: str = ""  # the output array
     size: int = 0  # its size per state
 
@@ -56,30 +67,37 @@ def batch(kernel: Kernel, name: str) -> Batch:
     """The batch form `name` of an emitted scalar kernel with one output."""
     (output,) = [a for a in kernel.args if a.output]
     inputs = [a.name for a in kernel.args if not a.output and a.name in VECTOR_INPUTS]
+    scalar = Batch(name, kernel.name, False, output=output.name, size=output.length)
     b = Batch(name, kernel.name, True, output=output.name, size=output.length,
               sincos=any(st.startswith("sincos_q(") for st in kernel.setup))
-    vectors, read = set(), set()
+    defined, read = {}, set()  # vector variable -> its position in b.body
     for decl, rhs in kernel.body:
         lhs = _DECL.fullmatch(decl).group(1)
         element = _ELEMENT.fullmatch(rhs)
         if element and element.group(1) in VECTOR_INPUTS:
-            vectors.add(lhs)
             read.add(element.group(1))
-            b.body.append((f"const kv {lhs}", VECTOR_INPUTS[element.group(1)] + rhs[len(element.group(1)):]))
-        elif any(ident in vectors for ident in _IDENT.findall(rhs)):
-            if _vector_rhs(rhs) is None:
-                return Batch(name, kernel.name, False, output=output.name, size=output.length)
-            vectors.add(lhs)
-            b.body.append((f"const kv {lhs}", rhs))
-        else:
-            b.body.append((decl, rhs))
+            rhs = VECTOR_INPUTS[element.group(1)] + rhs[len(element.group(1)):]
+        elif not any(ident in defined for ident in _IDENT.findall(rhs)):
+            b.hoisted.append((decl, rhs))
+            continue
+        elif _vector_rhs(rhs) is None:
+            return scalar
+        defined[lhs] = len(b.body)
+        b.body.append((f"const kv {lhs}", rhs))
+    # each buffer store right after the last statement it reads, so that the
+    # vector dies there instead of being spilled until the end of the block
+    after = {}
     for lhs, rhs in kernel.writes:
-        array, index = lhs[:-1].split("[")
-        vec = any(ident in vectors for ident in _IDENT.findall(rhs))
-        if vec and _vector_rhs(rhs) is None:
-            return Batch(name, kernel.name, False, output=output.name, size=output.length)
-        b.writes.append((array, int(index), rhs, vec))
+        index = int(lhs[:-1].split("[")[1])
+        uses = [defined[ident] for ident in _IDENT.findall(rhs) if ident in defined]
+        if not uses:
+            b.fills.append((index, rhs))
+        elif _vector_rhs(rhs) is None:
+            return scalar
+        else:
+            after.setdefault(max(uses), []).append((f"ob[{index}]", rhs))
+    if not after:  # constant in the states (a 1-DOF C): nothing to vectorize
+        return scalar
+    b.body = [line for k, st in enumerate(b.body) for line in [st, *after.get(k, [])]]
     b.inputs = [(a, VECTOR_INPUTS[a]) for a in inputs if a in read]
-    if not any(vec for *_, vec in b.writes):  # constant in the states (a 1-DOF C): nothing to vectorize
-        return Batch(name, kernel.name, False, output=output.name, size=output.length)
     return b

@@ -28,7 +28,7 @@ from . import __version__
 from .abi import OUT, describe
 from .cnames import c_string, cnames, comment_text
 from .derive import derive
-from .emit_batch import LANES, batch
+from .emit_batch import batch
 from .emit_c import Argument, Kernel, c_double, emit
 from .model import ModelError, load_model, load_param_values
 
@@ -106,7 +106,7 @@ def render(abi, names, model, values, kernels, config) -> dict:
     ee_macros = [(f"{P}_{e.upper()}", i) for i, e in enumerate(names.ees)]
     ctx = dict(
         P=P, prefix=prefix, abi=abi, ndof=model.ndof, np=len(model.param_names), header=header,
-        guard=f"{P}_KERNELS_H", kernels=kernels, ee_macros=ee_macros, lanes=LANES,
+        guard=f"{P}_KERNELS_H", kernels=kernels, ee_macros=ee_macros,
         batches=[batch(next(k for k in kernels if k.name == f.batch_of), f.name) for f in abi.batched],
         frame_macros=[(f"{P}_WORLD", 0), (f"{P}_LOCAL", 1)],
         joint_lines=[f"{i:3d}  {comment_text(n)}" for i, n in enumerate(model.joint_names)],

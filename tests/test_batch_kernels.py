@@ -1,6 +1,7 @@
 """Batch kernels (issue #9): PFX_compute_A_batch / PFX_compute_C_batch equal
 the scalar kernels state by state, for every n around the vector width
-(n = 0, 1, W - 1, W, W + 1, 67 and a negative n, which writes nothing), on
+(n = 0, 1, W - 1, W, W + 1 for both lane counts W the C may choose, 67 and
+a negative n, which writes nothing), on
 the mini model and on Krang, compiled with the vector path (GCC) and with it
 turned off (-DKKNOSIMD: the portable loop).
 
@@ -14,38 +15,46 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.emit_batch import LANES
+from codegen.emit_batch import LANE_CHOICES
 from codegen.model import load_model
 from tests.abi_ctypes import CFLAGS, Library, build, compile_shared
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = (ROOT / "tests" / "models" / "mini.toml", ROOT / "tests" / "models" / "mini_params.toml")
-SIZES = (0, 1, LANES - 1, LANES, LANES + 1, 67)
+SIZES = (0, 1, *sorted({n for w in LANE_CHOICES for n in (w - 1, w, w + 1)}), 67)
 _D = ctypes.POINTER(ctypes.c_double)
 
 
-@pytest.fixture(scope="module", params=["simd", "nosimd"])
+@pytest.fixture(scope="module", params=["simd", "native", "nosimd"])
 def libs(request, tmp_path_factory):
-    """(mini, krang) libraries, with the vector path or without (mini only:
-    Krang's batch kernels take seconds to compile, so it is built once, for
-    the machine, where the vectors map onto registers)."""
+    """(mini, krang) libraries: with the vector path for the baseline target
+    (4 lanes; mini with target_clones) and for the machine (8 lanes where it
+    has AVX-512), the two
+    crossed between mini and Krang (Krang's batch kernels take seconds to
+    compile, so it is built at -O1, twice), or without the vector path (mini
+    only)."""
     # the flags of the shipped build (contraction): fused and unfused lanes must agree too
-    flags = [*CFLAGS, "-O3", "-ffp-contract=fast"] + ([] if request.param == "simd" else ["-DKKNOSIMD"])
+    base, native = [*CFLAGS, "-O3", "-ffp-contract=fast"], ["-march=native"]
     tmp = tmp_path_factory.mktemp(request.param)
-    mini = build(*MINI, tmp / "mini", flags)
-    return mini, (_krang(tmp_path_factory) if request.param == "simd" else None)
+    if request.param == "nosimd":
+        return build(*MINI, tmp / "mini", [*base, "-DKKNOSIMD"]), None
+    mini_native = request.param == "native"
+    # the baseline mini build as the Python extension builds it: target_clones
+    # (an AVX2 copy where the CPU has it) with the helpers inlined into each copy
+    mini = build(*MINI, tmp / "mini", base + (native if mini_native else ["-DKK_TARGET_CLONES"]))
+    return mini, _krang(tmp_path_factory, native * (not mini_native))
 
 
 _KRANG = {}
 
 
-def _krang(tmp_path_factory):
-    if "lib" not in _KRANG:
+def _krang(tmp_path_factory, extra):
+    if tuple(extra) not in _KRANG:
         so = tmp_path_factory.mktemp("krang") / "libkrang.so"
-        flags = [*CFLAGS, "-O1", "-march=native", "-ffp-contract=fast"]
-        _KRANG["lib"] = Library(load_model(ROOT / "models" / "krang.toml"),
-                                compile_shared(ROOT / "generated" / "krang_kernels.c", so, flags))
-    return _KRANG["lib"]
+        flags = [*CFLAGS, "-O1", *extra, "-ffp-contract=fast"]
+        _KRANG[tuple(extra)] = Library(load_model(ROOT / "models" / "krang.toml"),
+                                       compile_shared(ROOT / "generated" / "krang_kernels.c", so, flags))
+    return _KRANG[tuple(extra)]
 
 
 def _ptr(a):

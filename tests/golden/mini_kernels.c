@@ -56,7 +56,7 @@
 #define SINCOSLIMIT 0x40F86A00u
 #endif
 
-/* Batch kernels (issue #9) over GCC/Clang vector types, 4 states per
+/* Batch kernels (issue #9) over GCC/Clang vector types, KKLANES states per
  * instruction. Vector extensions are not ISO C: with another compiler, with
  * excess precision (x87: a scalar operand would be a long double), or with
  * -DKKNOSIMD, each batch kernel loops over its scalar kernel. */
@@ -86,11 +86,11 @@
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
  * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
- * (and for NaN and inf) libm's sin and cos take over. KKCLONES: one copy per
- * clone, which GCC calls directly from the kernel clone of the same target;
- * without it every clone called the baseline (SSE2) copy. */
-KKCLONES
-static void sincos_q(const double *q, double *s, double *c)
+ * (and for NaN and inf) libm's sin and cos take over. With KKCLONES, one
+ * copy per clone, which GCC calls directly from the kernel clone of the same
+ * target (without it every clone called the baseline (SSE2) copy); the batch
+ * kernels' copy is instead inlined into each of their clones (KKHELPER). */
+KKCLONES static void sincos_q(const double *q, double *s, double *c)
 {
     unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */
     for (int i = 0; i < NDOF; ++i) {
@@ -1207,19 +1207,150 @@ void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, d
 
 
 #if KKSIMD
-/* sincos_q over the lanes of a batch: NDOF x 4 angles, lane fastest. */
+/* States per vector instruction: 8 with AVX-512 (32 registers of 8
+ * doubles), else 4 (AVX2's 256 bits; SSE2 splits them into pairs). The
+ * measured choice: benchmarks/batch.py. */
+#if defined(__AVX512F__)
+#define KKLANES 8
+#else
+#define KKLANES 4
+#endif
+__extension__ typedef double kv __attribute__((vector_size(8 * KKLANES)));
+__extension__ typedef long long kvi __attribute__((vector_size(8 * KKLANES)));
+/* With -DKK_TARGET_CLONES the helpers below are inlined into each batch
+ * kernel, so that they are compiled for each clone's target too (else a
+ * baseline copy serves every clone: measured 5x slower). Otherwise the
+ * large ones (KKHELPER) are left to the compiler (measured: inlined,
+ * sincos_lanes loses its 512-bit vectors, A_batch 10 % slower). Their 4 x 4
+ * transpositions need 256-bit shuffles (AVX): for SSE2 they would be
+ * lowered element by element, slower than copying the elements one by one,
+ * which they do there instead (KKSHUFFLES 0; as in a clone, whose target
+ * the preprocessor does not see). */
+#if defined(KK_TARGET_CLONES) && !defined(__AVX2__)
+#define KKINLINE inline __attribute__((always_inline))
+#define KKHELPER inline __attribute__((always_inline))
+#else
+#define KKINLINE inline
+#define KKHELPER
+#endif
+#if defined(__AVX__)
+#define KKSHUFFLES 1
+#else
+#define KKSHUFFLES 0
+#endif
+/* 4 doubles (256 bits), at any double's address for kq4u */
+__extension__ typedef double kq4 __attribute__((vector_size(32)));
+__extension__ typedef double kq4u __attribute__((vector_size(32), aligned(8), may_alias));
+__extension__ typedef long long kq4i __attribute__((vector_size(32)));
+/* The elements of a and b (0 .. 7) in the order given. */
+#if defined(__clang__)
+#define KKSHUF(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+#define KKSHUF(a, b, i, j, k, l) __builtin_shuffle(a, b, (kq4i){i, j, k, l})
+#endif
+
+/* v = x in every lane (a pointer: a vector return value changes the ABI
+ * with the target's vector width). */
+static KKINLINE void splat(kv *v, double x)
+{
+    double t[KKLANES];
+    for (int l = 0; l < KKLANES; ++l) {
+        t[l] = x;
+    }
+    memcpy(v, t, sizeof t);
+}
+
+/* ob[i] holds element i of the outputs of KKLANES consecutive states (lane l:
+ * state l), o their `size` elements each, row-major. Blocks of 4 elements x
+ * 4 states are transposed in registers (two rounds of shuffles) and written
+ * with 256-bit stores; the last size % 4 elements one by one. 256 bits, not
+ * 512, also with 8 lanes: the rows are not 64-byte aligned, and a store
+ * split over two cache lines costs twice (measured: benchmarks/batch.py).
+ * The elements that do not depend on the state go the same way: copying
+ * them from a row of constants instead measured slower (Talos, Krang). */
+static KKHELPER void store_lanes(const kv *ob, int size, double *o)
+{
+    int i = 0;
+#if KKSHUFFLES
+    const kq4 *r = (const kq4 *)ob;  /* element i, states 4 g .. 4 g + 3: r[i * KKLANES / 4 + g] */
+    for (; i + 4 <= size; i += 4) {
+        for (int g = 0; g < KKLANES / 4; ++g) {
+            const kq4 *e = r + i * (KKLANES / 4) + g;
+            const int w = KKLANES / 4;  /* stride from element to element */
+            const kq4 u0 = KKSHUF(e[0], e[2 * w], 0, 1, 4, 5), u1 = KKSHUF(e[w], e[3 * w], 0, 1, 4, 5);
+            const kq4 u2 = KKSHUF(e[0], e[2 * w], 2, 3, 6, 7), u3 = KKSHUF(e[w], e[3 * w], 2, 3, 6, 7);
+            double *d = o + (size_t)(4 * g) * (size_t)size + (size_t)i;
+            *(kq4u *)d = KKSHUF(u0, u1, 0, 4, 2, 6);
+            *(kq4u *)(d + size) = KKSHUF(u0, u1, 1, 5, 3, 7);
+            *(kq4u *)(d + 2 * size) = KKSHUF(u2, u3, 0, 4, 2, 6);
+            *(kq4u *)(d + 3 * size) = KKSHUF(u2, u3, 1, 5, 3, 7);
+        }
+    }
+#endif
+    for (; i < size; ++i) {
+        for (int l = 0; l < KKLANES; ++l) {
+            o[(size_t)l * (size_t)size + (size_t)i] = ob[i][l];
+        }
+    }
+}
+
+/* The inverse of store_lanes for the inputs: v[i] = element i of the
+ * KKLANES consecutive rows of NDOF doubles at x (lane l: row l), by the
+ * same 4 x 4 transposition in registers; the last NDOF % 4 elements one by
+ * one. */
+static KKINLINE void load_lanes(const double *x, kv *v)
+{
+    int i = 0;
+#if KKSHUFFLES
+    for (; i + 4 <= NDOF; i += 4) {
+        kq4 w[KKLANES];  /* w[4 g + m]: element i + m of rows 4 g .. 4 g + 3 */
+        for (int g = 0; g < KKLANES / 4; ++g) {
+            const double *r = x + (size_t)(4 * g) * NDOF + (size_t)i;
+            const kq4 e0 = *(const kq4u *)r, e1 = *(const kq4u *)(r + NDOF);
+            const kq4 e2 = *(const kq4u *)(r + 2 * NDOF), e3 = *(const kq4u *)(r + 3 * NDOF);
+            const kq4 u0 = KKSHUF(e0, e2, 0, 1, 4, 5), u1 = KKSHUF(e1, e3, 0, 1, 4, 5);
+            const kq4 u2 = KKSHUF(e0, e2, 2, 3, 6, 7), u3 = KKSHUF(e1, e3, 2, 3, 6, 7);
+            w[4 * g] = KKSHUF(u0, u1, 0, 4, 2, 6);
+            w[4 * g + 1] = KKSHUF(u0, u1, 1, 5, 3, 7);
+            w[4 * g + 2] = KKSHUF(u2, u3, 0, 4, 2, 6);
+            w[4 * g + 3] = KKSHUF(u2, u3, 1, 5, 3, 7);
+        }
+        for (int m = 0; m < 4; ++m) {
+#if KKLANES == 8
+            const kv t = {w[m][0], w[m][1], w[m][2], w[m][3], w[4 + m][0], w[4 + m][1], w[4 + m][2], w[4 + m][3]};
+            v[i + m] = t;
+#else
+            v[i + m] = w[m];
+#endif
+        }
+    }
+#endif
+    for (; i < NDOF; ++i) {  /* whole vectors written: no lane of v[i] is read before it is set */
+        double t[KKLANES];
+        for (int l = 0; l < KKLANES; ++l) {
+            t[l] = x[(size_t)l * NDOF + (size_t)i];
+        }
+        memcpy(&v[i], t, sizeof t);
+    }
+}
+
+/* sincos_q over the NDOF x KKLANES angles of a block of states.
+ * With AVX-512 in 512-bit registers (GCC's -march default prefers 256). */
+#if defined(__AVX512F__) && !defined(__clang__)
+__attribute__((target("prefer-vector-width=512")))
+#endif
 /* sin and cos of every joint coordinate at once. The loop has no branches,
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
  * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
- * (and for NaN and inf) libm's sin and cos take over. KKCLONES: one copy per
- * clone, which GCC calls directly from the kernel clone of the same target;
- * without it every clone called the baseline (SSE2) copy. */
-KKCLONES
-static void sincos_lanes(const double *q, double *s, double *c)
+ * (and for NaN and inf) libm's sin and cos take over. With KKCLONES, one
+ * copy per clone, which GCC calls directly from the kernel clone of the same
+ * target (without it every clone called the baseline (SSE2) copy); the batch
+ * kernels' copy is instead inlined into each of their clones (KKHELPER). */
+static KKHELPER void sincos_lanes(const double *q, double *s, double *c)
 {
     unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */
-    for (int i = 0; i < NDOF * 4; ++i) {
+    for (int i = 0; i < NDOF * KKLANES; ++i) {
         unsigned long long bits;
         memcpy(&bits, &q[i], sizeof bits);
         const unsigned beyond = ((unsigned)(bits >> 32) & 0x7FFFFFFFu) >= SINCOSLIMIT;
@@ -1257,7 +1388,7 @@ static void sincos_lanes(const double *q, double *s, double *c)
         c[i] = ((n + 1) & 2) ? -c1 : c1;
     }
     if (libm) {  /* rare: a test outside the loop keeps it off the common path */
-        for (int i = 0; i < NDOF * 4; ++i) {
+        for (int i = 0; i < NDOF * KKLANES; ++i) {
             unsigned long long bits;
             memcpy(&bits, &q[i], sizeof bits);
             if (((unsigned)(bits >> 32) & 0x7FFFFFFFu) >= SINCOSLIMIT) {
@@ -1279,27 +1410,11 @@ void mini_compute_A_batch(int n, const double *q, const double *p, double *A)
 {
     int b = 0;
 #if KKSIMD
-    __extension__ typedef double kv __attribute__((vector_size(32)));
-    /* 4 states at a time: inputs gathered one vector per joint (lane l =
-     * state b + l), the scalar kernel's statements over vectors, outputs
-     * scattered back state by state. */
-    for (; n - b >= 4; b += 4) {
-        kv vq[NDOF];
-        kv vs[NDOF], vc[NDOF];
-        {
-            double t[NDOF * 4];
-            for (int l = 0; l < 4; ++l) {
-                for (int i = 0; i < NDOF; ++i) {
-                    t[i * 4 + l] = q[((size_t)b + (size_t)l) * NDOF + (size_t)i];
-                }
-            }
-            memcpy(vq, t, sizeof t);
-            double ts[NDOF * 4], tc[NDOF * 4];
-            sincos_lanes(t, ts, tc);
-            memcpy(vs, ts, sizeof ts);
-            memcpy(vc, tc, sizeof tc);
-        }
-        double *o = A + (size_t)b * 9;
+    /* KKLANES states at a time: inputs transposed into one vector per joint
+     * (lane l = state b + l), the scalar kernel's statements over vectors, outputs
+     * through the lane-major buffer ob (see store_lanes). */
+    if (n >= KKLANES) {
+        kv ob[9];
         const double p_m_b = p[41];
         const double p_Ia_b = p[51];
         const double t74 = p_Ia_b + p_m_b;
@@ -1325,38 +1440,50 @@ void mini_compute_A_batch(int n, const double *q, const double *p, double *A)
         const double t24 = p_L4*p_m_ta - p_MX_ta;
         const double p_MX_a = p[19];
         const double t33 = p_MX_a + t24;
-        const kv s_q_a = vs[1];
-        const kv c_q_a = vc[1];
-        const kv t43 = c_q_a*t35 + s_q_a*t33;
         const double p_L2 = p[1];
-        const kv x5 = p_L2*t43;
-        const kv t73 = -t39 - x5;
         const double x0 = p_L2*p_L2;
         const double p_m_a = p[18];
         const double t32 = p_m_a + p_m_ta;
-        const kv t58 = -t32*x4 + t32*(x0 + x4) + t39 + 2.0*x5;
         const double p_L1 = p[0];
         const double x2 = (p_L1 + p_L3)*(p_L1 + p_L3);
-        const kv q_q_b = vq[2];
         const double p_XX_b = p[45];
         const double p_MZ_b = p[44];
-        const kv t1 = -2.0*p_MZ_b*q_q_b + p_XX_b + p_m_b*q_q_b*q_q_b;
-        const kv t0 = p_MZ_b - p_m_b*q_q_b;
-        const kv t13 = -2.0*p_L2*t0 + p_MY_b*x3 - p_m_b*x2 + p_m_b*(x0 + x1 + x2) + t1;
         const double p_ZZ_1 = p[14];
-        const kv t23 = p_ZZ_1 + t13;
-        const kv t69 = t23 + t58;
         const double p_Ia_1 = p[15];
-        const kv t70 = p_Ia_1 + t69;
-        { const kv t = t70; o[0] = t[0]; o[9] = t[1]; o[18] = t[2]; o[27] = t[3]; }
-        { const kv t = t73; o[1] = t[0]; o[10] = t[1]; o[19] = t[2]; o[28] = t[3]; }
-        { const double t = t6; o[2] = t; o[11] = t; o[20] = t; o[29] = t; }
-        { const kv t = t73; o[3] = t[0]; o[12] = t[1]; o[21] = t[2]; o[30] = t[3]; }
-        { const double t = t71; o[4] = t; o[13] = t; o[22] = t; o[31] = t; }
-        { const double t = 0.0; o[5] = t; o[14] = t; o[23] = t; o[32] = t; }
-        { const double t = t6; o[6] = t; o[15] = t; o[24] = t; o[33] = t; }
-        { const double t = 0.0; o[7] = t; o[16] = t; o[25] = t; o[34] = t; }
-        { const double t = t74; o[8] = t; o[17] = t; o[26] = t; o[35] = t; }
+        splat(&ob[2], t6);
+        splat(&ob[4], t71);
+        splat(&ob[5], 0.0);
+        splat(&ob[6], t6);
+        splat(&ob[7], 0.0);
+        splat(&ob[8], t74);
+        for (; n - b >= KKLANES; b += KKLANES) {
+            kv vs[NDOF], vc[NDOF];
+            {
+                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
+                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
+                load_lanes(ts, vs);
+                load_lanes(tc, vc);
+            }
+            kv vq[NDOF];
+            load_lanes(q + (size_t)b * NDOF, vq);
+            const kv s_q_a = vs[1];
+            const kv c_q_a = vc[1];
+            const kv t43 = c_q_a*t35 + s_q_a*t33;
+            const kv x5 = p_L2*t43;
+            const kv t73 = -t39 - x5;
+            ob[1] = t73;
+            ob[3] = t73;
+            const kv t58 = -t32*x4 + t32*(x0 + x4) + t39 + 2.0*x5;
+            const kv q_q_b = vq[2];
+            const kv t1 = -2.0*p_MZ_b*q_q_b + p_XX_b + p_m_b*q_q_b*q_q_b;
+            const kv t0 = p_MZ_b - p_m_b*q_q_b;
+            const kv t13 = -2.0*p_L2*t0 + p_MY_b*x3 - p_m_b*x2 + p_m_b*(x0 + x1 + x2) + t1;
+            const kv t23 = p_ZZ_1 + t13;
+            const kv t69 = t23 + t58;
+            const kv t70 = p_Ia_1 + t69;
+            ob[0] = t70;
+            store_lanes(ob, 9, A + (size_t)b * 9);
+        }
     }
 #endif
     for (; b < n; ++b) {
@@ -1373,108 +1500,96 @@ void mini_compute_C_batch(int n, const double *q, const double *dq, const double
 {
     int b = 0;
 #if KKSIMD
-    __extension__ typedef double kv __attribute__((vector_size(32)));
-    /* 4 states at a time: inputs gathered one vector per joint (lane l =
-     * state b + l), the scalar kernel's statements over vectors, outputs
-     * scattered back state by state. */
-    for (; n - b >= 4; b += 4) {
-        kv vq[NDOF];
-        kv vdq[NDOF];
-        kv vs[NDOF], vc[NDOF];
-        {
-            double t[NDOF * 4];
-            for (int l = 0; l < 4; ++l) {
-                for (int i = 0; i < NDOF; ++i) {
-                    t[i * 4 + l] = q[((size_t)b + (size_t)l) * NDOF + (size_t)i];
-                }
-            }
-            memcpy(vq, t, sizeof t);
-            double ts[NDOF * 4], tc[NDOF * 4];
-            sincos_lanes(t, ts, tc);
-            memcpy(vs, ts, sizeof ts);
-            memcpy(vc, tc, sizeof tc);
-        }
-        {
-            double t[NDOF * 4];
-            for (int l = 0; l < 4; ++l) {
-                for (int i = 0; i < NDOF; ++i) {
-                    t[i * 4 + l] = dq[((size_t)b + (size_t)l) * NDOF + (size_t)i];
-                }
-            }
-            memcpy(vdq, t, sizeof t);
-        }
-        double *o = C + (size_t)b * 9;
-        const kv dq_q_base = vdq[0];
+    /* KKLANES states at a time: inputs transposed into one vector per joint
+     * (lane l = state b + l), the scalar kernel's statements over vectors, outputs
+     * through the lane-major buffer ob (see store_lanes). */
+    if (n >= KKLANES) {
+        kv ob[9];
         const double p_MZ_b = p[44];
-        const kv x1 = p_MZ_b*dq_q_base;
-        const kv t254 = x1;
         const double p_m_b = p[41];
-        const kv t256 = -dq_q_base*p_m_b;
-        const kv q_q_b = vq[2];
-        const kv t257 = q_q_b*t256 + t254;
         const double p_L2 = p[1];
-        const kv t259 = -p_L2*t256 - t257;
-        const kv t84 = p_L2*dq_q_base;
-        const kv t91 = -dq_q_base*q_q_b - t84;
-        const kv t157 = p_m_b*t91 + x1;
-        const kv s_q_a = vs[1];
-        const kv t86 = -s_q_a*t84;
-        const kv dq_q_a = vdq[1];
-        const kv t87 = -dq_q_a + dq_q_base;
         const double p_L4 = p[3];
-        const kv t89 = -p_L4*t87 + t86;
-        const kv c_q_a = vc[1];
-        const kv t85 = c_q_a*t84;
         const double p_L3 = p[2];
         const double x0 = (0.5)*p_L3;
-        const kv t88 = -t85 + t87*x0;
         const double p_MZ_ta = p[34];
         const double p_MX_ta = p[32];
-        const kv t149 = p_MX_ta*t88 + p_MZ_ta*t89;
         const double p_m_ta = p[31];
-        const kv t136 = p_MX_ta*t87 + p_m_ta*t89;
-        const kv t135 = -p_MZ_ta*t87 + p_m_ta*t88;
-        const kv t198 = -p_L4*t135 - t136*x0 + t149;
         const double p_MZ_a = p[21];
         const double p_MX_a = p[19];
-        const kv t127 = p_MX_a*t85 + p_MZ_a*t86;
-        const kv t205 = t127 + t198;
-        const kv x2 = -t205;
         const double t25 = p_MZ_ta - p_m_ta*x0;
         const double t35 = p_MZ_a + t25;
         const double t24 = p_L4*p_m_ta - p_MX_ta;
         const double t33 = p_MX_a + t24;
-        const kv t243 = t33*t85 + t35*t86 + x2;
         const double p_m_a = p[18];
-        const kv t113 = p_MZ_a*t87 + p_m_a*t85;
-        const kv t210 = t113 - t135;
         const double t32 = p_m_a + p_m_ta;
-        const kv t246 = t210 - t32*t85;
-        const kv t114 = -p_MX_a*t87 + p_m_a*t86;
-        const kv t211 = t114 + t136;
-        const kv t245 = -t211 + t32*t86;
-        const kv t249 = c_q_a*t245 - s_q_a*t246;
-        const kv t253 = p_L2*t249 + t243;
-        const kv t213 = c_q_a*t211 + s_q_a*t210;
-        const kv t230 = p_L2*t213 + t205;
-        const kv t90 = -p_L4*dq_q_base;
-        const kv dq_q_b = vdq[2];
-        const kv t92 = -dq_q_b + t90;
         const double p_MY_b = p[43];
-        const kv t164 = p_MY_b*t91 + p_MZ_b*t92;
-        const kv t158 = -p_MY_b*dq_q_base + p_m_b*t92;
-        const kv t176 = -q_q_b*t158 + t164;
-        const kv t185 = -p_L2*t158 + p_L4*t157 + t176;
-        const kv t239 = t185 + t230;
-        { const kv t = t239; o[0] = t[0]; o[9] = t[1]; o[18] = t[2]; o[27] = t[3]; }
-        { const kv t = t253; o[1] = t[0]; o[10] = t[1]; o[19] = t[2]; o[28] = t[3]; }
-        { const kv t = t259; o[2] = t[0]; o[11] = t[1]; o[20] = t[2]; o[29] = t[3]; }
-        { const kv t = x2; o[3] = t[0]; o[12] = t[1]; o[21] = t[2]; o[30] = t[3]; }
-        { const kv t = -t243; o[4] = t[0]; o[13] = t[1]; o[22] = t[2]; o[31] = t[3]; }
-        { const double t = 0.0; o[5] = t; o[14] = t; o[23] = t; o[32] = t; }
-        { const kv t = t157; o[6] = t[0]; o[15] = t[1]; o[24] = t[2]; o[33] = t[3]; }
-        { const double t = 0.0; o[7] = t; o[16] = t; o[25] = t; o[34] = t; }
-        { const double t = 0.0; o[8] = t; o[17] = t; o[26] = t; o[35] = t; }
+        splat(&ob[5], 0.0);
+        splat(&ob[7], 0.0);
+        splat(&ob[8], 0.0);
+        for (; n - b >= KKLANES; b += KKLANES) {
+            kv vs[NDOF], vc[NDOF];
+            {
+                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
+                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
+                load_lanes(ts, vs);
+                load_lanes(tc, vc);
+            }
+            kv vq[NDOF];
+            load_lanes(q + (size_t)b * NDOF, vq);
+            kv vdq[NDOF];
+            load_lanes(dq + (size_t)b * NDOF, vdq);
+            const kv dq_q_base = vdq[0];
+            const kv x1 = p_MZ_b*dq_q_base;
+            const kv t254 = x1;
+            const kv t256 = -dq_q_base*p_m_b;
+            const kv q_q_b = vq[2];
+            const kv t257 = q_q_b*t256 + t254;
+            const kv t259 = -p_L2*t256 - t257;
+            ob[2] = t259;
+            const kv t84 = p_L2*dq_q_base;
+            const kv t91 = -dq_q_base*q_q_b - t84;
+            const kv t157 = p_m_b*t91 + x1;
+            ob[6] = t157;
+            const kv s_q_a = vs[1];
+            const kv t86 = -s_q_a*t84;
+            const kv dq_q_a = vdq[1];
+            const kv t87 = -dq_q_a + dq_q_base;
+            const kv t89 = -p_L4*t87 + t86;
+            const kv c_q_a = vc[1];
+            const kv t85 = c_q_a*t84;
+            const kv t88 = -t85 + t87*x0;
+            const kv t149 = p_MX_ta*t88 + p_MZ_ta*t89;
+            const kv t136 = p_MX_ta*t87 + p_m_ta*t89;
+            const kv t135 = -p_MZ_ta*t87 + p_m_ta*t88;
+            const kv t198 = -p_L4*t135 - t136*x0 + t149;
+            const kv t127 = p_MX_a*t85 + p_MZ_a*t86;
+            const kv t205 = t127 + t198;
+            const kv x2 = -t205;
+            ob[3] = x2;
+            const kv t243 = t33*t85 + t35*t86 + x2;
+            ob[4] = -t243;
+            const kv t113 = p_MZ_a*t87 + p_m_a*t85;
+            const kv t210 = t113 - t135;
+            const kv t246 = t210 - t32*t85;
+            const kv t114 = -p_MX_a*t87 + p_m_a*t86;
+            const kv t211 = t114 + t136;
+            const kv t245 = -t211 + t32*t86;
+            const kv t249 = c_q_a*t245 - s_q_a*t246;
+            const kv t253 = p_L2*t249 + t243;
+            ob[1] = t253;
+            const kv t213 = c_q_a*t211 + s_q_a*t210;
+            const kv t230 = p_L2*t213 + t205;
+            const kv t90 = -p_L4*dq_q_base;
+            const kv dq_q_b = vdq[2];
+            const kv t92 = -dq_q_b + t90;
+            const kv t164 = p_MY_b*t91 + p_MZ_b*t92;
+            const kv t158 = -p_MY_b*dq_q_base + p_m_b*t92;
+            const kv t176 = -q_q_b*t158 + t164;
+            const kv t185 = -p_L2*t158 + p_L4*t157 + t176;
+            const kv t239 = t185 + t230;
+            ob[0] = t239;
+            store_lanes(ob, 9, C + (size_t)b * 9);
+        }
     }
 #endif
     for (; b < n; ++b) {
