@@ -73,11 +73,19 @@ class PyKernel:
     bargs: str  # its call
     invars: str  # the input variables, comma-separated
     stub: str  # stub signature (without the return type)
+    bkernel: str = ""  # the Cython alias of the SIMD batch C function (abi.batch_form), if any
+    bkcall: str = ""  # its arguments after the count, for the block of states starting at row i
 
 
 BATCH_DOC = ("Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no "
-             "broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit, "
-             "computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch.")
+             "broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C "
+             "with the GIL released; `params` (N_PARAMS,) is shared by the batch.")
+SIMD_DOC = ("This kernel evaluates a batch with the SIMD batch kernel (4 or 8 states per instruction): "
+            "each row equals the single-state call to rounding (multiply-adds may be fused in other "
+            "places; within 1e-14 relative), not bit for bit.")
+SCALAR_DOC = "Row i equals the single-state call bit for bit (the same C kernel, once per row)."
+# States per call of a batch C kernel (its count is an int).
+BATCH_BLOCK = 1 << 20
 
 
 def _py_name(arg) -> str:
@@ -120,7 +128,8 @@ class _Extra(str):
         return s
 
 
-def _kernel(f, extra_args=(), index_vars=None, doc="") -> PyKernel:
+def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
+    """The Python function of C function f; batch: f's SIMD batch form (abi.batch_form), if any."""
     ins = [_check(a) for a in f.inputs]
     names = [i.var for i in ins if i.var != "params"]
     (out,) = f.outputs
@@ -142,13 +151,20 @@ def _kernel(f, extra_args=(), index_vars=None, doc="") -> PyKernel:
     stub = f"{stub_lead}, params: ArrayLike | None = None, out: {arr} | None = None"
     shape = tuple(out.shape)
     doc = (f"{doc or f.doc}\n\nReturns a float64 array of shape {shape}; `params`: the parameter vector "
-           f"(default: default_params()); `out`: an array written in place and returned.\n{BATCH_DOC}")
+           f"(default: default_params()); `out`: an array written in place and returned.\n{BATCH_DOC} "
+           f"{SIMD_DOC if batch else SCALAR_DOC}")
+    bkcall = ""
+    if batch is not None:  # the same arguments, the batch function's `n` first: rows i.. of every array
+        if [a.name for a in batch.args] != ["n"] + [a.name for a in f.args]:
+            raise ValueError(f"{batch.name}: arguments are not n + those of {f.name}")
+        bkcall = ", ".join(b for b in bcall)
     bnames = [i.var for i in ins] + [index_vars[a.name] for a in f.args if a.role == INDEX]
     bsig = ", ".join([f"object {i.var}" for i in ins] + [f"int {index_vars[a.name]}" for a in f.args
                                                          if a.role == INDEX] + ["object out", "Py_ssize_t nb"])
     return PyKernel(f.name, f"_c_{f.name}", _doc(doc), sig, tuple(e.prelude for e in extra_args), names[0],
                     tuple(ins), repr(shape), ", ".join(call), tuple(ptrs), ", ".join(bcall), bsig,
-                    ", ".join(bnames + ["out", "nb"]), ", ".join(i.var for i in ins), stub)
+                    ", ".join(bnames + ["out", "nb"]), ", ".join(i.var for i in ins), stub,
+                    f"_c_{batch.name}" if batch is not None else "", bkcall)
 
 
 def _dispatcher_doc(abi, f) -> str:
@@ -207,7 +223,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
     if '"' in header or "\\" in header:
         raise ValueError(f"header name {header!r}")
     # per-end-effector kernels (a family) are reached through their dispatcher
-    kernels = [_kernel(f) for f in abi.derived
+    kernels = [_kernel(f, batch=abi.batch_form(f.name)) for f in abi.derived
                if len(f.outputs) == 1 and not f.name.startswith("jacobian_") and f.name != "compute_all"
                and not f.family]
     ee = _Extra("ee", "ee: str | int", "cdef int ee_i = _ee_index(ee)")
@@ -225,7 +241,8 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         extra = tuple(ee if a.name == "ee" else frame for a in f.args if a.role == INDEX)
         kernels.append(_kernel(f, extra, index_vars, _dispatcher_doc(abi, f)))
     all_ = _compute_all(abi)
-    called = {k.name for k in kernels} | {"compute_all", "friction"} | set(METADATA)
+    called = {k.name for k in kernels} | {k.bkernel[3:] for k in kernels if k.bkernel} | {
+        "compute_all", "friction"} | set(METADATA)
     externs = [_extern(abi, f) for f in abi.functions if f.name in called]
     limits = abi.function("joint_limits")
     public = ["N_DOF", "N_PARAMS", "JOINT_NAMES", "PARAM_NAMES", "END_EFFECTORS", "JOINT_LIMITS",
@@ -244,7 +261,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         version=__version__, header=header, docstring=_doc(doc, ""), externs=externs,
         ndof=abi.ndof, nparams=abi.nparams, end_effectors=ascii(tuple(abi.end_effectors)),
         frames=ascii(tuple(FRAMES)), frame_names=FRAMES, limit_names=[a.name for a in limits.outputs],
-        checks=CHECKS.read_text(), kernels=kernels, all=all_, public=public,
+        checks=CHECKS.read_text(), kernels=kernels, all=all_, public=public, batch_block=BATCH_BLOCK,
     )
 
 

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        6156624694c68e411fe13466053a6f8631de34a0ceaa409a79e761b47a2c4d10
+ * generator        d2baf82343ac06c815f2384abb34e9d3290935cd1e117be6dfcecec96c28588d
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6774

@@ -32,8 +32,11 @@ def compute_A(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
     Returns a float64 array of shape (17, 17); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
 
 def compute_C(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x NDOF.
@@ -41,8 +44,11 @@ def compute_C(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out:
     Returns a float64 array of shape (17, 17); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
 
 def compute_Q(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Gravity torques Q(q) = dU/dq, NDOF.
@@ -50,8 +56,9 @@ def compute_Q(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
 
 def friction(dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Friction torques Fv*dq + Fc*sign(dq), NDOF.
@@ -59,8 +66,9 @@ def friction(dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
 
 def inverse_dynamics(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor inertia included
@@ -69,8 +77,9 @@ def inverse_dynamics(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayL
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
 
 def bias(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.
@@ -78,8 +87,9 @@ def bias(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDAr
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
 
 def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by the sparse LTDL
@@ -89,8 +99,9 @@ def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayL
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
 
 def jacobian(q: ArrayLike, ee: str | int, frame: Literal['world', 'local'] = 'world', params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Jacobian (6 x N_DOF, linear rows first) of end effector `ee` (a name in END_EFFECTORS or its
@@ -100,8 +111,9 @@ def jacobian(q: ArrayLike, ee: str | int, frame: Literal['world', 'local'] = 'wo
     Returns a float64 array of shape (6, 17); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
 
 def fk(q: ArrayLike, ee: str | int, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (a name in END_EFFECTORS or its index).
@@ -110,8 +122,9 @@ def fk(q: ArrayLike, ee: str | int, params: ArrayLike | None = None, out: NDArra
     Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
 
 def jdot_qdot(q: ArrayLike, dq: ArrayLike, ee: str | int, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical acceleration at ddq =
@@ -120,8 +133,9 @@ def jdot_qdot(q: ArrayLike, dq: ArrayLike, ee: str | int, params: ArrayLike | No
     Returns a float64 array of shape (6,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
 
 def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: Mapping[str, NDArray[np.float64]] | None = None) -> dict[str, NDArray[np.float64]]:
     """A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions). Also
@@ -132,8 +146,8 @@ def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, ou
     every `out=`); the keys it lacks get new arrays, and the returned dict holds the given arrays
     themselves.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch."""
 
 def default_params() -> NDArray[np.float64]:
     """The default parameter vector (a new float64 array, PARAM_NAMES order)."""

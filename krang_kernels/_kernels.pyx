@@ -40,6 +40,8 @@ cdef extern from "krang_kernels.h":
     void _c_forward_dynamics "krang_forward_dynamics"(const double *, const double *, const double *, const double *, double *) nogil
     void _c_fk "krang_fk"(const double *, const double *, int, double *) nogil
     void _c_jdot_qdot "krang_jdot_qdot"(const double *, const double *, const double *, int, double *) nogil
+    void _c_compute_A_batch "krang_compute_A_batch"(int, const double *, const double *, double *) nogil
+    void _c_compute_C_batch "krang_compute_C_batch"(int, const double *, const double *, const double *, double *) nogil
 
 N_DOF = 17
 N_PARAMS = 231
@@ -366,12 +368,14 @@ def link_params(key, mass, com, inertia_at_com):
 
 # ---- kernels ---------------------------------------------------------------
 # One state: the fast path of a single C call. A batch (the first argument
-# has two dimensions): the C kernel once per row, the GIL released.
+# has two dimensions): the SIMD batch kernel where the ABI has one (blocks of
+# at most 1048576 states: its count is a C int), else the C kernel once
+# per row; the GIL released.
 
 
 cdef object _batch_compute_A(object q, object params, object out, Py_ssize_t nb):
     """compute_A over a batch of nb states."""
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, m
     cdef double *d_q
     cdef double *d_params
     cdef double *d_out
@@ -383,8 +387,11 @@ cdef object _batch_compute_A(object q, object params, object out, Py_ssize_t nb)
     d_params = _data(params)
     d_out = _data(out)
     with nogil:
-        for i in range(nb):
-            _c_compute_A(d_q + i * 17, d_params, d_out + i * 289)
+        i = 0
+        while i < nb:
+            m = min(nb - i, 1048576)
+            _c_compute_A_batch(<int>m, d_q + i * 17, d_params, d_out + i * 289)
+            i += m
     return out
 
 
@@ -394,8 +401,11 @@ def compute_A(q, params=None, out=None):
     Returns a float64 array of shape (17, 17); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
     cdef Py_ssize_t nb = _batch(q)
     if nb >= 0:
         return _batch_compute_A(q, params, out, nb)
@@ -408,7 +418,7 @@ def compute_A(q, params=None, out=None):
 
 cdef object _batch_compute_C(object q, object dq, object params, object out, Py_ssize_t nb):
     """compute_C over a batch of nb states."""
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, m
     cdef double *d_q
     cdef double *d_dq
     cdef double *d_params
@@ -423,8 +433,11 @@ cdef object _batch_compute_C(object q, object dq, object params, object out, Py_
     d_params = _data(params)
     d_out = _data(out)
     with nogil:
-        for i in range(nb):
-            _c_compute_C(d_q + i * 17, d_dq + i * 17, d_params, d_out + i * 289)
+        i = 0
+        while i < nb:
+            m = min(nb - i, 1048576)
+            _c_compute_C_batch(<int>m, d_q + i * 17, d_dq + i * 17, d_params, d_out + i * 289)
+            i += m
     return out
 
 
@@ -434,8 +447,11 @@ def compute_C(q, dq, params=None, out=None):
     Returns a float64 array of shape (17, 17); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
     cdef Py_ssize_t nb = _batch(q)
     if nb >= 0:
         return _batch_compute_C(q, dq, params, out, nb)
@@ -472,8 +488,9 @@ def compute_Q(q, params=None, out=None):
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
     cdef Py_ssize_t nb = _batch(q)
     if nb >= 0:
         return _batch_compute_Q(q, params, out, nb)
@@ -509,8 +526,9 @@ def friction(dq, params=None, out=None):
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
     cdef Py_ssize_t nb = _batch(dq)
     if nb >= 0:
         return _batch_friction(dq, params, out, nb)
@@ -553,8 +571,9 @@ def inverse_dynamics(q, dq, ddq, params=None, out=None):
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
     cdef Py_ssize_t nb = _batch(q)
     if nb >= 0:
         return _batch_inverse_dynamics(q, dq, ddq, params, out, nb)
@@ -595,8 +614,9 @@ def bias(q, dq, params=None, out=None):
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
     cdef Py_ssize_t nb = _batch(q)
     if nb >= 0:
         return _batch_bias(q, dq, params, out, nb)
@@ -641,8 +661,9 @@ def forward_dynamics(q, dq, tau, params=None, out=None):
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
     cdef Py_ssize_t nb = _batch(q)
     if nb >= 0:
         return _batch_forward_dynamics(q, dq, tau, params, out, nb)
@@ -682,8 +703,9 @@ def jacobian(q, ee, frame='world', params=None, out=None):
     Returns a float64 array of shape (6, 17); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
     cdef int ee_i = _ee_index(ee)
     cdef int frame_i = _frame_index(frame)
     cdef Py_ssize_t nb = _batch(q)
@@ -722,8 +744,9 @@ def fk(q, ee, params=None, out=None):
     Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
     cdef int ee_i = _ee_index(ee)
     cdef Py_ssize_t nb = _batch(q)
     if nb >= 0:
@@ -764,8 +787,9 @@ def jdot_qdot(q, dq, ee, params=None, out=None):
     Returns a float64 array of shape (6,); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
     cdef int ee_i = _ee_index(ee)
     cdef Py_ssize_t nb = _batch(q)
     if nb >= 0:
@@ -797,8 +821,8 @@ def compute_all(q, dq, params=None, out=None):
     every `out=`); the keys it lacks get new arrays, and the returned dict holds the given arrays
     themselves.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i bit for bit,
-    computed in C with the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch."""
     cdef double *ptr[9]
     cdef Py_ssize_t i, n, nb = _batch(q)
     if nb < 0:

@@ -1,8 +1,10 @@
 """Batches of states (krang_kernels; every generated module has the same
-template): q of shape (N, N_DOF) -> outputs (N, ...), row i bit for bit the
-single call on state i (a plain C loop over the same scalar kernel), the
-parameter vector shared by the batch, the same input checks per row, and
-the GIL released while the loop runs.
+template): q of shape (N, N_DOF) -> outputs (N, ...), row i the single call
+on state i: bit for bit where the module loops over the scalar kernel, to
+rounding where it calls a SIMD batch kernel (compute_A, compute_C: 4 or 8
+states per instruction, multiply-adds fused in other places); the parameter
+vector shared by the batch, the same input checks per row, and the GIL
+released while the C code runs.
 """
 from __future__ import annotations
 
@@ -54,21 +56,32 @@ def test_every_kernel_is_covered():
     assert kernels <= set(KERNELS)
 
 
+SIMD = {"compute_A", "compute_C"}  # the kernels with a batch form in the C ABI (PFX_compute_A_batch, ...)
+
+
+def _same_state(name, got, one):
+    if name in SIMD:  # within 1e-14 relative (issue #9), to the largest entry
+        return np.abs(got - one).max() <= 1e-14 * max(1.0, np.abs(one).max())
+    return got.tobytes() == one.tobytes()
+
+
 @pytest.mark.parametrize("name", sorted(KERNELS))
-def test_batch_equals_per_state_bit_for_bit(name):
+def test_batch_equals_per_state(name):
     call = KERNELS[name]
-    s = _states()
+    s = _states(B + 8)  # more than one block of 8 lanes, and a tail
     got = call(s, P)
     one = call(_row(s, 0), P)
-    assert got.shape == (B,) + one.shape and got.dtype == np.float64
-    for i in range(B):
-        assert got[i].tobytes() == call(_row(s, i), P).tobytes(), f"{name}: row {i}"
+    assert got.shape == (B + 8,) + one.shape and got.dtype == np.float64
+    for i in range(B + 8):
+        assert _same_state(name, got[i], call(_row(s, i), P)), f"{name}: row {i}"
+    s = _states()
+    got = call(s, P)
     # default params, out= (written in place and returned), a list of lists
     out = np.full(got.shape, np.nan)
     assert call(s, P, out=out) is out and out.tobytes() == got.tobytes()
     assert call({k: v.tolist() for k, v in s.items()}, P).tobytes() == got.tobytes()
     ref = call(s, None)
-    assert ref[B - 1].tobytes() == call(_row(s, B - 1), None).tobytes()
+    assert _same_state(name, ref[B - 1], call(_row(s, B - 1), None))
 
 
 def test_compute_all_batch_and_out():
