@@ -22,11 +22,15 @@ from . import spatial as sv
 from .kinematics import Kinematics
 
 
-def composite_inertias(kin: Kinematics):
-    """I^C_j of every frame, in frame j (leaves first, towards the root)."""
+def composite_inertias(kin: Kinematics, given=None):
+    """I^C_j of every frame, in frame j (leaves first, towards the root).
+    `given` maps frame keys to subtree inertias computed elsewhere (a shared
+    subtree routine, codegen/subtrees.py): they replace the sums below them."""
     prog, model = kin.prog, kin.model
     comp = {f.key: kin.syms.inertia(f) for f in model.frames}
     for f in reversed(model.frames):
+        if given and f.key in given:
+            comp[f.key] = given[f.key]
         if f.parent == "0":
             continue
         mass, h, J = kin.inertia_to_parent(f.key, comp[f.key])

@@ -18,6 +18,7 @@ from .kinematics import Kinematics
 from .model import Model
 from .progress import stage
 from .program import Program
+from .subtrees import coriolis_split
 from .symbols import Symbols
 
 
@@ -32,7 +33,8 @@ def derive(model: Model) -> dict:
         out["Q"] = gravity_vector(kin, comp)
     with stage("derive C"):
         vel = kin.velocities()
-        out["C"] = coriolis_matrix(kin, comp, vel)
+        out["C"] = coriolis_matrix(kin, comp, vel)[0]
+        out["C_split"] = coriolis_split(kin, vel)  # None without isomorphic subtrees
     with stage("derive Jacobians"):
         poses = kin.world_poses()
         for ee in model.end_effectors:

@@ -64,10 +64,11 @@ class Kinematics:
         return I
 
     # -- recursions -----------------------------------------------------------
-    def velocities(self):
-        """Spatial velocity (w, v) of every link in its own frame (eq. 7-8)."""
+    def velocities(self, base=None):
+        """Spatial velocity (w, v) of every link in its own frame (eq. 7-8);
+        `base` is the velocity of frame 0 (zero unless a subtree is derived alone)."""
         zero = [sp.S.Zero] * 3
-        vel = {"0": (zero, zero)}
+        vel = {"0": base or (zero, zero)}
         for f in self.model.frames:
             w, v = self.motion_to_child(f.key, vel[f.parent])
             if f.moving:
