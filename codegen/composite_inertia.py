@@ -60,20 +60,29 @@ def propagate_up(kin, f, forces, visit):
             visit(a, forces)
 
 
-def inertia_matrix(kin: Kinematics, comp):
+def inertia_matrix(kin: Kinematics, comp, given=None):
+    """A; `given` (codegen/subtrees.Given) supplies what a shared subtree
+    routine computed: its joints' I^C_j S_j in its root frame, its block of A."""
     model, prog = kin.model, kin.prog
-    n = model.ndof
+    n = 1 + max((f.index for f in model.joints), default=-1)  # a subtree keeps the model's indices
     A = sp.zeros(n, n)
     for f in model.joints:
         j = f.index
-        Sj = kin.joint_motion(f)
-        F = inertia_times_var(prog, comp[f.key], Sj)
-        A[j, j] = prog.var(pair(Sj, F) + kin.syms.p(f"Ia_{f.key}"))
+        if given and f.key in given.forces:
+            (F,), start = given.forces[f.key]
+            start = model.frame(start)
+        else:
+            Sj = kin.joint_motion(f)
+            F = inertia_times_var(prog, comp[f.key], Sj)
+            A[j, j] = prog.var(pair(Sj, F) + kin.syms.p(f"Ia_{f.key}"))
+            start = f
 
         def visit(a, forces, j=j):
             A[a.index, j] = A[j, a.index] = prog.var(pair(kin.joint_motion(a), forces[0]))
 
-        propagate_up(kin, f, [F], visit)
+        propagate_up(kin, start, [F], visit)
+    for (i, j), value in (given.block.items() if given else ()):
+        A[i, j] = value
     return A
 
 

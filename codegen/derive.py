@@ -18,7 +18,7 @@ from .kinematics import Kinematics
 from .model import Model
 from .progress import stage
 from .program import Program
-from .subtrees import coriolis_split
+from .subtrees import coriolis_split, inertia_split
 from .symbols import Symbols
 
 
@@ -31,6 +31,7 @@ def derive(model: Model) -> dict:
         comp = composite_inertias(kin)
         out["A"] = inertia_matrix(kin, comp)
         out["Q"] = gravity_vector(kin, comp)
+        out["A_split"] = inertia_split(kin)  # None without isomorphic subtrees
     with stage("derive C"):
         vel = kin.velocities()
         out["C"] = coriolis_matrix(kin, comp, vel)[0]

@@ -30,7 +30,7 @@ FUNCTIONS = {
 # Expression classes the printer accepts; anything else is a ModelError.
 _STRUCTURE = (sp.Add, sp.Mul, sp.Pow, sp.Symbol, sp.sign)
 # Array elements the kernels read (right sides of the input reads).
-_ELEMENT = re.compile(r"(q|dq|ddq|tau|p|pl|sq|cq|vin|o[0-9]+)\[[0-9]+\]")
+_ELEMENT = re.compile(r"(q|dq|ddq|tau|p|pl|sq|cq|vin|o[a-z]*[0-9]+)\[[0-9]+\]")
 
 
 def c_double(value) -> str:

@@ -19,6 +19,13 @@ from .emit_c import Argument, Extra, Kernel, ccode, emit
 ROUTINE_INPUTS = ("q", "sq", "cq", "dq", "p", "pl", "vin")
 
 
+def _inputs(kernel, part):
+    """The routine's inputs: q and its sin and cos, dq if the kernel has it,
+    p and pl, vin if the routine depends on the velocity above it."""
+    have = {a.name for a in kernel.args}
+    return [a for a in ROUTINE_INPUTS if a in ("sq", "cq", "pl") or a in have or (a == "vin" and part.vin)]
+
+
 def _shift(name, offset):
     return f"{name} + {offset}" if offset else name
 
@@ -29,12 +36,14 @@ def emit_split(kernel: Kernel, derivation, split, prefix: str) -> Kernel:
     helpers = []
     for n, part in enumerate(split.parts):
         name = f"{prefix}{kernel.name}_part{n}"
-        args = [Argument(a, 0, False) for a in ROUTINE_INPUTS] + [Argument("out", len(part.outputs), True)]
+        inputs = _inputs(kernel, part)
+        args = [Argument(a, 0, False) for a in inputs] + [Argument("out", len(part.outputs), True)]
         h = Kernel(name, f"{kernel.name} of the subtree at frame {part.group.frames[0][0]} and the "
                          f"{len(part.group.frames) - 1} subtree(s) like it.", args,
-                   {"out": sp.Matrix(part.outputs)})
+                   {"out": sp.Matrix([e if s in part.kept else sp.S.Zero for s, e in enumerate(part.outputs)])})
         emit(h, {"program": part.program, "symbols": syms},
              Extra(link_params=part.link_params, routine=True))
+        h.writes = [w for s, w in enumerate(h.writes) if s in part.kept]
         signature = f"{name}({', '.join(a.decl for a in args)})"
         helpers.append((signature, h))
     extra = Extra(sincos=True)
@@ -43,11 +52,13 @@ def emit_split(kernel: Kernel, derivation, split, prefix: str) -> Kernel:
         part = split.parts[call.part]
         group = part.group
         joff, poff = group.joint_offset[call.instance], group.param_offset[call.instance]
-        extra.setup.append(f"double o{c}[{len(part.outputs)}]")
+        extra.setup.append(f"double {call.array}[{len(part.outputs)}]")
         extra.live += call.vin
-        vin = ", ".join(ccode(e, names) for e in call.vin)
-        text = (f"{helpers[call.part][1].name}({_shift('q', joff)}, {_shift('sq', joff)}, {_shift('cq', joff)}, "
-                f"{_shift('dq', joff)}, p, {_shift('p', poff)}, (const double[6]){{{vin}}}, o{c})")
+        vin = f"(const double[6]){{{', '.join(ccode(e, names) for e in call.vin)}}}" if call.vin else "0"
+        value = {"q": _shift("q", joff), "sq": _shift("sq", joff), "cq": _shift("cq", joff),
+                 "dq": _shift("dq", joff), "p": "p", "pl": _shift("p", poff), "vin": vin}
+        args = ", ".join(value[a] for a in _inputs(kernel, part))
+        text = f"{helpers[call.part][1].name}({args}, {call.array})"
         deps = sorted(set().union(*(sp.sympify(e).free_symbols for e in call.vin)), key=str)
         callsym = sp.Symbol(f"call {c}")
         extra.statements.append((callsym, deps, "", text))

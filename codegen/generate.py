@@ -47,6 +47,9 @@ class CodegenConfig:
     python: bool = False  # also build an importable Python module (codegen.pybuild)
     emit_model: bool = False  # URDF input: also write the derived model and parameter TOML
     inputs: tuple = field(default=())  # (label, SHA-256) of every input file, for the banner
+    # one static routine per group of isomorphic subtrees in compute_A and
+    # compute_C (codegen/subtrees.py): less machine code per tick
+    share_subtrees: bool = True
 
 
 def kernel_specs(abi, d):
@@ -56,12 +59,12 @@ def kernel_specs(abi, d):
             for f in abi.derived]
 
 
-def emit_kernel(kernel, d, prefix):
+def emit_kernel(kernel, d, prefix, share=True):
     """A kernel of one output that has a form with shared subtree routines
     (codegen/subtrees.py) is emitted in that form; the rest straight."""
-    if len(kernel.outputs) == 1:
+    if share and len(kernel.outputs) == 1:
         (source,) = kernel.outputs.values()
-        split = next((d[f"{k}_split"] for k in ("C",) if d[k] is source and d.get(f"{k}_split")), None)
+        split = next((d[f"{k}_split"] for k in ("A", "C") if d[k] is source and d.get(f"{k}_split")), None)
         if split is not None:
             return emit_split(kernel, d, split, prefix)
     return emit(kernel, d)
@@ -200,7 +203,7 @@ def generate(model, values, config, extra_files=None) -> list:
     abi = dataclasses.replace(describe(model, ee_idents=names.ees), name=names.prefix,
                               prefix=f"{names.prefix}_", macro=names.macro)
     d = derive(model)
-    kernels = [emit_kernel(k, d, abi.prefix) for k in kernel_specs(abi, d)]
+    kernels = [emit_kernel(k, d, abi.prefix, config.share_subtrees) for k in kernel_specs(abi, d)]
     files = render(abi, names, model, values, kernels, config)
     files.update(extra_files or {})
     build = _python_builder(abi, model, values, config) if config.python else None

@@ -33,6 +33,11 @@ class Kinematics:
         """[(R, r), ...] from the frame towards its parent."""
         return self._stages[key]
 
+    def placement_only(self, key):
+        """From now on, frame `key` is seen through its constant placement
+        alone: its joint stage belongs to a shared subtree routine."""
+        self._stages[key] = self._stages[key][-1:]
+
     def joint_motion(self, f):
         """Motion subspace S_j in frame j (unit twist of the joint)."""
         e = list(f.axis)

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from .christoffel import coriolis_matrix, joint_forces
-from .composite_inertia import composite_inertias
+from .christoffel import coriolis_matrix, coriolis_to_parent, joint_forces
+from .composite_inertia import composite_inertias, inertia_matrix, inertia_times_var
 from .kinematics import Kinematics
 from .program import Program
 
@@ -53,10 +53,12 @@ class Part:
     vin: list  # symbols of the input velocity of the root's parent (w, v)
     link_params: set  # parameter symbols read per instance (through an offset pointer)
     layout: list = field(default_factory=list)  # per output of the derivation: slot or constant
+    kept: set = field(default_factory=set)  # the slots some instance uses
 
 
 @dataclass
 class Call:
+    array: str  # the local array of its results
     part: int
     instance: int
     vin: list  # main-program expressions
@@ -79,22 +81,24 @@ def _children(model):
 
 
 def find_groups(model) -> list:
+    """Groups of isomorphic subtrees, largest first. A root is compared
+    without its constant placement in its parent (the caller applies it),
+    every frame below it with."""
     kids = _children(model)
-    sig, size = {}, {}
+    sig, rsig, size = {}, {}, {}
     for f in reversed(model.frames):
-        sig[f.key] = (f.type, tuple(f.axis), tuple(f.rotation), tuple(str(o) for o in f.origin),
-                      tuple(sig[k] for k in kids[f.key]))
+        rsig[f.key] = (f.type, tuple(f.axis), tuple(sig[k] for k in kids[f.key]))
+        sig[f.key] = (rsig[f.key], tuple(f.rotation), tuple(str(o) for o in f.origin))
         size[f.key] = int(f.moving) + sum(size[k] for k in kids[f.key])
     count = {}
     for f in model.frames:
-        count[sig[f.key]] = count.get(sig[f.key], 0) + 1
+        count[rsig[f.key]] = count.get(rsig[f.key], 0) + 1
     taken, roots = set(), {}
     for f in model.frames:  # parents first: the largest repeated subtrees
-        if f.key in taken or f.parent in taken and f.parent != "0":
+        if f.parent in taken:
             taken.add(f.key)
-            continue
-        if count[sig[f.key]] >= 2 and size[f.key] >= MIN_JOINTS:
-            roots.setdefault(sig[f.key], []).append(f.key)
+        elif count[rsig[f.key]] >= 2 and size[f.key] >= MIN_JOINTS:
+            roots.setdefault(rsig[f.key], []).append(f.key)
             taken.add(f.key)
     groups = []
     for keys in roots.values():
@@ -132,40 +136,34 @@ def _offsets(model, instances):
 
 
 def _submodel(model, keys):
-    frames = tuple(dataclasses.replace(f, parent="0") if i == 0 else f
+    """The subtree alone, its root placed at frame 0's origin, unrotated."""
+    zero = (sp.S.Zero,) * 3
+    frames = tuple(dataclasses.replace(f, parent="0", rotation=sp.eye(3), origin=zero) if i == 0 else f
                    for i, f in enumerate(f for f in model.frames if f.key in keys))
     return dataclasses.replace(model, frames=frames, end_effectors=())
 
 
 def _forces_at_root(kin, key, forces):
-    while key != kin.model.frames[0].key:
+    """Forces of frame `key` expressed above the subtree root (frame 0 of the subtree)."""
+    while key != "0":
         forces = [kin.force_to_parent(key, F) for F in forces]
         key = kin.model.frame(key).parent
     return forces
 
 
-def coriolis_part(model, syms, group) -> Part:
-    """The routine for C of the subtree group.frames[0]."""
+def _part(model, syms, group, velocity, outputs) -> Part:
+    """The routine of a group: `outputs(kin, comp, vel)` over the subtree of
+    instance 0 derived alone. `velocity`: None (no velocities), "zero" (the
+    root's parent is at rest in every instance) or "input" (vin)."""
     sub = _submodel(model, group.frames[0])
     prog = Program()
     kin = Kinematics(sub, syms, prog)
-    vin = [sp.Symbol(f"vin[{i}]", real=True) for i in range(6)]
+    vin = [sp.Symbol(f"vin[{i}]", real=True) for i in range(6)] if velocity == "input" else []
     comp = composite_inertias(kin)
-    vel = kin.velocities(base=(vin[:3], vin[3:]))
-    C, BC, Sdot = coriolis_matrix(kin, comp, vel)
-    root = sub.frames[0].key
-    mass, h, J = comp[root]
-    M, f = BC[root]
-    outs = [mass, *h, *J, *M, *f]
-    for fr in sub.joints:
-        F = joint_forces(kin, comp, vel, BC, Sdot, fr)
-        for F6 in _forces_at_root(kin, fr.key, list(F)):
-            outs += list(F6[0]) + list(F6[1])
-    idx = [fr.index for fr in sub.joints]
-    outs += [C[i, j] for i in idx for j in idx]
+    vel = None if velocity is None else kin.velocities(base=(vin[:3], vin[3:]) if vin else None)
     link = {syms.p(n) for fr in sub.frames for n in fr.param_names()}
     part = Part(group, prog, [], vin, link)
-    for e in outs:
+    for e in outputs(kin, comp, vel):
         e = sp.sympify(e)
         if e.is_number:
             part.layout.append(e)
@@ -175,31 +173,89 @@ def coriolis_part(model, syms, group) -> Part:
     return part
 
 
-def coriolis_split(kin: Kinematics, vel):
-    """C over the main program, with a call per subtree instance."""
-    model, prog = kin.model, kin.prog
+def _block(M, sub):
+    idx = [fr.index for fr in sub.joints]
+    return [M[i, j] for i in idx for j in idx]
+
+
+def _coriolis_outputs(kin, comp, vel):
+    """I^C and B^C of the root, F1, F2, F3 of every joint in the root frame, the block of C."""
+    sub = kin.model
+    C, BC, Sdot = coriolis_matrix(kin, comp, vel)
+    root = sub.frames[0].key
+    mass, h, J = kin.inertia_to_parent(root, comp[root])
+    M, f = coriolis_to_parent(kin, root, BC[root])
+    outs = [mass, *h, *J, *M, *f]
+    for fr in sub.joints:
+        F = joint_forces(kin, comp, vel, BC, Sdot, fr)
+        for F6 in _forces_at_root(kin, fr.key, list(F)):
+            outs += list(F6[0]) + list(F6[1])
+    return outs + _block(C, sub)
+
+
+def _inertia_outputs(kin, comp, vel):
+    """I^C of the root, I^C_j S_j of every joint in the root frame, the block of A."""
+    sub = kin.model
+    root = sub.frames[0].key
+    mass, h, J = kin.inertia_to_parent(root, comp[root])
+    outs = [mass, *h, *J]
+    for fr in sub.joints:
+        F = inertia_times_var(kin.prog, comp[fr.key], kin.joint_motion(fr))
+        (F6,) = _forces_at_root(kin, fr.key, [F])
+        outs += list(F6[0]) + list(F6[1])
+    return outs + _block(inertia_matrix(kin, comp), sub)
+
+
+def _split(kin, vel, outputs, nforces, finish, tag):
+    """The main derivation of one output with a call per subtree instance."""
+    model = kin.model
     parts, calls, given = [], [], Given()
+    # the main derivation sees each instance root through its constant
+    # placement only (its joint stage is in the routine)
+    main = Kinematics(model, kin.syms, kin.prog)
     for group in find_groups(model):
-        part = coriolis_part(model, kin.syms, group)
+        vins = []
+        for keys in group.frames:
+            main.placement_only(keys[0])
+            if vel is not None:
+                w, v = main.motion_to_child(keys[0], vel[model.frame(keys[0]).parent])
+                vins.append(list(w) + list(v))
+        velocity = None if vel is None else "input" if any(x != 0 for v in vins for x in v) else "zero"
+        part = _part(model, kin.syms, group, velocity, outputs)
         parts.append(part)
-        for k, (keys, joff) in enumerate(zip(group.frames, group.joint_offset)):
-            outs = [sp.Symbol(f"o{len(calls)}[{s}]", real=True) for s in range(len(part.outputs))]
-            w, v = vel[model.frame(keys[0]).parent]
-            calls.append(Call(len(parts) - 1, k, list(w) + list(v), outs))
+        for k, keys in enumerate(group.frames):
+            outs = [sp.Symbol(f"o{tag}{len(calls)}[{s}]", real=True) for s in range(len(part.outputs))]
+            calls.append(Call(f"o{tag}{len(calls)}", len(parts) - 1, k, vins[k] if part.vin else [], outs))
             vals = iter([outs[x] if isinstance(x, int) else x for x in part.layout])
             take = lambda n: [next(vals) for _ in range(n)]  # noqa: E731
             root = keys[0]
-            mass, h, J = take(1)[0], take(3), sp.Matrix(3, 3, take(9))
-            given.inertia[root] = (mass, h, J)
-            given.coriolis[root] = (sp.Matrix(3, 3, take(9)), take(3))
+            given.inertia[root] = (take(1)[0], take(3), sp.Matrix(3, 3, take(9)))
+            if nforces == 3:
+                given.coriolis[root] = (sp.Matrix(3, 3, take(9)), take(3))
             joints = [model.frame(key) for key in keys if model.frame(key).moving]
             for fr in joints:
-                given.forces[fr.key] = (tuple((take(3), take(3)) for _ in range(3)), root)
+                given.forces[fr.key] = (tuple((take(3), take(3)) for _ in range(nforces)), root)
             for a in joints:
                 for b in joints:
                     given.block[(a.index, b.index)] = take(1)[0]
     if not parts:
         return None
-    comp = composite_inertias(kin, given.inertia)
-    C = coriolis_matrix(kin, comp, vel, given)[0]
-    return Split(C, parts, calls)
+    comp = composite_inertias(main, given.inertia)
+    matrix = finish(main, comp, vel, given)
+    # results no instance needs (e.g. forces above a root at the base) are not computed
+    used = set(matrix.free_symbols)
+    for _, e in kin.prog.needed(list(matrix)):
+        used |= e.free_symbols
+    for call in calls:
+        parts[call.part].kept |= {s for s, o in enumerate(call.outs) if o in used}
+    return Split(matrix, parts, calls)
+
+
+def coriolis_split(kin: Kinematics, vel):
+    """C over the main program, with a call per subtree instance (None: no subtrees)."""
+    return _split(kin, vel, _coriolis_outputs, 3, lambda k, comp, v, g: coriolis_matrix(k, comp, v, g)[0], "c")
+
+
+def inertia_split(kin: Kinematics):
+    """A likewise."""
+    return _split(kin, None, _inertia_outputs, 1, lambda k, comp, v, g: inertia_matrix(k, comp, g), "a")
