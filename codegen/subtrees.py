@@ -125,7 +125,8 @@ def _offsets(model, instances):
     names = {n: i for i, n in enumerate(model.param_names)}
     joffs, poffs = [], []
     for inst in instances:
-        jd = {model.frame(b).index - model.frame(a).index for a, b in zip(instances[0], inst)}
+        jd = {model.frame(b).index - model.frame(a).index for a, b in zip(instances[0], inst)
+              if model.frame(a).moving}
         pd = {names[nb] - names[na] for a, b in zip(instances[0], inst)
               for na, nb in zip(model.frame(a).param_names(), model.frame(b).param_names())}
         if len(jd) != 1 or len(pd) != 1:
