@@ -143,7 +143,7 @@ class Kernel:
     writes: list = field(default_factory=list)  # (lvalue, rhs)
     ops: int = 0
     helpers: list = field(default_factory=list)  # static routines it calls: (signature, Kernel)
-    straight: "Kernel | None" = None  # the same kernel in one straight line (batch kernels)
+    straight: Kernel | None = None  # the same kernel in one straight line (batch kernels)
 
 
 def _input_reads(syms, used, link_params=(), sincos=True):

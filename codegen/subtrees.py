@@ -207,6 +207,12 @@ def _inertia_outputs(kin, comp, vel):
     return outs + _block(inertia_matrix(kin, comp), sub)
 
 
+def _taker(values):
+    """take(n): the next n of values, in order (the routine's output layout)."""
+    it = iter(values)
+    return lambda n: [next(it) for _ in range(n)]
+
+
 def _split(kin, vel, outputs, nforces, finish, tag):
     """The main derivation of one output with a call per subtree instance."""
     model = kin.model
@@ -227,8 +233,7 @@ def _split(kin, vel, outputs, nforces, finish, tag):
         for k, keys in enumerate(group.frames):
             outs = [sp.Symbol(f"o{tag}{len(calls)}[{s}]", real=True) for s in range(len(part.outputs))]
             calls.append(Call(f"o{tag}{len(calls)}", len(parts) - 1, k, vins[k] if part.vin else [], outs))
-            vals = iter([outs[x] if isinstance(x, int) else x for x in part.layout])
-            take = lambda n: [next(vals) for _ in range(n)]  # noqa: E731
+            take = _taker([outs[x] if isinstance(x, int) else x for x in part.layout])
             root = keys[0]
             given.inertia[root] = (take(1)[0], take(3), sp.Matrix(3, 3, take(9)))
             if nforces == 3:

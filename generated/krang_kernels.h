@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        e02eedef944aec94ceca47b103a4214f33db6210937f001d5a49a5045c7ad27e
+ * generator        5259559d6d86a20f0a606d202ecc0d3b056372e00a526d8052c286d93238f6fe
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               2030
  *   krang_compute_C               6832
