@@ -177,7 +177,10 @@ def machine_code_sizes(objs, prefix: str):
         for line in r.stdout.splitlines():
             f = line.split()
             if len(f) == 4 and f[2] in "Tt" and f[3].startswith(prefix + "_"):
-                sizes[f[3]] = int(f[1], 16)
+                # a kernel's share: its gcc clones (.constprop.0, .cold) and the
+                # static routines it calls (NAME_part<k>, codegen/emit_parts.py)
+                name = re.sub(r"_part[0-9]+$", "", f[3].split(".")[0])
+                sizes[name] = sizes.get(name, 0) + int(f[1], 16)
     return sizes
 
 

@@ -68,11 +68,28 @@ def coriolis_times(prog, B, m):
     return Bm, BTm
 
 
-def coriolis_matrix(kin: Kinematics, comp, vel):
+def joint_forces(kin, comp, vel, BC, Sdot, f):
+    """The forces of joint f whose pairings give its column and row of C:
+    F1 (upper: S_a . F1), F2 and F3 (lower: S'_a . F2 + S_a . F3), in frame f."""
+    prog = kin.prog
+    S = kin.joint_motion(f)
+    IS = sv.inertia_times(comp[f.key], Sdot[f.key])
+    BS, BTS = coriolis_times(prog, BC[f.key], S)
+    F1 = (prog.vec(sv.add(IS[0], BS[0])), prog.vec(sv.add(IS[1], BS[1])))
+    F2 = inertia_times_var(prog, comp[f.key], S)
+    return F1, F2, BTS
+
+
+def coriolis_matrix(kin: Kinematics, comp, vel, given=None):
+    """C; `given` (codegen/subtrees.Given) supplies what a shared subtree
+    routine computed: B^C of its root, its joints' forces in the root frame
+    and its own block of C."""
     model, prog = kin.model, kin.prog
-    n = model.ndof
+    n = 1 + max((f.index for f in model.joints), default=-1)  # a subtree keeps the model's indices
     BC = {f.key: body_coriolis(prog, kin.syms.inertia(f), vel[f.key]) for f in model.frames}
     for f in reversed(model.frames):
+        if given and f.key in given.coriolis:
+            BC[f.key] = given.coriolis[f.key]
         if f.parent != "0":
             M, fl = coriolis_to_parent(kin, f.key, BC[f.key])
             Mp, fp = BC[f.parent]
@@ -86,13 +103,13 @@ def coriolis_matrix(kin: Kinematics, comp, vel):
     C = sp.zeros(n, n)
     for f in model.joints:
         j = f.index
-        S = kin.joint_motion(f)
-        IS = sv.inertia_times(comp[f.key], Sdot[f.key])
-        BS, BTS = coriolis_times(prog, BC[f.key], S)
-        F1 = (prog.vec(sv.add(IS[0], BS[0])), prog.vec(sv.add(IS[1], BS[1])))
-        F2 = inertia_times_var(prog, comp[f.key], S)
-        F3 = BTS
-        C[j, j] = prog.var(pair(S, F1))
+        if given and f.key in given.forces:
+            (F1, F2, F3), start = given.forces[f.key]
+            start = model.frame(start)
+        else:
+            F1, F2, F3 = joint_forces(kin, comp, vel, BC, Sdot, f)
+            C[j, j] = prog.var(pair(kin.joint_motion(f), F1))
+            start = f
 
         def upper(a, forces, j=j):
             C[a.index, j] = prog.var(pair(kin.joint_motion(a), forces[0]))
@@ -101,7 +118,8 @@ def coriolis_matrix(kin: Kinematics, comp, vel):
             f2, f3 = forces
             C[j, a.index] = prog.var(pair(Sdot[a.key], f2) + pair(kin.joint_motion(a), f3))
 
-        propagate_up(kin, f, [F1], upper)
-        propagate_up(kin, f, [F2, F3], lower)
-    return C
-
+        propagate_up(kin, start, [F1], upper)
+        propagate_up(kin, start, [F2, F3], lower)
+    for (i, j), value in (given.block.items() if given else ()):
+        C[i, j] = value
+    return C, BC, Sdot

@@ -22,9 +22,9 @@ from .cnames import fragment  # noqa: E402
 from .generate import CodegenConfig, generate, generate_from_files  # noqa: E402
 from .model import ModelError  # noqa: E402
 
-USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--python]
+USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--python]
        python -m codegen ROBOT.urdf --out DIR [--name NAME] [--end-effector LINK]...
-                         [--no-snap] [--emit-model] [--python]"""
+                         [--no-snap] [--emit-model] [--no-share-subtrees] [--python]"""
 DESCRIPTION = """Generate C99 rigid-body dynamics kernels (inertia matrix A(q), Coriolis C(q, dq),
 gravity Q(q), end-effector Jacobians and poses, J-dot q-dot, friction, inverse and
 forward dynamics) for a fixed-base tree robot, from a model file and a parameter
@@ -57,6 +57,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--emit-model", action="store_true",
                     help="URDF only: also write the derived NAME.toml and NAME_params.toml, "
                          "which regenerate the same C with the MODEL.toml PARAMS.toml form")
+    ap.add_argument("--no-share-subtrees", action="store_false", dest="share_subtrees",
+                    help="emit compute_A and compute_C in one straight line each, without the shared "
+                         "routine for isomorphic subtrees (more machine code, a little faster alone)")
     ap.add_argument("--python", action="store_true",
                     help="also build an importable Python module NAME_kernels in DIR")
     return ap
@@ -86,7 +89,8 @@ def _urdf(args, config):
 
 def run(args) -> list:
     config = CodegenConfig(out_dir=Path(args.out), name=args.name, end_effectors=tuple(args.end_effectors),
-                           snap=args.snap, python=args.python, emit_model=args.emit_model)
+                           snap=args.snap, python=args.python, emit_model=args.emit_model,
+                           share_subtrees=args.share_subtrees)
     if len(args.inputs) == 1 and args.inputs[0].lower().endswith((".urdf", ".xml")):
         return _urdf(args, config)
     if len(args.inputs) != 2:

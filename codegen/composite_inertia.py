@@ -22,11 +22,15 @@ from . import spatial as sv
 from .kinematics import Kinematics
 
 
-def composite_inertias(kin: Kinematics):
-    """I^C_j of every frame, in frame j (leaves first, towards the root)."""
+def composite_inertias(kin: Kinematics, given=None):
+    """I^C_j of every frame, in frame j (leaves first, towards the root).
+    `given` maps frame keys to subtree inertias computed elsewhere (a shared
+    subtree routine, codegen/subtrees.py): they replace the sums below them."""
     prog, model = kin.prog, kin.model
     comp = {f.key: kin.syms.inertia(f) for f in model.frames}
     for f in reversed(model.frames):
+        if given and f.key in given:
+            comp[f.key] = given[f.key]
         if f.parent == "0":
             continue
         mass, h, J = kin.inertia_to_parent(f.key, comp[f.key])
@@ -56,20 +60,29 @@ def propagate_up(kin, f, forces, visit):
             visit(a, forces)
 
 
-def inertia_matrix(kin: Kinematics, comp):
+def inertia_matrix(kin: Kinematics, comp, given=None):
+    """A; `given` (codegen/subtrees.Given) supplies what a shared subtree
+    routine computed: its joints' I^C_j S_j in its root frame, its block of A."""
     model, prog = kin.model, kin.prog
-    n = model.ndof
+    n = 1 + max((f.index for f in model.joints), default=-1)  # a subtree keeps the model's indices
     A = sp.zeros(n, n)
     for f in model.joints:
         j = f.index
-        Sj = kin.joint_motion(f)
-        F = inertia_times_var(prog, comp[f.key], Sj)
-        A[j, j] = prog.var(pair(Sj, F) + kin.syms.p(f"Ia_{f.key}"))
+        if given and f.key in given.forces:
+            (F,), start = given.forces[f.key]
+            start = model.frame(start)
+        else:
+            Sj = kin.joint_motion(f)
+            F = inertia_times_var(prog, comp[f.key], Sj)
+            A[j, j] = prog.var(pair(Sj, F) + kin.syms.p(f"Ia_{f.key}"))
+            start = f
 
         def visit(a, forces, j=j):
             A[a.index, j] = A[j, a.index] = prog.var(pair(kin.joint_motion(a), forces[0]))
 
-        propagate_up(kin, f, [F], visit)
+        propagate_up(kin, start, [F], visit)
+    for (i, j), value in (given.block.items() if given else ()):
+        A[i, j] = value
     return A
 
 

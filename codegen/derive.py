@@ -18,6 +18,7 @@ from .kinematics import Kinematics
 from .model import Model
 from .progress import stage
 from .program import Program
+from .subtrees import coriolis_split, inertia_split
 from .symbols import Symbols
 
 
@@ -30,9 +31,11 @@ def derive(model: Model) -> dict:
         comp = composite_inertias(kin)
         out["A"] = inertia_matrix(kin, comp)
         out["Q"] = gravity_vector(kin, comp)
+        out["A_split"] = inertia_split(kin)  # None without isomorphic subtrees
     with stage("derive C"):
         vel = kin.velocities()
-        out["C"] = coriolis_matrix(kin, comp, vel)
+        out["C"] = coriolis_matrix(kin, comp, vel)[0]
+        out["C_split"] = coriolis_split(kin, vel)  # None without isomorphic subtrees
     with stage("derive Jacobians"):
         poses = kin.world_poses()
         for ee in model.end_effectors:

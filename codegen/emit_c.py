@@ -30,7 +30,7 @@ FUNCTIONS = {
 # Expression classes the printer accepts; anything else is a ModelError.
 _STRUCTURE = (sp.Add, sp.Mul, sp.Pow, sp.Symbol, sp.sign)
 # Array elements the kernels read (right sides of the input reads).
-_ELEMENT = re.compile(r"(q|dq|ddq|tau|p|sq|cq)\[[0-9]+\]")
+_ELEMENT = re.compile(r"(q|dq|ddq|tau|p|pl|sq|cq|vin|o[a-z]*[0-9]+)\[[0-9]+\]")
 
 
 def c_double(value) -> str:
@@ -142,15 +142,17 @@ class Kernel:
     body: list = field(default_factory=list)  # (declaration, rhs)
     writes: list = field(default_factory=list)  # (lvalue, rhs)
     ops: int = 0
+    helpers: list = field(default_factory=list)  # static routines it calls: (signature, Kernel)
+    straight: Kernel | None = None  # the same kernel in one straight line (batch kernels)
 
 
-def _input_reads(syms, used):
+def _input_reads(syms, used, link_params=(), sincos=True):
     """Setup statements, and assignments reading q, dq, p into named locals
     (only those used; the right sides are symbols that print as array
     elements). sin and cos of all joints come from one vectorized call
     (sincos_q in the source template)."""
     reads, setup = [], []
-    if used & (set(syms.s) | set(syms.c)):
+    if sincos and used & (set(syms.s) | set(syms.c)):
         setup = ["double sq[NDOF], cq[NDOF]", "sincos_q(q, sq, cq)"]
     element = lambda array, i: sp.Symbol(f"{array}[{i}]")  # noqa: E731
     for i in range(syms.model.ndof):
@@ -160,7 +162,7 @@ def _input_reads(syms, used):
                 reads.append((sym, element(source, i)))
     for k, name in enumerate(syms.model.param_names):
         if syms.params[name] in used:
-            reads.append((syms.params[name], element("p", k)))
+            reads.append((syms.params[name], element("pl" if syms.params[name] in link_params else "p", k)))
     return setup, reads
 
 
@@ -186,6 +188,20 @@ def _cse(assignments, outputs):
         body.append((sym, reduced[pos]))
     tail = [p for pos in sorted(placed) if pos >= len(assignments) for p in placed[pos]]
     return body + tail, reduced[len(assignments):]
+
+
+def _insert(body, statements):
+    """Statements placed right after their last dependency (dependency order kept)."""
+    at = {sym: pos for pos, (sym, _) in enumerate(body)}
+    after = {}
+    for sym, e in statements:
+        pos = max((at[d] for d in e.free_symbols if d in at), default=-1)
+        at[sym] = pos
+        after.setdefault(pos, []).append((sym, e))
+    out = after.get(-1, [])
+    for pos, st in enumerate(body):
+        out += [st] + after.get(pos, [])
+    return out
 
 
 def demand_order(body, outputs):
@@ -240,31 +256,52 @@ def _leaves_first(outputs):
     return [-k for _, k in sorted(keys, reverse=True)]
 
 
-def emit(kernel: Kernel, derivation) -> Kernel:
+@dataclass
+class Extra:
+    """Statements emission does not derive: calls of shared routines
+    (codegen/emit_parts.py). `statements` are (symbol, dependencies, lhs, rhs)."""
+    live: list = field(default_factory=list)  # expressions to keep (the calls' arguments)
+    statements: list = field(default_factory=list)
+    setup: list = field(default_factory=list)
+    sincos: bool = False  # the calls need sq and cq
+    link_params: set = field(default_factory=set)  # parameters read through pl (in a routine)
+    routine: bool = False  # a routine: sq, cq are its arguments
+
+
+def emit(kernel: Kernel, derivation, extra: Extra | None = None) -> Kernel:
     t0 = time.perf_counter()
+    extra = extra or Extra()
     prog, syms = derivation["program"], derivation["symbols"]
     flat = [(name, list(m)) for name, m in kernel.outputs.items()]
     exprs = [e for _, es in flat for e in es]
-    needed = prog.needed(exprs)
+    needed = prog.needed(exprs + extra.live)
     body, final = _cse(needed, exprs)
     used = set()
     for _, e in body:
         used |= e.free_symbols
     for e in final:
         used |= sp.sympify(e).free_symbols
-    kernel.setup, reads = _input_reads(syms, used)
+    for e in extra.live:
+        used |= sp.sympify(e).free_symbols
+    kernel.setup, reads = _input_reads(syms, used, extra.link_params, not extra.routine)
+    if extra.sincos and not kernel.setup:
+        kernel.setup = ["double sq[NDOF], cq[NDOF]", "sincos_q(q, sq, cq)"]
+    kernel.setup += extra.setup
+    special = {sym: None if lhs is None else (lhs, rhs) for sym, _, lhs, rhs in extra.statements}
+    body = _insert(reads + body, [(sym, sp.Tuple(*deps)) for sym, deps, _, _ in extra.statements])
     # Every input is read before the first output is written, so outputs may
     # alias inputs; within that, each value is computed where it is needed.
-    body = demand_order(reads + body, [final[k] for k in _leaves_first(kernel.outputs)])
+    body = demand_order(body, [final[k] for k in _leaves_first(kernel.outputs)])
     names = syms.cnames
-    kernel.body = [(f"const double {ccode(s, names)}", ccode(e, names)) for s, e in body]
+    kernel.body = [special[s] if s in special else (f"const double {ccode(s, names)}", ccode(e, names))
+                   for s, e in body if special.get(s, True) is not None]
     writes, k = [], 0
     for name, es in flat:
         for i, _ in enumerate(es):
             writes.append((f"{name}[{i}]", ccode(final[k], names)))
             k += 1
     kernel.writes = writes
-    kernel.ops = op_count([e for _, e in body] + list(final))
+    kernel.ops = op_count([e for s, e in body if s not in special] + list(final))
     _void_unused_inputs(kernel)
     report(f"emit {kernel.name}", t0)
     return kernel
@@ -276,4 +313,7 @@ def _void_unused_inputs(kernel: Kernel):
     read = {m.group(1) for _, rhs in kernel.body for m in [_ELEMENT.fullmatch(rhs)] if m}
     if any("sincos_q(q," in st for st in kernel.setup):
         read.add("q")
+    for _, rhs in kernel.body:  # calls of shared routines read their pointer arguments
+        if "(" in rhs and not _ELEMENT.fullmatch(rhs):
+            read |= set(re.findall(r"\w+", rhs))
     kernel.setup += [f"(void){a.name}" for a in kernel.args if not a.output and a.name not in read]

@@ -30,6 +30,7 @@ from .cnames import c_string, cnames, comment_text
 from .derive import derive
 from .emit_batch import batch
 from .emit_c import Argument, Kernel, c_double, emit
+from .emit_parts import emit_split
 from .model import ModelError, load_model, load_param_values
 
 # The directory holding the codegen package: the repository, or site-packages
@@ -48,6 +49,9 @@ class CodegenConfig:
     python: bool = False  # also build an importable Python module (codegen.pybuild)
     emit_model: bool = False  # URDF input: also write the derived model and parameter TOML
     inputs: tuple = field(default=())  # (label, SHA-256) of every input file, for the banner
+    # one static routine per group of isomorphic subtrees in compute_A and
+    # compute_C (codegen/subtrees.py): less machine code per tick
+    share_subtrees: bool = True
 
 
 def kernel_specs(abi, d):
@@ -55,6 +59,17 @@ def kernel_specs(abi, d):
     return [Kernel(f.name, f.doc, [Argument(a.name, a.size, a.role == OUT) for a in f.args],
                    {a.name: d[a.source] for a in f.outputs})
             for f in abi.derived]
+
+
+def emit_kernel(kernel, d, prefix, share=True):
+    """A kernel of one output that has a form with shared subtree routines
+    (codegen/subtrees.py) is emitted in that form; the rest straight."""
+    if share and len(kernel.outputs) == 1:
+        (source,) = kernel.outputs.values()
+        split = next((d[f"{k}_split"] for k in ("A", "C") if d[k] is source and d.get(f"{k}_split")), None)
+        if split is not None:
+            return emit_split(kernel, d, split, prefix)
+    return emit(kernel, d)
 
 
 def source_digest() -> str:
@@ -107,7 +122,8 @@ def render(abi, names, model, values, kernels, config) -> dict:
     ctx = dict(
         P=P, prefix=prefix, abi=abi, ndof=model.ndof, np=len(model.param_names), header=header,
         guard=f"{P}_KERNELS_H", kernels=kernels, ee_macros=ee_macros,
-        batches=[batch(next(k for k in kernels if k.name == f.batch_of), f.name) for f in abi.batched],
+        batches=[batch(next(k.straight or k for k in kernels if k.name == f.batch_of), f.name)
+                 for f in abi.batched],
         frame_macros=[(f"{P}_WORLD", 0), (f"{P}_LOCAL", 1)],
         joint_lines=[f"{i:3d}  {comment_text(n)}" for i, n in enumerate(model.joint_names)],
         param_lines=[f"{i:3d}  {comment_text(n)}" for i, n in enumerate(model.param_names)],
@@ -213,7 +229,7 @@ def generate(model, values, config, extra_files=None) -> list:
     abi = dataclasses.replace(describe(model, ee_idents=names.ees), name=names.prefix,
                               prefix=f"{names.prefix}_", macro=names.macro)
     d = derive(model)
-    kernels = [emit(k, d) for k in kernel_specs(abi, d)]
+    kernels = [emit_kernel(k, d, abi.prefix, config.share_subtrees) for k in kernel_specs(abi, d)]
     files = render(abi, names, model, values, kernels, config)
     files.update(extra_files or {})
     build = _python_builder(abi, model, values, config) if config.python else None

@@ -33,6 +33,11 @@ class Kinematics:
         """[(R, r), ...] from the frame towards its parent."""
         return self._stages[key]
 
+    def placement_only(self, key):
+        """From now on, frame `key` is seen through its constant placement
+        alone: its joint stage belongs to a shared subtree routine."""
+        self._stages[key] = self._stages[key][-1:]
+
     def joint_motion(self, f):
         """Motion subspace S_j in frame j (unit twist of the joint)."""
         e = list(f.axis)
@@ -64,10 +69,11 @@ class Kinematics:
         return I
 
     # -- recursions -----------------------------------------------------------
-    def velocities(self):
-        """Spatial velocity (w, v) of every link in its own frame (eq. 7-8)."""
+    def velocities(self, base=None):
+        """Spatial velocity (w, v) of every link in its own frame (eq. 7-8);
+        `base` is the velocity of frame 0 (zero unless a subtree is derived alone)."""
         zero = [sp.S.Zero] * 3
-        vel = {"0": (zero, zero)}
+        vel = {"0": base or (zero, zero)}
         for f in self.model.frames:
             w, v = self.motion_to_child(f.key, vel[f.parent])
             if f.moving:

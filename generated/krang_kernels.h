@@ -3,10 +3,10 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        d2baf82343ac06c815f2384abb34e9d3290935cd1e117be6dfcecec96c28588d
+ * generator        c06699b2af67ae4bd55dda034a5da6929b98f1e0895019aff22879c79ffc459f
  * operations per function (SymPy count_ops after CSE):
- *   krang_compute_A               1998
- *   krang_compute_C               6774
+ *   krang_compute_A               2030
+ *   krang_compute_C               6832
  *   krang_compute_Q                340
  *   krang_jacobian_left_world      248
  *   krang_jacobian_left_local      525
