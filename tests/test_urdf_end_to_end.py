@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -69,7 +70,10 @@ def cli(urdf, out, name, ees, snap=True, extra=()):
     if not snap:
         cmd.append("--no-snap")
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE.parent)
-    assert r.returncode == 0 and not r.stderr, r.stderr
+    # nothing on stderr but the progress lines of slow stages ("[codegen] stage: 2.3 s"), which
+    # appear or not with the machine's load
+    noise = [ln for ln in r.stderr.splitlines() if not re.fullmatch(r"\[codegen\] .+: \d+\.\d s", ln)]
+    assert r.returncode == 0 and not noise, r.stderr
     c_files = sorted(out.glob("*_kernels.c"))
     assert len(c_files) == 1, c_files
     return c_files[0]
