@@ -65,7 +65,7 @@ def parse_args(argv=None):
     ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
     args = ap.parse_args(argv)
     # what run.c_level reads: no shipped-library build, no control tick, no cold runs
-    args.no_pin_lib, args.no_tick, args.cold_kib = True, True, 0
+    args.no_pin_lib, args.no_tick, args.cold_kib, args.no_flush, args.no_portable = True, True, 0, True, True
     return args
 
 
