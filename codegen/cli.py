@@ -57,9 +57,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--emit-model", action="store_true",
                     help="URDF only: also write the derived NAME.toml and NAME_params.toml, "
                          "which regenerate the same C with the MODEL.toml PARAMS.toml form")
-    ap.add_argument("--no-share-subtrees", action="store_false", dest="share_subtrees",
-                    help="emit compute_A and compute_C in one straight line each, without the shared "
-                         "routine for isomorphic subtrees (more machine code, a little faster alone)")
+    ap.add_argument("--share-subtrees", choices=("C", "A,C", "none"), default="C",
+                    help="kernels that call one static routine per group of isomorphic subtrees "
+                         "(two arms, legs): less machine code, a little slower alone (default: C)")
+    ap.add_argument("--no-share-subtrees", action="store_const", const="none", dest="share_subtrees",
+                    help="the same as --share-subtrees none: every kernel one straight line")
     ap.add_argument("--python", action="store_true",
                     help="also build an importable Python module NAME_kernels in DIR")
     return ap
@@ -90,7 +92,7 @@ def _urdf(args, config):
 def run(args) -> list:
     config = CodegenConfig(out_dir=Path(args.out), name=args.name, end_effectors=tuple(args.end_effectors),
                            snap=args.snap, python=args.python, emit_model=args.emit_model,
-                           share_subtrees=args.share_subtrees)
+                           share_subtrees=tuple(s for s in args.share_subtrees.split(",") if s != "none"))
     if len(args.inputs) == 1 and args.inputs[0].lower().endswith((".urdf", ".xml")):
         return _urdf(args, config)
     if len(args.inputs) != 2:

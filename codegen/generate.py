@@ -49,9 +49,11 @@ class CodegenConfig:
     python: bool = False  # also build an importable Python module (codegen.pybuild)
     emit_model: bool = False  # URDF input: also write the derived model and parameter TOML
     inputs: tuple = field(default=())  # (label, SHA-256) of every input file, for the banner
-    # one static routine per group of isomorphic subtrees in compute_A and
-    # compute_C (codegen/subtrees.py): less machine code per tick
-    share_subtrees: bool = True
+    # the outputs ("A", "C") computed with one static routine per group of
+    # isomorphic subtrees (codegen/subtrees.py): less machine code per tick.
+    # Default C only: measured, sharing cut C's code by a third for +2 % of
+    # its hot time, but A's by 4 KB for +7-12 % (Krang, Baxter).
+    share_subtrees: tuple = ("C",)
 
 
 def kernel_specs(abi, d):
@@ -61,12 +63,12 @@ def kernel_specs(abi, d):
             for f in abi.derived]
 
 
-def emit_kernel(kernel, d, prefix, share=True):
-    """A kernel of one output that has a form with shared subtree routines
-    (codegen/subtrees.py) is emitted in that form; the rest straight."""
+def emit_kernel(kernel, d, prefix, share=("C",)):
+    """A kernel of one output (of `share`, "A" or "C") that has a form with shared
+    subtree routines (codegen/subtrees.py) is emitted in that form; the rest straight."""
     if share and len(kernel.outputs) == 1:
         (source,) = kernel.outputs.values()
-        split = next((d[f"{k}_split"] for k in ("A", "C") if d[k] is source and d.get(f"{k}_split")), None)
+        split = next((d[f"{k}_split"] for k in share if d[k] is source and d.get(f"{k}_split")), None)
         if split is not None:
             return emit_split(kernel, d, split, prefix)
     return emit(kernel, d)

@@ -3,9 +3,9 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        c06699b2af67ae4bd55dda034a5da6929b98f1e0895019aff22879c79ffc459f
+ * generator        aef8f492de7067a9ec6ecc115a957ca8546557eac1f33e2b8aefeb2f086599a7
  * operations per function (SymPy count_ops after CSE):
- *   krang_compute_A               2030
+ *   krang_compute_A               1998
  *   krang_compute_C               6832
  *   krang_compute_Q                340
  *   krang_jacobian_left_world      248
