@@ -184,3 +184,30 @@ def test_issue9_figures_from_a_synthetic_run(tmp_path):
     assert got["A batch speed-up per state, N = 64"] == "4" and got["C batch speed-up per state, N = 64"] == "2"
     assert got["A: fraction of the FMA floor"] == "100%" and got["A: portable / native"] == "1.1"
     assert "whole tick (cold), ours / Pinocchio" not in got  # not measured: no row
+
+
+def test_issue9_batch_figures_call_benchmarks_batch_as_it_is(monkeypatch):
+    """make bench's batch rows come from benchmarks.batch: the calls must fit its real
+    signatures (a mismatch once left the rows empty with "benchmarks.batch failed")."""
+    import inspect
+
+    from benchmarks import batch, issue9
+
+    real_compile, real_run = inspect.signature(batch.compile_driver), inspect.signature(batch.run)
+    calls = []
+
+    def compile_driver(*args, **kw):
+        real_compile.bind(*args, **kw)
+        return "exe"
+
+    def run(*args, **kw):
+        real_run.bind(*args, **kw)
+        calls.append(args)
+        k = len(calls)
+        return {64: dict(A=2.0 * k, A_batch=1.0, C=3.0, C_batch=1.0)}
+
+    monkeypatch.setattr(batch, "compile_driver", compile_driver)
+    monkeypatch.setattr(batch, "run", run)
+    res, how = issue9.batch_figures(None, rounds=3)
+    assert res == {64: dict(A=4.0, A_batch=1.0, C=3.0, C_batch=1.0)}, how  # medians over the 3 runs
+    assert [c[0] for c in calls] == ["exe"] * 3
