@@ -167,20 +167,24 @@ def generation_figures(gen: Path, cc: str, measure_compile: bool):
     return files
 
 
+def _code_symbols(path) -> dict:
+    """{function: bytes of machine code} of the text symbols an object or executable defines (nm -S)."""
+    r = subprocess.run(["nm", "-S", "--defined-only", str(path)], capture_output=True, text=True)
+    return {f[3]: int(f[1], 16) for f in map(str.split, r.stdout.splitlines()) if len(f) == 4 and f[2] in "Tt"}
+
+
 def machine_code_sizes(objs, prefix: str):
     """{function: bytes of machine code} of one kernel set's objects (nm -S), {} if unavailable."""
     sizes = {}
     if shutil.which("nm") is None:
         return sizes
     for obj in objs:
-        r = subprocess.run(["nm", "-S", str(obj)], capture_output=True, text=True)
-        for line in r.stdout.splitlines():
-            f = line.split()
-            if len(f) == 4 and f[2] in "Tt" and f[3].startswith(prefix + "_"):
+        for sym, size in _code_symbols(obj).items():
+            if sym.startswith(prefix + "_"):
                 # a kernel's share: its gcc clones (.constprop.0, .cold) and the
                 # static routines it calls (NAME_part<k>, codegen/emit_parts.py)
-                name = re.sub(r"_part[0-9]+$", "", f[3].split(".")[0])
-                sizes[name] = sizes.get(name, 0) + int(f[1], 16)
+                name = re.sub(r"_part[0-9]+$", "", sym.split(".")[0])
+                sizes[name] = sizes.get(name, 0) + size
     return sizes
 
 
@@ -195,15 +199,8 @@ def tick_code(exe: Path, objs, roots) -> list[tuple[str, int]]:
     (nm -S). [] if binutils are missing."""
     if not (shutil.which("nm") and shutil.which("objdump")):
         return []
-    ours = set()
-    for obj in objs:
-        r = subprocess.run(["nm", "--defined-only", str(obj)], capture_output=True, text=True)
-        ours |= {f[2] for f in map(str.split, r.stdout.splitlines()) if len(f) == 3 and f[1] in "Tt"}
-    sizes = {}
-    r = subprocess.run(["nm", "-S", "--defined-only", str(exe)], capture_output=True, text=True)
-    for f in map(str.split, r.stdout.splitlines()):
-        if len(f) == 4 and f[2] in "Tt":
-            sizes[f[3]] = int(f[1], 16)
+    ours = set().union(*(_code_symbols(obj) for obj in objs))
+    sizes = _code_symbols(exe)
     calls, cur = {}, None
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(exe)], capture_output=True, text=True).stdout
     for line in dis.splitlines():

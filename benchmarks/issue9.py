@@ -20,7 +20,6 @@ No timing is asserted anywhere.
 from __future__ import annotations
 
 import os
-import statistics
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,7 +90,7 @@ def batch_figures(core, rounds: int = 3) -> tuple[dict | None, str]:
     finally:
         if old is not None:
             os.sched_setaffinity(0, old)
-    res = {n: {k: statistics.median(r[n][k] for r in runs) for k in runs[0][n]} for n in runs[0]}
+    res = batch.median_rounds(runs)[0]
     return res, (f"benchmarks.batch.run('native'): gcc {' '.join(batch.BUILDS['native'])}, best of "
                  f"{batch.REPEATS} per run, median of {rounds} runs, pinned")
 

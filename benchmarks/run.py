@@ -234,10 +234,11 @@ def main(argv=None):
                                  else (None, "benchmarks.batch drives the Krang kernels in generated/ only"))
     ops = {name: n for f in gen_files for name, n in f["ops"]}
     from .batch import nominal_ghz
-    fma = issue9.fma_fractions(ks, summary, ops, nominal_ghz()) if ks else {}
+    ghz = nominal_ghz()
+    fma = issue9.fma_fractions(ks, summary, ops, ghz) if ks else {}
     portable = issue9.portable_rows(ks, summary, tick_summary) if ks else []
     i9_rows = issue9.summary_rows(ks, summary, tick_summary, res["tick_code"], fma, batch_res, portable)
-    i9_notes = [f"FMA floor: ops / 4 cycles at the nominal {nominal_ghz():.2f} GHz (`cpu MHz`; on a VM the TSC "
+    i9_notes = [f"FMA floor: ops / 4 cycles at the nominal {ghz:.2f} GHz (`cpu MHz`; on a VM the TSC "
                 "rate, not the turbo clock).", f"Batch figures: {batch_note}.",
                 "Portable: the harness `ours-clones`, our kernels built as the wheel builds them, timed in the "
                 "same alternating rounds as `ours` (-march=native)."]

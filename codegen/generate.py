@@ -166,7 +166,7 @@ def _remove_stale_stages(out_dir: Path):
             os.kill(int(pid), 0)
         except ProcessLookupError:
             shutil.rmtree(d, ignore_errors=True)
-        except (PermissionError, OverflowError, OSError):  # alive (another user) or not a pid
+        except (OverflowError, OSError):  # alive (PermissionError: another user's) or not a pid
             pass
 
 

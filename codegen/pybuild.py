@@ -73,8 +73,7 @@ class PyKernel:
     bargs: str  # its call
     invars: str  # the input variables, comma-separated
     stub: str  # stub signature (without the return type)
-    bkernel: str = ""  # the Cython alias of the SIMD batch C function (abi.batch_form), if any
-    bkcall: str = ""  # its arguments after the count, for the block of states starting at row i
+    batch: str = ""  # the SIMD batch C function (abi.batch_form), if any: called with a count, then bcall
 
 
 BATCH_DOC = ("Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no "
@@ -153,18 +152,16 @@ def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
     doc = (f"{doc or f.doc}\n\nReturns a float64 array of shape {shape}; `params`: the parameter vector "
            f"(default: default_params()); `out`: an array written in place and returned.\n{BATCH_DOC} "
            f"{SIMD_DOC if batch else SCALAR_DOC}")
-    bkcall = ""
-    if batch is not None:  # the same arguments, the batch function's `n` first: rows i.. of every array
-        if [a.name for a in batch.args] != ["n"] + [a.name for a in f.args]:
-            raise ValueError(f"{batch.name}: arguments are not n + those of {f.name}")
-        bkcall = ", ".join(b for b in bcall)
+    # the batch function takes `n` and then f's arguments: bcall (rows i.. of every array) serves both
+    if batch is not None and [a.name for a in batch.args] != ["n"] + [a.name for a in f.args]:
+        raise ValueError(f"{batch.name}: arguments are not n + those of {f.name}")
     bnames = [i.var for i in ins] + [index_vars[a.name] for a in f.args if a.role == INDEX]
     bsig = ", ".join([f"object {i.var}" for i in ins] + [f"int {index_vars[a.name]}" for a in f.args
                                                          if a.role == INDEX] + ["object out", "Py_ssize_t nb"])
     return PyKernel(f.name, f"_c_{f.name}", _doc(doc), sig, tuple(e.prelude for e in extra_args), names[0],
                     tuple(ins), repr(shape), ", ".join(call), tuple(ptrs), ", ".join(bcall), bsig,
                     ", ".join(bnames + ["out", "nb"]), ", ".join(i.var for i in ins), stub,
-                    f"_c_{batch.name}" if batch is not None else "", bkcall)
+                    batch.name if batch is not None else "")
 
 
 def _dispatcher_doc(abi, f) -> str:
@@ -241,7 +238,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         extra = tuple(ee if a.name == "ee" else frame for a in f.args if a.role == INDEX)
         kernels.append(_kernel(f, extra, index_vars, _dispatcher_doc(abi, f)))
     all_ = _compute_all(abi)
-    called = {k.name for k in kernels} | {k.bkernel[3:] for k in kernels if k.bkernel} | {
+    called = {k.name for k in kernels} | {k.batch for k in kernels if k.batch} | {
         "compute_all", "friction"} | set(METADATA)
     externs = [_extern(abi, f) for f in abi.functions if f.name in called]
     limits = abi.function("joint_limits")
