@@ -106,3 +106,28 @@ def test_negative_n_writes_nothing(libs):
     p = lib.default_params()
     assert _batch(lib, "compute_A_batch", -3, [q], p, ndof * ndof).size == 0
     assert _batch(lib, "compute_C_batch", -1, [q, q], p, ndof * ndof).size == 0
+
+
+def _macros(*flags) -> dict:
+    """The template's configuration macros as gcc's preprocessor sets them for the committed C."""
+    import shutil
+    import subprocess
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    r = subprocess.run(["gcc", *flags, "-dM", "-E", str(ROOT / "generated" / "krang_kernels.c")],
+                       capture_output=True, text=True, check=True)
+    return {f[1]: f[2] for f in map(str.split, r.stdout.splitlines()) if len(f) == 3 and f[1].startswith(("KK", "SINCOS"))}
+
+
+@pytest.mark.parametrize("std", [[], ["-std=gnu17"], ["-std=gnu11"], ["-std=c11"], ["-std=c99"], ["-std=gnu99"]])
+def test_vector_path_under_every_c_standard(std):
+    """GCC's default GNU C11+ modes set FLT_EVAL_METHOD to 16 (ISO/IEC TS 18661-3), not 0:
+    double arithmetic is still exact double, so the vector path and the fast sincos must stay on
+    (they silently fell back to the scalar loop and the slower quadrant conversion)."""
+    m = _macros(*std, "-O2")
+    assert (m["KKDOUBLE"], m["KKSIMD"], m["SINCOSCONVERT"]) == ("1", "1", "0")
+
+
+def test_x87_excess_precision_turns_the_vector_path_off():
+    m = _macros("-O2", "-mfpmath=387")
+    assert (m["KKDOUBLE"], m["KKSIMD"], m["SINCOSCONVERT"]) == ("0", "0", "1")

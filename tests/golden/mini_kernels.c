@@ -29,12 +29,23 @@
 
 #define NDOF MINI_NDOF
 
+/* 1 if double arithmetic is evaluated as double: FLT_EVAL_METHOD 0, or 16,
+ * 32 or 64 (ISO/IEC TS 18661-3: only types narrower than _Float16, _Float32
+ * or _Float64 are widened; GCC on x86-64 gives 16 in its default GNU C11 and
+ * later modes, 0 with -std=c99). 1 and 2 (x87) widen double: excess precision. */
+#if defined(FLT_EVAL_METHOD) && (FLT_EVAL_METHOD == 0 || FLT_EVAL_METHOD == 16 || FLT_EVAL_METHOD == 32 \
+                                 || FLT_EVAL_METHOD == 64)
+#define KKDOUBLE 1
+#else
+#define KKDOUBLE 0
+#endif
+
 /* How sincos_q finds the quadrant k = round(x*2/pi), and below which |x|
  * (16 or 1e5) it uses its own polynomials. With IEEE double arithmetic
  * evaluated as written, x*2/pi + 1.5*2^52 rounds to an integer whose low
  * mantissa bits are k. A compiler that may reassociate (-ffast-math, -Ofast,
  * -funsafe-math-optimizations) folds that sum away, and excess precision
- * (x87, FLT_EVAL_METHOD != 0) does not round it: there k comes from a
+ * (x87: KKDOUBLE 0) does not round it: there k comes from a
  * conversion to int of the product, clamped so that the conversion is always
  * defined. Reassociation also folds the three parts of pi/2 below into one
  * double (an error of k*6e-17), so with it libm takes over beyond |x| = 16
@@ -48,7 +59,7 @@
 #elif defined(__INTEL_COMPILER) || defined(__INTEL_LLVM_COMPILER) /* fast floating point by default */
 #define SINCOSCONVERT 1
 #define SINCOSLIMIT 0x40300000u
-#elif !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#elif !KKDOUBLE
 #define SINCOSCONVERT 1
 #define SINCOSLIMIT 0x40F86A00u
 #else
@@ -60,7 +71,7 @@
  * instruction. Vector extensions are not ISO C: with another compiler, with
  * excess precision (x87: a scalar operand would be a long double), or with
  * -DKKNOSIMD, each batch kernel loops over its scalar kernel. */
-#if defined(__GNUC__) && !defined(KKNOSIMD) && defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#if defined(__GNUC__) && !defined(KKNOSIMD) && KKDOUBLE
 #define KKSIMD 1
 #else
 #define KKSIMD 0
