@@ -489,7 +489,7 @@ def _file_scope(text):
     removed, `extern "C" {` wrappers unwrapped): a list of (kind, text) with
     kind "function" (a definition: ends with a body) or "declaration" (ends
     with ';')."""
-    text = _strip_c(text)
+    text = _strip_c(text).replace("\\\n", "")  # backslash-newline: one logical line
     text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
     text = re.sub(r'extern\s*""\s*\{', " ", text)  # extern "C" { (string already emptied)
     items, depth, start, i = [], 0, 0, 0
