@@ -18,7 +18,7 @@ from __future__ import annotations
 import sympy as sp
 
 from . import spatial as sv
-from .composite_inertia import inertia_times_var, pair, propagate_up
+from .composite_inertia import index_span, inertia_times_var, pair, propagate_up
 from .kinematics import Kinematics
 
 
@@ -85,7 +85,7 @@ def coriolis_matrix(kin: Kinematics, comp, vel, given=None):
     routine computed: B^C of its root, its joints' forces in the root frame
     and its own block of C."""
     model, prog = kin.model, kin.prog
-    n = 1 + max((f.index for f in model.joints), default=-1)  # a subtree keeps the model's indices
+    n = index_span(model)
     BC = {f.key: body_coriolis(prog, kin.syms.inertia(f), vel[f.key]) for f in model.frames}
     for f in reversed(model.frames):
         if given and f.key in given.coriolis:

@@ -60,11 +60,17 @@ def propagate_up(kin, f, forces, visit):
             visit(a, forces)
 
 
+def index_span(model) -> int:
+    """1 + the largest joint index: NDOF, or more for a subtree (codegen/subtrees.py),
+    which keeps the whole model's joint indices."""
+    return 1 + max((f.index for f in model.joints), default=-1)
+
+
 def inertia_matrix(kin: Kinematics, comp, given=None):
     """A; `given` (codegen/subtrees.Given) supplies what a shared subtree
     routine computed: its joints' I^C_j S_j in its root frame, its block of A."""
     model, prog = kin.model, kin.prog
-    n = 1 + max((f.index for f in model.joints), default=-1)  # a subtree keeps the model's indices
+    n = index_span(model)
     A = sp.zeros(n, n)
     for f in model.joints:
         j = f.index

@@ -22,7 +22,9 @@ from .subtrees import coriolis_split, inertia_split
 from .symbols import Symbols
 
 
-def derive(model: Model) -> dict:
+def derive(model: Model, share=()) -> dict:
+    """`share`: the outputs ("A", "C") to derive also in the form with shared
+    subtree routines (OUT_split, None without isomorphic subtrees; codegen/subtrees.py)."""
     syms = Symbols(model)
     prog = Program()
     kin = Kinematics(model, syms, prog)
@@ -31,11 +33,13 @@ def derive(model: Model) -> dict:
         comp = composite_inertias(kin)
         out["A"] = inertia_matrix(kin, comp)
         out["Q"] = gravity_vector(kin, comp)
-        out["A_split"] = inertia_split(kin)  # None without isomorphic subtrees
+        if "A" in share:
+            out["A_split"] = inertia_split(kin)
     with stage("derive C"):
         vel = kin.velocities()
         out["C"] = coriolis_matrix(kin, comp, vel)[0]
-        out["C_split"] = coriolis_split(kin, vel)  # None without isomorphic subtrees
+        if "C" in share:
+            out["C_split"] = coriolis_split(kin, vel)
     with stage("derive Jacobians"):
         poses = kin.world_poses()
         for ee in model.end_effectors:

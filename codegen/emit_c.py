@@ -146,6 +146,10 @@ class Kernel:
     straight: Kernel | None = None  # the same kernel in one straight line (batch kernels)
 
 
+# sin and cos of every joint coordinate, from one vectorized call (the source template's sincos_q)
+SINCOS_SETUP = ("double sq[NDOF], cq[NDOF]", "sincos_q(q, sq, cq)")
+
+
 def _input_reads(syms, used, link_params=(), sincos=True):
     """Setup statements, and assignments reading q, dq, p into named locals
     (only those used; the right sides are symbols that print as array
@@ -153,7 +157,7 @@ def _input_reads(syms, used, link_params=(), sincos=True):
     (sincos_q in the source template)."""
     reads, setup = [], []
     if sincos and used & (set(syms.s) | set(syms.c)):
-        setup = ["double sq[NDOF], cq[NDOF]", "sincos_q(q, sq, cq)"]
+        setup = list(SINCOS_SETUP)
     element = lambda array, i: sp.Symbol(f"{array}[{i}]")  # noqa: E731
     for i in range(syms.model.ndof):
         for sym, source in ((syms.q[i], "q"), (syms.s[i], "sq"), (syms.c[i], "cq"), (syms.dq[i], "dq"),
@@ -285,7 +289,7 @@ def emit(kernel: Kernel, derivation, extra: Extra | None = None) -> Kernel:
         used |= sp.sympify(e).free_symbols
     kernel.setup, reads = _input_reads(syms, used, extra.link_params, not extra.routine)
     if extra.sincos and not kernel.setup:
-        kernel.setup = ["double sq[NDOF], cq[NDOF]", "sincos_q(q, sq, cq)"]
+        kernel.setup = list(SINCOS_SETUP)
     kernel.setup += extra.setup
     special = {sym: None if lhs is None else (lhs, rhs) for sym, _, lhs, rhs in extra.statements}
     body = _insert(reads + body, [(sym, sp.Tuple(*deps)) for sym, deps, _, _ in extra.statements])

@@ -63,12 +63,13 @@ def kernel_specs(abi, d):
             for f in abi.derived]
 
 
-def emit_kernel(kernel, d, prefix, share=("C",)):
-    """A kernel of one output (of `share`, "A" or "C") that has a form with shared
-    subtree routines (codegen/subtrees.py) is emitted in that form; the rest straight."""
-    if share and len(kernel.outputs) == 1:
+def emit_kernel(kernel, d, prefix):
+    """A kernel of one output ("A" or "C") that the derivation also gave in the form
+    with shared subtree routines (derive's `share`, codegen/subtrees.py) is emitted
+    in that form; the rest straight."""
+    if len(kernel.outputs) == 1:
         (source,) = kernel.outputs.values()
-        split = next((d[f"{k}_split"] for k in share if d[k] is source and d.get(f"{k}_split")), None)
+        split = next((d[f"{k}_split"] for k in ("A", "C") if d[k] is source and d.get(f"{k}_split")), None)
         if split is not None:
             return emit_split(kernel, d, split, prefix)
     return emit(kernel, d)
@@ -230,8 +231,8 @@ def generate(model, values, config, extra_files=None) -> list:
     names = cnames(model, config.name)
     abi = dataclasses.replace(describe(model, ee_idents=names.ees), name=names.prefix,
                               prefix=f"{names.prefix}_", macro=names.macro)
-    d = derive(model)
-    kernels = [emit_kernel(k, d, abi.prefix, config.share_subtrees) for k in kernel_specs(abi, d)]
+    d = derive(model, config.share_subtrees)
+    kernels = [emit_kernel(k, d, abi.prefix) for k in kernel_specs(abi, d)]
     files = render(abi, names, model, values, kernels, config)
     files.update(extra_files or {})
     build = _python_builder(abi, model, values, config) if config.python else None

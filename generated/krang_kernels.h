@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        ebbafcc8de40444959b328905d1ac0b34043ecb20118c01f2543868f1d2e68c3
+ * generator        f57328c29353ccc43333e9b440611cb6461e26b0e2a66a2abd545de113ab840b
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832

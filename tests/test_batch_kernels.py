@@ -10,6 +10,8 @@ against Pinocchio elsewhere (tests/test_against_pinocchio.py)."""
 from __future__ import annotations
 
 import ctypes
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -110,8 +112,6 @@ def test_negative_n_writes_nothing(libs):
 
 def _macros(*flags) -> dict:
     """The template's configuration macros as gcc's preprocessor sets them for the committed C."""
-    import shutil
-    import subprocess
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
     r = subprocess.run(["gcc", *flags, "-dM", "-E", str(ROOT / "generated" / "krang_kernels.c")],
