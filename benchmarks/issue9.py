@@ -48,6 +48,11 @@ def tick_roots(ks: KernelSet) -> list[str]:
     return [ks.fn("compute_A"), ks.fn("compute_C"), ks.fn("compute_Q"), *(ks.direct or (ks.fn("jacobian"),))]
 
 
+def all_roots(ks: KernelSet) -> list[str]:
+    """The same tick as one compute_all call (bench_c.c's tick_all), [] without it."""
+    return [ks.fn("compute_all")] if ks.has_all else []
+
+
 def scalar_keys(ks: KernelSet) -> list[tuple[str, str]]:
     """[(harness key, C function)] of the tick's scalar kernels."""
     keys = [("A", ks.fn("compute_A")), ("C", ks.fn("compute_C")), ("Q", ks.fn("compute_Q"))]
@@ -116,21 +121,24 @@ def _fmt(x, digits=3):
     return "n/a" if x is None else f"{x:.{digits}g}"
 
 
-def summary_rows(ks, summary, tick_summary, code, fma, batch, portable) -> list[Row]:
-    """The issue's targets, one row each."""
+def summary_rows(ks, summary, tick_summary, code, fma, batch, portable, code_all=()) -> list[Row]:
+    """The issue's targets, one row each; the tick both as separate calls
+    (A, C, Q, each Jacobian) and as one compute_all call (`code_all`)."""
     rows = []
-    total = sum(b for _, b in code)
-    if code:
-        rows.append(Row("code per tick", f"{total:,} B ({total / CODE_TARGET:.2f} x target)", "<= 40,000 B",
-                        ", ".join(f"{f} {b:,}" for f, b in code)))
+    for label, c in (("", code), (", one compute_all call", code_all)):
+        if c:
+            total = sum(b for _, b in c)
+            rows.append(Row(f"code per tick{label}", f"{total:,} B ({total / CODE_TARGET:.2f} x target)",
+                            "<= 40,000 B", ", ".join(f"{f} {b:,}" for f, b in c)))
     for mode, target, how in (("flush", "<= 0.5", "clflush of code and data before every tick"),
                               ("cold", "", "buffer read before every tick"),
                               ("warm", "<= 0.16", "caches warm")):
-        o = _med(tick_summary.get("ours", {}).get(mode, {}), "tick")
         p = _med(tick_summary.get("pin", {}).get(mode, {}), "tick")
-        if o is not None and p is not None:
-            rows.append(Row(f"whole tick ({mode}), ours / Pinocchio", _fmt(_r(o, p)), target,
-                            f"{how}: {o:,.0f} vs {p:,.0f} ns"))
+        for key, label in (("tick", ""), ("tick_all", ", one compute_all call")):
+            o = _med(tick_summary.get("ours", {}).get(mode, {}), key)
+            if o is not None and p is not None:
+                rows.append(Row(f"whole tick ({mode}{label}), ours / Pinocchio", _fmt(_r(o, p)), target,
+                                f"{how}: {o:,.0f} vs {p:,.0f} ns"))
     for key, (ops, floor, ns, frac) in fma.items():
         rows.append(Row(f"{key}: fraction of the FMA floor", f"{frac:.0%}", ">= 65 %" if key in ("A", "C") else "",
                         f"{ops:,} ops -> floor {floor:,.0f} ns vs {ns:,.0f} ns (tight loop)"))

@@ -82,9 +82,12 @@ def timing_rounds(harnesses, rounds, core, extra):
             for k, (med, _mn) in out["ns"].items():
                 res[name].setdefault(k, []).append(med)
             t = out.get("tick")
+            # the same tick from one compute_all call (bench_c.c): its whole tick as "tick_all"
+            whole = {k: {"tick_all": rows["tick"]} for k, rows in out.get("tick_all", {}).items()
+                     if isinstance(rows, dict) and "tick" in rows}
             if t:
                 for mode in ("warm", "cold", "flush"):
-                    for k, (med, _mn, p90) in t.get(mode, {}).items():
+                    for k, (med, _mn, p90) in {**t.get(mode, {}), **whole.get(mode, {})}.items():
                         tick[name].setdefault(mode, {}).setdefault(k, []).append(med)
                         tick[name].setdefault(mode + "_p90", {}).setdefault(k, []).append(p90)
                 timer.setdefault(name, []).append(

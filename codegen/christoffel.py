@@ -104,7 +104,8 @@ def coriolis_matrix(kin: Kinematics, comp, vel, given=None):
     for f in model.joints:
         j = f.index
         if given and f.key in given.forces:
-            (F1, F2, F3), start = given.forces[f.key]
+            forces, start = given.forces[f.key]
+            F1, F2, F3 = forces["F1"], forces["IS"], forces["F3"]
             start = model.frame(start)
         else:
             F1, F2, F3 = joint_forces(kin, comp, vel, BC, Sdot, f)
@@ -120,6 +121,6 @@ def coriolis_matrix(kin: Kinematics, comp, vel, given=None):
 
         propagate_up(kin, start, [F1], upper)
         propagate_up(kin, start, [F2, F3], lower)
-    for (i, j), value in (given.block.items() if given else ()):
+    for (i, j), value in (given.blocks["C"].items() if given else ()):
         C[i, j] = value
     return C, BC, Sdot

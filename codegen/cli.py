@@ -57,9 +57,10 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--emit-model", action="store_true",
                     help="URDF only: also write the derived NAME.toml and NAME_params.toml, "
                          "which regenerate the same C with the MODEL.toml PARAMS.toml form")
-    ap.add_argument("--share-subtrees", choices=("C", "A,C", "none"), default="C",
+    ap.add_argument("--share-subtrees", type=_share, default="C,all",
                     help="kernels that call one static routine per group of isomorphic subtrees "
-                         "(two arms, legs): less machine code, a little slower alone (default: C)")
+                         "(two arms, legs), comma-separated: C, A, all (compute_all), or none; "
+                         "less machine code, compute_A a little slower alone (default: C,all)")
     ap.add_argument("--no-share-subtrees", action="store_const", const="none", dest="share_subtrees",
                     help="the same as --share-subtrees none: every kernel one straight line")
     ap.add_argument("--python", action="store_true",
@@ -89,10 +90,20 @@ def _urdf(args, config):
     return generate(robot.model, robot.values, config, extra_files=extra)
 
 
+SHARE_CHOICES = ("A", "C", "all")
+
+
+def _share(text: str) -> str:
+    items = [s.strip() for s in text.split(",")]
+    if items == ["none"] or (items and all(s in SHARE_CHOICES for s in items) and len(set(items)) == len(items)):
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r}: expected none or a comma-separated subset of {', '.join(SHARE_CHOICES)}")
+
+
 def run(args) -> list:
     config = CodegenConfig(out_dir=Path(args.out), name=args.name, end_effectors=tuple(args.end_effectors),
                            snap=args.snap, python=args.python, emit_model=args.emit_model,
-                           share_subtrees=tuple(s for s in args.share_subtrees.split(",") if s != "none"))
+                           share_subtrees=tuple(s.strip() for s in args.share_subtrees.split(",") if s != "none"))
     if len(args.inputs) == 1 and args.inputs[0].lower().endswith((".urdf", ".xml")):
         return _urdf(args, config)
     if len(args.inputs) != 2:

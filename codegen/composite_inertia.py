@@ -75,8 +75,8 @@ def inertia_matrix(kin: Kinematics, comp, given=None):
     for f in model.joints:
         j = f.index
         if given and f.key in given.forces:
-            (F,), start = given.forces[f.key]
-            start = model.frame(start)
+            forces, start = given.forces[f.key]
+            F, start = forces["IS"], model.frame(start)
         else:
             Sj = kin.joint_motion(f)
             F = inertia_times_var(prog, comp[f.key], Sj)
@@ -87,16 +87,24 @@ def inertia_matrix(kin: Kinematics, comp, given=None):
             A[a.index, j] = A[j, a.index] = prog.var(pair(kin.joint_motion(a), forces[0]))
 
         propagate_up(kin, start, [F], visit)
-    for (i, j), value in (given.block.items() if given else ()):
+    for (i, j), value in (given.blocks["A"].items() if given else ()):
         A[i, j] = value
     return A
 
 
-def gravity_vector(kin: Kinematics, comp):
+def gravity_vector(kin: Kinematics, comp, given=None):
+    """Q; for a joint of a shared subtree routine (`given`, codegen/subtrees.py)
+    Q_j = S_j . I^C_j a_g = (I^C_j S_j) . (0, -g), the pairing taken in the
+    routine's root frame, where the routine returned I^C_j S_j and `kin`
+    (placement only at the root) gives g."""
     model, prog = kin.model, kin.prog
     g = kin.gravity_in_frames()
     Q = sp.zeros(model.ndof, 1)
     for f in model.joints:
+        if given and f.key in given.forces:
+            forces, root = given.forces[f.key]
+            Q[f.index] = prog.var(-sv.dot(g[root], forces["IS"][1]))
+            continue
         mass, h, _ = comp[f.key]
         e = list(f.axis)
         if f.type == "revolute":

@@ -18,13 +18,14 @@ from .kinematics import Kinematics
 from .model import Model
 from .progress import stage
 from .program import Program
-from .subtrees import coriolis_split, inertia_split
+from .subtrees import all_split, coriolis_split, inertia_split
 from .symbols import Symbols
 
 
 def derive(model: Model, share=()) -> dict:
-    """`share`: the outputs ("A", "C") to derive also in the form with shared
-    subtree routines (OUT_split, None without isomorphic subtrees; codegen/subtrees.py)."""
+    """`share`: the outputs ("A", "C", "all": compute_all's A, C, Q and world
+    Jacobians) to derive also in the form with shared subtree routines
+    (OUT_split, None without isomorphic subtrees; codegen/subtrees.py)."""
     syms = Symbols(model)
     prog = Program()
     kin = Kinematics(model, syms, prog)
@@ -44,6 +45,8 @@ def derive(model: Model, share=()) -> dict:
         poses = kin.world_poses()
         for ee in model.end_effectors:
             out[f"J_{ee.name}_world"], out[f"J_{ee.name}_local"] = jacobians(kin, poses, ee)
+        if "all" in share:
+            out["all_split"] = all_split(kin, vel, poses)
     out["friction"] = friction(syms)
     # controller kernels (issue #8): inverse/forward dynamics, poses, J-dot q-dot
     out["tau"] = rnea.inverse_dynamics(kin, vel, syms.ddq, out["friction"])

@@ -29,7 +29,7 @@ from .abi import OUT, describe
 from .cnames import c_string, cnames, comment_text
 from .derive import derive
 from .emit_batch import batch
-from .emit_c import Argument, Kernel, c_double, emit
+from .emit_c import Argument, Kernel, c_double, emit, guard_inputs
 from .emit_parts import emit_split
 from .model import ModelError, load_model, load_param_values
 
@@ -49,11 +49,12 @@ class CodegenConfig:
     python: bool = False  # also build an importable Python module (codegen.pybuild)
     emit_model: bool = False  # URDF input: also write the derived model and parameter TOML
     inputs: tuple = field(default=())  # (label, SHA-256) of every input file, for the banner
-    # the outputs ("A", "C") computed with one static routine per group of
-    # isomorphic subtrees (codegen/subtrees.py): less machine code per tick.
-    # Default C only: measured, sharing cut C's code by a third for +2 % of
-    # its hot time, but A's by 4 KB for +7-12 % (Krang, Baxter).
-    share_subtrees: tuple = ("C",)
+    # the kernels ("A", "C", "all": compute_all) computed with one static
+    # routine per group of isomorphic subtrees (codegen/subtrees.py): less
+    # machine code per tick. Not A by default: measured, sharing cut C's code
+    # by a third for +2 % of its hot time, but A's by 4 KB for +7-12 %
+    # (Krang, Baxter); compute_all with it is faster than without.
+    share_subtrees: tuple = ("C", "all")
 
 
 def kernel_specs(abi, d):
@@ -63,16 +64,25 @@ def kernel_specs(abi, d):
             for f in abi.derived]
 
 
-def emit_kernel(kernel, d, prefix):
-    """A kernel of one output ("A" or "C") that the derivation also gave in the form
-    with shared subtree routines (derive's `share`, codegen/subtrees.py) is emitted
-    in that form; the rest straight."""
-    if len(kernel.outputs) == 1:
-        (source,) = kernel.outputs.values()
-        split = next((d[f"{k}_split"] for k in ("A", "C") if d[k] is source and d.get(f"{k}_split")), None)
-        if split is not None:
-            return emit_split(kernel, d, split, prefix)
-    return emit(kernel, d)
+def emit_kernel(kernel, d, prefix, batched=()):
+    """A kernel whose outputs the derivation also gave in the form with shared
+    subtree routines (derive's `share`, codegen/subtrees.py: "A", "C" or
+    "all" for compute_all) is emitted in that form; the rest straight.
+    `batched`: names of the kernels the batch kernels reprint (they need the
+    straight form too)."""
+    for key in ("A", "C", "all"):
+        split = d.get(f"{key}_split")
+        if split is None:
+            continue
+        names = {id(d[name]): name for name in split.outputs}
+        sources = {arg: names.get(id(m)) for arg, m in kernel.outputs.items()}
+        if all(sources.values()) and set(sources.values()) == set(split.outputs):
+            kernel = emit_split(kernel, d, split, prefix, sources, kernel.name in batched)
+            break
+    else:
+        kernel = emit(kernel, d)
+    guard_inputs(kernel, prefix + kernel.name)
+    return kernel
 
 
 def source_digest() -> str:
@@ -232,7 +242,8 @@ def generate(model, values, config, extra_files=None) -> list:
     abi = dataclasses.replace(describe(model, ee_idents=names.ees), name=names.prefix,
                               prefix=f"{names.prefix}_", macro=names.macro)
     d = derive(model, config.share_subtrees)
-    kernels = [emit_kernel(k, d, abi.prefix) for k in kernel_specs(abi, d)]
+    batched = {f.batch_of for f in abi.batched}
+    kernels = [emit_kernel(k, d, abi.prefix, batched) for k in kernel_specs(abi, d)]
     files = render(abi, names, model, values, kernels, config)
     files.update(extra_files or {})
     build = _python_builder(abi, model, values, config) if config.python else None

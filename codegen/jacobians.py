@@ -10,19 +10,20 @@ from __future__ import annotations
 import sympy as sp
 
 from . import spatial as sv
+from .fk import ee_pose
 from .kinematics import Kinematics
 
 
-def jacobians(kin: Kinematics, poses, ee):
-    model, prog = kin.model, kin.prog
-    n = model.ndof
-    Rn, pn = poses[ee.frame]
-    if ee.offset:
-        pn = prog.vec(sv.add(pn, sv.matvec(Rn, ee.origin)))
-        Rn = prog.mat(Rn * ee.rotation)
-    world = sp.zeros(6, n)
-    for f in model.chain(ee.frame):
+def world_columns(kin: Kinematics, poses, ee, pn, J, skip=(), fill=None):
+    """Fill J's columns of the joints on the path to the end effector at pn;
+    the columns of the joints in `skip` get `fill` (computed elsewhere: a
+    shared subtree routine, codegen/subtrees.py)."""
+    prog = kin.prog
+    for f in kin.model.chain(ee.frame):
         if not f.moving:
+            continue
+        if f.key in skip:
+            J[:, f.index] = sp.Matrix([fill] * 6)
             continue
         R, p = poses[f.key]
         e = prog.vec(sv.matvec(R, f.axis))
@@ -32,8 +33,16 @@ def jacobians(kin: Kinematics, poses, ee):
         else:
             lin, ang = e, [0, 0, 0]
         for r in range(3):
-            world[r, f.index] = lin[r]
-            world[r + 3, f.index] = ang[r]
+            J[r, f.index] = lin[r]
+            J[r + 3, f.index] = ang[r]
+    return J
+
+
+def jacobians(kin: Kinematics, poses, ee):
+    n = kin.model.ndof
+    Rn, pn = ee_pose(kin, poses, ee)
+    world = world_columns(kin, poses, ee, pn, sp.zeros(6, n))
+    prog = kin.prog
     local = sp.zeros(6, n)
     for col in range(n):
         for half in (0, 3):

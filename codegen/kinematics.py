@@ -91,9 +91,10 @@ class Kinematics:
             g[f.key] = self.vector_to_child(f.key, g[f.parent])
         return g
 
-    def world_poses(self):
-        """0R_j and 0P_j of every frame (forward kinematics)."""
-        poses = {"0": (sp.eye(3), [sp.S.Zero] * 3)}
+    def world_poses(self, base=None):
+        """0R_j and 0P_j of every frame (forward kinematics); `base`: the pose
+        of frame 0 (identity unless a subtree is derived alone)."""
+        poses = {"0": base or (sp.eye(3), [sp.S.Zero] * 3)}
         for f in self.model.frames:
             R0, p0 = poses[f.parent]
             R, p = R0, p0

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        f57328c29353ccc43333e9b440611cb6461e26b0e2a66a2abd545de113ab840b
+ * generator        4cec0285d6bfa7610ab31f515223588124037ef03119a6b0a80f2780242401a8
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -13,7 +13,7 @@
  *   krang_jacobian_right_world     242
  *   krang_jacobian_right_local     521
  *   krang_friction                  68
- *   krang_compute_all             7900
+ *   krang_compute_all             7914
  *   krang_inverse_dynamics        2941
  *   krang_bias                    2752
  *   krang_forward_dynamics        5919
@@ -296,8 +296,9 @@ extern "C" {
  *   230  Fc_10r
  *
  * All functions are reentrant: no allocation, no global state. Matrices are
- * row-major. Outputs are caller-owned and completely overwritten; every input
- * is read before the first output is written, so an output may alias an input.
+ * row-major. Outputs are caller-owned and completely overwritten. An output
+ * may alias an input: a kernel that finds an input overlapping one of its
+ * outputs works from copies of its inputs on the stack.
  * Plain C99; compile with -O2 or -O3 and -ffp-contract=fast (fused
  * multiply-add, GCC's default in GNU mode): about twice as fast.
  */

@@ -162,7 +162,8 @@ def test_issue9_figures_from_a_synthetic_run(tmp_path):
     clones = {k: v * 1.1 for k, v in ours.items()}
     summary = {"ours": {k: _stats(v) for k, v in ours.items()},
                "ours-clones": {k: _stats(v) for k, v in clones.items()}}
-    tick = {"ours": {"warm": {"tick": _stats(1500.0)}, "flush": {"tick": _stats(30000.0)}},
+    tick = {"ours": {"warm": {"tick": _stats(1500.0), "tick_all": _stats(1200.0)},
+                     "flush": {"tick": _stats(30000.0), "tick_all": _stats(8000.0)}},
             "pin": {"warm": {"tick": _stats(7500.0)}, "flush": {"tick": _stats(20000.0)}},
             "ours-clones": {"warm": {"tick": _stats(1650.0)}, "flush": {"tick": _stats(33000.0)}}}
     ops = {"bot_compute_A": 2000, "bot_compute_C": 7000, "bot_jacobian_a_world": 200}
@@ -174,13 +175,18 @@ def test_issue9_figures_from_a_synthetic_run(tmp_path):
     portable = issue9.portable_rows(ks, summary, tick)
     assert portable[0] == ("A", 250.0, pytest.approx(275.0)) and portable[-1] == ("whole tick, flush", 30000.0, 33000.0)
     code = [("bot_compute_A", 30000), ("sincos_q", 2000)]
-    rows = issue9.summary_rows(ks, summary, tick, code, fma, batch, portable)
+    code_all = [("bot_compute_all", 36000), ("sincos_q", 2000)]
+    rows = issue9.summary_rows(ks, summary, tick, code, fma, batch, portable, code_all)
     text = "\n".join(issue9.section({"flags_portable": "-O3"}, rows, ["a note"]))
     table = readme_table.first_table(text, "## Issue #9")
     assert table[0] == "| figure | value | target | how |" and len(table) == 2 + len(rows)
     got = {r.figure: r.value for r in rows}
     assert got["code per tick"] == "32,000 B (0.80 x target)"
+    assert got["code per tick, one compute_all call"] == "38,000 B (0.95 x target)"
     assert got["whole tick (flush), ours / Pinocchio"] == "1.5" and got["whole tick (warm), ours / Pinocchio"] == "0.2"
+    # the compute_all tick against the same Pinocchio tick
+    assert got["whole tick (flush, one compute_all call), ours / Pinocchio"] == "0.4"
+    assert got["whole tick (warm, one compute_all call), ours / Pinocchio"] == "0.16"
     assert got["A batch speed-up per state, N = 64"] == "4" and got["C batch speed-up per state, N = 64"] == "2"
     assert got["A: fraction of the FMA floor"] == "100%" and got["A: portable / native"] == "1.1"
     assert "whole tick (cold), ours / Pinocchio" not in got  # not measured: no row

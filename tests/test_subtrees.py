@@ -48,7 +48,7 @@ def _library(tmp_path, share):
     rng = np.random.default_rng(7)
     values = random_physical_params(TWINS, rng)
     out = tmp_path / ("shared" if share else "straight")
-    generate(TWINS, values, CodegenConfig(out_dir=out, share_subtrees=("A", "C") if share else ()))
+    generate(TWINS, values, CodegenConfig(out_dir=out, share_subtrees=("A", "C", "all") if share else ()))
     c_file = out / "twins_kernels.c"
     return Library(TWINS, compile_shared(c_file, out / "libtwins.so", CFLAGS)), c_file.read_text()
 
@@ -63,13 +63,44 @@ def _ours(lib):
     return ours
 
 
+def _all(lib):
+    """compute_all's A, C, Q and world Jacobians (the local ones from their kernels)."""
+    def ours(q, dq, p):
+        A, C, Q, *J = lib.compute_all(q, dq, p)
+        out = {"A": A, "C": C, "Q": Q}
+        for e, Jw in zip(TWINS.ee_names, J):
+            out[f"J_{e}_world"] = Jw
+            out[f"J_{e}_local"] = getattr(lib, f"jacobian_{e}_local")(q, p)
+        return out
+    return ours
+
+
 def test_shared_routine_matches_pinocchio(tmp_path):
     lib, source = _library(tmp_path, share=True)
-    assert "static void twins_compute_C_part0(" in source and "static void twins_compute_A_part0(" in source
-    assert source.count("twins_compute_C_part0(") == 3  # defined once, called per branch
+    for kernel in ("compute_C", "compute_A", "compute_all"):
+        assert f"static void twins_{kernel}_part0(" in source
+        assert source.count(f"twins_{kernel}_part0(") == 3  # defined once, called per branch
     rng = np.random.default_rng(11)
     sets = [(f"random{i}", random_physical_params(TWINS, rng)) for i in range(3)]
     compare(_ours(lib), TWINS, sets, n_states=40, seed=3)
+    # compute_all: C's routine with A's block; Q from the forces it returns
+    compare(_all(lib), TWINS, sets, n_states=40, seed=4)
+
+
+def test_routine_order_and_writes(tmp_path):
+    """The routine computes joint by joint, deepest first, and writes each
+    result as soon as it is known (codegen/emit_c.place_writes), not all at
+    the end; the kernel's writes likewise follow their last dependency."""
+    _, source = _library(tmp_path, share=True)
+    body = source.split("static void twins_compute_C_part0(", 1)[1].split("\n}\n", 1)[0]
+    lines = [ln.strip() for ln in body.splitlines()]
+    writes = [k for k, ln in enumerate(lines) if ln.startswith("out[")]
+    assert writes and writes[0] < len(lines) // 2, "the routine writes its first result early"
+    kernel = source.split("void twins_compute_C(const double", 1)[1].split("\n}\n", 1)[0]
+    klines = [ln.strip() for ln in kernel.splitlines()]
+    first_write = next(k for k, ln in enumerate(klines) if ln.startswith("C[") and "0.0" not in ln)
+    last_statement = max(k for k, ln in enumerate(klines) if ln.startswith("const double"))
+    assert first_write < last_statement
 
 
 def test_option_off_is_straight_line(tmp_path):

@@ -100,6 +100,15 @@ int main(int argc, char **argv)
                    BR_compute_C(q, dq, p, C); BENCH_MARK(2);
                    BR_compute_Q(q, p, Qv); BENCH_MARK(3);
                    BR_TICK_J(q, p, J));
+#if BR_HAVE_ALL
+        /* The same outputs from one compute_all call (shared subexpressions and subtree routine). */
+        {
+            static const char *const all_names[1] = {"all"};
+            bench_tick T1;
+            bench_tick_init(&T1, &o, all_names, 1, 0, 0, "");
+            BENCH_TICK_AS(o, st, T1, "tick_all", BR_COMPUTE_ALL(q, dq, p, A, C, Qv, J));
+        }
+#endif
     }
     for (i = 0; i < BR_NDOF; i++) sink += A[i * BR_NDOF + i] + C[i] + Qv[i] + tau[i];
     for (e = 0; e < BR_NEE; e++) sink += J[e][e % (6 * BR_NDOF)];

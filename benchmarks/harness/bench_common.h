@@ -490,8 +490,10 @@ static void bench_tick_print_row(const char *name, double *med, double *p90, int
  * BENCH_TIME and must contain BENCH_MARK(1) .. BENCH_MARK(ncalls-1) between the calls).
  * Prints  "tick": {...}  as one JSON member (leading comma included): per mode (warm,
  * cold if --cold-kib > 0, flush if --flush), "NAME": [median over measurements of the per-tick median,
- * min over measurements, median of the per-measurement p90], in ns. */
-#define BENCH_TICK(opts, st, T, ...)                                                        \
+ * min over measurements, median of the per-measurement p90], in ns. BENCH_TICK_AS: the
+ * same as the JSON member `member` (a string literal). */
+#define BENCH_TICK(opts, st, T, ...) BENCH_TICK_AS(opts, st, T, "tick", __VA_ARGS__)
+#define BENCH_TICK_AS(opts, st, T, member, ...)                                             \
     do {                                                                                    \
         static double m_[3][BENCH_TICK_MAXCALLS + 3][BENCH_MAX_INNER];                      \
         static double p_[3][BENCH_TICK_MAXCALLS + 3][BENCH_MAX_INNER];                      \
@@ -525,7 +527,7 @@ static void bench_tick_print_row(const char *name, double *med, double *p90, int
                 p_[mode_][ncs_ + 2][k_] = one_[0][1];                                       \
             }                                                                               \
         }                                                                                   \
-        printf(",\n  \"tick\": {\n    \"timer\": \"%s\",\n    \"ns_per_count\": %.6g,\n"        \
+        printf(",\n  \"" member "\": {\n    \"timer\": \"%s\",\n    \"ns_per_count\": %.6g,\n"  \
                "    \"overhead_ns\": %.3f,\n    \"clock_gettime_ns\": %.3f,\n"                  \
                "    \"cold_bytes\": %lu",                                                       \
                BENCH_TIMER_NAME, (T).ns_per_count, (T).overhead_ns, (T).clock_gettime_ns,       \

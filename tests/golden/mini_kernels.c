@@ -24,10 +24,23 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "mini_kernels.h"
 
 #define NDOF MINI_NDOF
+
+/* 1 if the n doubles at a and the m at b share memory. A kernel writes each
+ * output as soon as it is known, while it still reads inputs; if an input
+ * overlaps an output, it calls itself once with copies of its inputs on the
+ * stack (the header's promise that outputs may alias inputs). Compared as
+ * integers: the arrays may be unrelated objects, which the relational
+ * operators do not allow. */
+static inline int kk_overlap(const double *a, size_t n, const double *b, size_t m)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y + m * sizeof(double) && y < x + n * sizeof(double);
+}
 
 /* 1 if double arithmetic is evaluated as double: FLT_EVAL_METHOD 0, or 16,
  * 32 or 64 (ISO/IEC TS 18661-3: only types narrower than _Float16, _Float32
@@ -92,6 +105,13 @@
 #else
 #define KKCLONES
 #endif
+/* The rare path of a kernel with an input overlapping an output (kk_overlap):
+ * never inlined, so that the kernel's own stack frame holds no copies. */
+#if defined(__GNUC__)
+#define KKCOLD __attribute__((noinline, cold))
+#else
+#define KKCOLD
+#endif
 
 /* sin and cos of every joint coordinate at once. The loop has no branches,
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
@@ -154,19 +174,34 @@ KKCLONES static void sincos_q(const double *q, double *s, double *c)
 }
 
 
+/* mini_compute_A with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_compute_A(const double *q, const double *p, double *A)
+{
+    double in_q[3];
+    double in_p[54];
+    mini_compute_A(memcpy(in_q, q, sizeof in_q), memcpy(in_p, p, sizeof in_p), A);
+}
+
 KKCLONES
 /* Inertia matrix A(q), NDOF x NDOF, rotor inertia included.
  * 62 operations. */
 void mini_compute_A(const double *q, const double *p, double *A)
 {
+    if (kk_overlap(q, 3, A, 9) || kk_overlap(p, 54, A, 9)) { kk_copy_mini_compute_A(q, p, A); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
+    A[5] = 0.0;
+    A[7] = 0.0;
     const double p_m_b = p[41];
     const double p_Ia_b = p[51];
     const double t74 = p_Ia_b + p_m_b;
+    A[8] = t74;
     const double p_MY_b = p[43];
     const double p_L4 = p[3];
     const double t6 = p_L4*p_m_b + p_MY_b;
+    A[2] = t6;
+    A[6] = t6;
     const double p_L3 = p[2];
     const double x4 = p_L3*p_L3;
     const double x3 = 2.0*p_L4;
@@ -180,6 +215,7 @@ void mini_compute_A(const double *q, const double *p, double *A)
     const double t39 = p_YY_a + t29;
     const double p_Ia_a = p[28];
     const double t71 = p_Ia_a + t39;
+    A[4] = t71;
     const double t25 = -0.5*p_L3*p_m_ta + p_MZ_ta;
     const double p_MZ_a = p[21];
     const double t35 = p_MZ_a + t25;
@@ -192,6 +228,8 @@ void mini_compute_A(const double *q, const double *p, double *A)
     const double p_L2 = p[1];
     const double x5 = p_L2*t43;
     const double t73 = -t39 - x5;
+    A[1] = t73;
+    A[3] = t73;
     const double x0 = p_L2*p_L2;
     const double p_m_a = p[18];
     const double t32 = p_m_a + p_m_ta;
@@ -210,14 +248,16 @@ void mini_compute_A(const double *q, const double *p, double *A)
     const double p_Ia_1 = p[15];
     const double t70 = p_Ia_1 + t69;
     A[0] = t70;
-    A[1] = t73;
-    A[2] = t6;
-    A[3] = t73;
-    A[4] = t71;
-    A[5] = 0.0;
-    A[6] = t6;
-    A[7] = 0.0;
-    A[8] = t74;
+}
+
+/* mini_compute_C with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_compute_C(const double *q, const double *dq, const double *p, double *C)
+{
+    double in_q[3];
+    double in_dq[3];
+    double in_p[54];
+    mini_compute_C(memcpy(in_q, q, sizeof in_q), memcpy(in_dq, dq, sizeof in_dq), memcpy(in_p, p, sizeof in_p), C);
 }
 
 KKCLONES
@@ -226,8 +266,12 @@ KKCLONES
  * 91 operations. */
 void mini_compute_C(const double *q, const double *dq, const double *p, double *C)
 {
+    if (kk_overlap(q, 3, C, 9) || kk_overlap(dq, 3, C, 9) || kk_overlap(p, 54, C, 9)) { kk_copy_mini_compute_C(q, dq, p, C); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
+    C[5] = 0.0;
+    C[7] = 0.0;
+    C[8] = 0.0;
     const double dq_q_base = dq[0];
     const double p_MZ_b = p[44];
     const double x1 = p_MZ_b*dq_q_base;
@@ -238,9 +282,11 @@ void mini_compute_C(const double *q, const double *dq, const double *p, double *
     const double t257 = q_q_b*t256 + t254;
     const double p_L2 = p[1];
     const double t259 = -p_L2*t256 - t257;
+    C[2] = t259;
     const double t84 = p_L2*dq_q_base;
     const double t91 = -dq_q_base*q_q_b - t84;
     const double t157 = p_m_b*t91 + x1;
+    C[6] = t157;
     const double s_q_a = sq[1];
     const double t86 = -s_q_a*t84;
     const double dq_q_a = dq[1];
@@ -264,11 +310,13 @@ void mini_compute_C(const double *q, const double *dq, const double *p, double *
     const double t127 = p_MX_a*t85 + p_MZ_a*t86;
     const double t205 = t127 + t198;
     const double x2 = -t205;
+    C[3] = x2;
     const double t25 = p_MZ_ta - p_m_ta*x0;
     const double t35 = p_MZ_a + t25;
     const double t24 = p_L4*p_m_ta - p_MX_ta;
     const double t33 = p_MX_a + t24;
     const double t243 = t33*t85 + t35*t86 + x2;
+    C[4] = -t243;
     const double p_m_a = p[18];
     const double t113 = p_MZ_a*t87 + p_m_a*t85;
     const double t210 = t113 - t135;
@@ -279,6 +327,7 @@ void mini_compute_C(const double *q, const double *dq, const double *p, double *
     const double t245 = -t211 + t32*t86;
     const double t249 = c_q_a*t245 - s_q_a*t246;
     const double t253 = p_L2*t249 + t243;
+    C[1] = t253;
     const double t213 = c_q_a*t211 + s_q_a*t210;
     const double t230 = p_L2*t213 + t205;
     const double t90 = -p_L4*dq_q_base;
@@ -291,14 +340,15 @@ void mini_compute_C(const double *q, const double *dq, const double *p, double *
     const double t185 = -p_L2*t158 + p_L4*t157 + t176;
     const double t239 = t185 + t230;
     C[0] = t239;
-    C[1] = t253;
-    C[2] = t259;
-    C[3] = x2;
-    C[4] = -t243;
-    C[5] = 0.0;
-    C[6] = t157;
-    C[7] = 0.0;
-    C[8] = 0.0;
+}
+
+/* mini_compute_Q with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_compute_Q(const double *q, const double *p, double *Q)
+{
+    double in_q[3];
+    double in_p[54];
+    mini_compute_Q(memcpy(in_q, q, sizeof in_q), memcpy(in_p, p, sizeof in_p), Q);
 }
 
 KKCLONES
@@ -306,6 +356,7 @@ KKCLONES
  * 43 operations. */
 void mini_compute_Q(const double *q, const double *p, double *Q)
 {
+    if (kk_overlap(q, 3, Q, 3) || kk_overlap(p, 54, Q, 3)) { kk_copy_mini_compute_Q(q, p, Q); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
     const double p_g = p[4];
@@ -314,6 +365,7 @@ void mini_compute_Q(const double *q, const double *p, double *Q)
     const double t77 = s_q_base*t75;
     const double p_m_b = p[41];
     const double t83 = p_m_b*t77;
+    Q[2] = t83;
     const double c_q_base = cq[0];
     const double t78 = c_q_base*t75;
     const double s_q_a = sq[1];
@@ -332,6 +384,7 @@ void mini_compute_Q(const double *q, const double *p, double *Q)
     const double p_MX_a = p[19];
     const double t33 = p_MX_a + t24;
     const double t82 = -t33*t80 + t35*t79;
+    Q[1] = t82;
     const double t43 = c_q_a*t35 + s_q_a*t33;
     const double p_m_a = p[18];
     const double t32 = p_m_a + p_m_ta;
@@ -352,8 +405,14 @@ void mini_compute_Q(const double *q, const double *p, double *Q)
     const double t61 = t16 + t42;
     const double t81 = -t60*t78 + t61*t77;
     Q[0] = t81;
-    Q[1] = t82;
-    Q[2] = t83;
+}
+
+/* mini_jacobian_tool_world with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_jacobian_tool_world(const double *q, const double *p, double *J)
+{
+    double in_p[54];
+    mini_jacobian_tool_world(q, memcpy(in_p, p, sizeof in_p), J);
 }
 
 KKCLONES
@@ -362,30 +421,10 @@ KKCLONES
  * 24 operations. */
 void mini_jacobian_tool_world(const double *q, const double *p, double *J)
 {
+    if (kk_overlap(p, 54, J, 18)) { kk_copy_mini_jacobian_tool_world(q, p, J); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
-    const double p_L3 = p[2];
-    const double x0 = (0.5)*p_L3;
-    const double s_q_base = sq[0];
-    const double s_q_a = sq[1];
-    const double c_q_base = cq[0];
-    const double c_q_a = cq[1];
-    const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
-    const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
-    const double p_L2 = p[1];
-    const double t261 = p_L2*c_q_base;
-    const double p_L4 = p[3];
-    const double t266 = p_L4*t264 + t261 + t263*x0;
-    const double x1 = -t266;
-    const double t272 = -t261 - x1;
-    const double t260 = -p_L2*s_q_base;
-    const double t265 = p_L4*t263 + t260 - t264*x0;
-    const double t273 = t260 - t265;
-    J[0] = x1;
-    J[1] = t272;
     J[2] = 0.0;
-    J[3] = t265;
-    J[4] = t273;
     J[5] = 0.0;
     J[6] = 0.0;
     J[7] = 0.0;
@@ -399,6 +438,35 @@ void mini_jacobian_tool_world(const double *q, const double *p, double *J)
     J[15] = 1.0;
     J[16] = -1.0;
     J[17] = 0.0;
+    const double p_L3 = p[2];
+    const double x0 = (0.5)*p_L3;
+    const double s_q_base = sq[0];
+    const double s_q_a = sq[1];
+    const double c_q_base = cq[0];
+    const double c_q_a = cq[1];
+    const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
+    const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
+    const double p_L2 = p[1];
+    const double t261 = p_L2*c_q_base;
+    const double p_L4 = p[3];
+    const double t266 = p_L4*t264 + t261 + t263*x0;
+    const double x1 = -t266;
+    J[0] = x1;
+    const double t272 = -t261 - x1;
+    J[1] = t272;
+    const double t260 = -p_L2*s_q_base;
+    const double t265 = p_L4*t263 + t260 - t264*x0;
+    J[3] = t265;
+    const double t273 = t260 - t265;
+    J[4] = t273;
+}
+
+/* mini_jacobian_tool_local with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_jacobian_tool_local(const double *q, const double *p, double *J)
+{
+    double in_p[54];
+    mini_jacobian_tool_local(q, memcpy(in_p, p, sizeof in_p), J);
 }
 
 KKCLONES
@@ -407,8 +475,23 @@ KKCLONES
  * 36 operations. */
 void mini_jacobian_tool_local(const double *q, const double *p, double *J)
 {
+    if (kk_overlap(p, 54, J, 18)) { kk_copy_mini_jacobian_tool_local(q, p, J); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
+    J[2] = 0.0;
+    J[3] = 0.0;
+    J[4] = 0.0;
+    J[5] = 0.0;
+    J[8] = 0.0;
+    J[9] = 0.0;
+    J[10] = 0.0;
+    J[11] = 0.0;
+    J[12] = -1.0;
+    J[13] = 1.0;
+    J[14] = 0.0;
+    J[15] = 0.0;
+    J[16] = 0.0;
+    J[17] = 0.0;
     const double p_L3 = p[2];
     const double x0 = (0.5)*p_L3;
     const double s_q_base = sq[0];
@@ -426,27 +509,22 @@ void mini_jacobian_tool_local(const double *q, const double *p, double *J)
     const double t266 = p_L4*t264 + t261 + t263*x0;
     const double t272 = -t261 + t266;
     const double t276 = -t263*t272 - t264*t273;
-    const double t277 = -t263*t273 + t264*t272;
-    const double t274 = t263*t266 - t264*t265;
-    const double t275 = -t263*t265 - t264*t266;
-    J[0] = t274;
     J[1] = t276;
-    J[2] = 0.0;
-    J[3] = 0.0;
-    J[4] = 0.0;
-    J[5] = 0.0;
-    J[6] = t275;
+    const double t277 = -t263*t273 + t264*t272;
     J[7] = t277;
-    J[8] = 0.0;
-    J[9] = 0.0;
-    J[10] = 0.0;
-    J[11] = 0.0;
-    J[12] = -1.0;
-    J[13] = 1.0;
-    J[14] = 0.0;
-    J[15] = 0.0;
-    J[16] = 0.0;
-    J[17] = 0.0;
+    const double t274 = t263*t266 - t264*t265;
+    J[0] = t274;
+    const double t275 = -t263*t265 - t264*t266;
+    J[6] = t275;
+}
+
+/* mini_jacobian_slider_world with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_jacobian_slider_world(const double *q, const double *p, double *J)
+{
+    double in_q[3];
+    double in_p[54];
+    mini_jacobian_slider_world(memcpy(in_q, q, sizeof in_q), memcpy(in_p, p, sizeof in_p), J);
 }
 
 KKCLONES
@@ -455,23 +533,11 @@ KKCLONES
  * 13 operations. */
 void mini_jacobian_slider_world(const double *q, const double *p, double *J)
 {
+    if (kk_overlap(q, 3, J, 18) || kk_overlap(p, 54, J, 18)) { kk_copy_mini_jacobian_slider_world(q, p, J); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
-    const double s_q_base = sq[0];
-    const double c_q_base = cq[0];
-    const double p_L4 = p[3];
-    const double p_L2 = p[1];
-    const double t268 = -p_L2*c_q_base - p_L4*s_q_base;
-    const double q_q_b = q[2];
-    const double t271 = -c_q_base*q_q_b + t268;
-    const double t267 = p_L2*s_q_base - p_L4*c_q_base;
-    const double t270 = q_q_b*s_q_base + t267;
-    J[0] = -t271;
     J[1] = 0.0;
-    J[2] = s_q_base;
-    J[3] = t270;
     J[4] = 0.0;
-    J[5] = -c_q_base;
     J[6] = 0.0;
     J[7] = 0.0;
     J[8] = 0.0;
@@ -484,6 +550,28 @@ void mini_jacobian_slider_world(const double *q, const double *p, double *J)
     J[15] = 1.0;
     J[16] = 0.0;
     J[17] = 0.0;
+    const double s_q_base = sq[0];
+    J[2] = s_q_base;
+    const double c_q_base = cq[0];
+    J[5] = -c_q_base;
+    const double p_L4 = p[3];
+    const double p_L2 = p[1];
+    const double t268 = -p_L2*c_q_base - p_L4*s_q_base;
+    const double q_q_b = q[2];
+    const double t271 = -c_q_base*q_q_b + t268;
+    J[0] = -t271;
+    const double t267 = p_L2*s_q_base - p_L4*c_q_base;
+    const double t270 = q_q_b*s_q_base + t267;
+    J[3] = t270;
+}
+
+/* mini_jacobian_slider_local with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_jacobian_slider_local(const double *q, const double *p, double *J)
+{
+    double in_q[3];
+    double in_p[54];
+    mini_jacobian_slider_local(memcpy(in_q, q, sizeof in_q), memcpy(in_p, p, sizeof in_p), J);
 }
 
 KKCLONES
@@ -492,29 +580,15 @@ KKCLONES
  * 22 operations. */
 void mini_jacobian_slider_local(const double *q, const double *p, double *J)
 {
+    if (kk_overlap(q, 3, J, 18) || kk_overlap(p, 54, J, 18)) { kk_copy_mini_jacobian_slider_local(q, p, J); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
-    const double s_q_base = sq[0];
-    const double c_q_base = cq[0];
-    const double t280 = -c_q_base*c_q_base - s_q_base*s_q_base;
-    const double p_L4 = p[3];
-    const double p_L2 = p[1];
-    const double t268 = -p_L2*c_q_base - p_L4*s_q_base;
-    const double q_q_b = q[2];
-    const double t271 = -c_q_base*q_q_b + t268;
-    const double t267 = p_L2*s_q_base - p_L4*c_q_base;
-    const double t270 = q_q_b*s_q_base + t267;
-    const double t278 = c_q_base*t271 - s_q_base*t270;
-    const double t279 = c_q_base*t270 + s_q_base*t271;
     J[0] = 0.0;
     J[1] = 0.0;
     J[2] = 0.0;
-    J[3] = t278;
     J[4] = 0.0;
     J[5] = 0.0;
-    J[6] = t279;
     J[7] = 0.0;
-    J[8] = t280;
     J[9] = -1.0;
     J[10] = 0.0;
     J[11] = 0.0;
@@ -524,6 +598,30 @@ void mini_jacobian_slider_local(const double *q, const double *p, double *J)
     J[15] = 0.0;
     J[16] = 0.0;
     J[17] = 0.0;
+    const double s_q_base = sq[0];
+    const double c_q_base = cq[0];
+    const double t280 = -c_q_base*c_q_base - s_q_base*s_q_base;
+    J[8] = t280;
+    const double p_L4 = p[3];
+    const double p_L2 = p[1];
+    const double t268 = -p_L2*c_q_base - p_L4*s_q_base;
+    const double q_q_b = q[2];
+    const double t271 = -c_q_base*q_q_b + t268;
+    const double t267 = p_L2*s_q_base - p_L4*c_q_base;
+    const double t270 = q_q_b*s_q_base + t267;
+    const double t278 = c_q_base*t271 - s_q_base*t270;
+    J[3] = t278;
+    const double t279 = c_q_base*t270 + s_q_base*t271;
+    J[6] = t279;
+}
+
+/* mini_friction with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_friction(const double *dq, const double *p, double *tau_f)
+{
+    double in_dq[3];
+    double in_p[54];
+    mini_friction(memcpy(in_dq, dq, sizeof in_dq), memcpy(in_p, p, sizeof in_p), tau_f);
 }
 
 KKCLONES
@@ -531,18 +629,29 @@ KKCLONES
  * 12 operations. */
 void mini_friction(const double *dq, const double *p, double *tau_f)
 {
+    if (kk_overlap(dq, 3, tau_f, 3) || kk_overlap(p, 54, tau_f, 3)) { kk_copy_mini_friction(dq, p, tau_f); return; }
     const double dq_q_b = dq[2];
     const double p_Fv_b = p[52];
     const double p_Fc_b = p[53];
+    tau_f[2] = p_Fc_b*(double)((dq_q_b > 0) - (dq_q_b < 0)) + p_Fv_b*dq_q_b;
     const double dq_q_a = dq[1];
     const double p_Fv_a = p[29];
     const double p_Fc_a = p[30];
+    tau_f[1] = p_Fc_a*(double)((dq_q_a > 0) - (dq_q_a < 0)) + p_Fv_a*dq_q_a;
     const double dq_q_base = dq[0];
     const double p_Fv_1 = p[16];
     const double p_Fc_1 = p[17];
     tau_f[0] = p_Fc_1*(double)((dq_q_base > 0) - (dq_q_base < 0)) + p_Fv_1*dq_q_base;
-    tau_f[1] = p_Fc_a*(double)((dq_q_a > 0) - (dq_q_a < 0)) + p_Fv_a*dq_q_a;
-    tau_f[2] = p_Fc_b*(double)((dq_q_b > 0) - (dq_q_b < 0)) + p_Fv_b*dq_q_b;
+}
+
+/* mini_compute_all with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_compute_all(const double *q, const double *dq, const double *p, double *A, double *C, double *Q, double *J_tool, double *J_slider)
+{
+    double in_q[3];
+    double in_dq[3];
+    double in_p[54];
+    mini_compute_all(memcpy(in_q, q, sizeof in_q), memcpy(in_dq, dq, sizeof in_dq), memcpy(in_p, p, sizeof in_p), A, C, Q, J_tool, J_slider);
 }
 
 KKCLONES
@@ -551,19 +660,58 @@ KKCLONES
  * 207 operations. */
 void mini_compute_all(const double *q, const double *dq, const double *p, double *A, double *C, double *Q, double *J_tool, double *J_slider)
 {
+    if (kk_overlap(q, 3, A, 9) || kk_overlap(q, 3, C, 9) || kk_overlap(q, 3, Q, 3) || kk_overlap(q, 3, J_tool, 18) || kk_overlap(q, 3, J_slider, 18) || kk_overlap(dq, 3, A, 9) || kk_overlap(dq, 3, C, 9) || kk_overlap(dq, 3, Q, 3) || kk_overlap(dq, 3, J_tool, 18) || kk_overlap(dq, 3, J_slider, 18) || kk_overlap(p, 54, A, 9) || kk_overlap(p, 54, C, 9) || kk_overlap(p, 54, Q, 3) || kk_overlap(p, 54, J_tool, 18) || kk_overlap(p, 54, J_slider, 18)) { kk_copy_mini_compute_all(q, dq, p, A, C, Q, J_tool, J_slider); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
+    A[5] = 0.0;
+    A[7] = 0.0;
+    C[5] = 0.0;
+    C[7] = 0.0;
+    C[8] = 0.0;
+    J_tool[2] = 0.0;
+    J_tool[5] = 0.0;
+    J_tool[6] = 0.0;
+    J_tool[7] = 0.0;
+    J_tool[8] = 0.0;
+    J_tool[9] = 0.0;
+    J_tool[10] = 0.0;
+    J_tool[11] = 0.0;
+    J_tool[12] = 0.0;
+    J_tool[13] = 0.0;
+    J_tool[14] = 0.0;
+    J_tool[15] = 1.0;
+    J_tool[16] = -1.0;
+    J_tool[17] = 0.0;
+    J_slider[1] = 0.0;
+    J_slider[4] = 0.0;
+    J_slider[6] = 0.0;
+    J_slider[7] = 0.0;
+    J_slider[8] = 0.0;
+    J_slider[9] = 0.0;
+    J_slider[10] = 0.0;
+    J_slider[11] = 0.0;
+    J_slider[12] = 0.0;
+    J_slider[13] = 0.0;
+    J_slider[14] = 0.0;
+    J_slider[15] = 1.0;
+    J_slider[16] = 0.0;
+    J_slider[17] = 0.0;
     const double p_m_b = p[41];
     const double p_Ia_b = p[51];
     const double t74 = p_Ia_b + p_m_b;
+    A[8] = t74;
     const double p_g = p[4];
     const double t75 = -0.6*p_g;
     const double s_q_base = sq[0];
+    J_slider[2] = s_q_base;
     const double t77 = s_q_base*t75;
     const double t83 = p_m_b*t77;
+    Q[2] = t83;
     const double p_MY_b = p[43];
     const double p_L4 = p[3];
     const double t6 = p_L4*p_m_b + p_MY_b;
+    A[2] = t6;
+    A[6] = t6;
     const double dq_q_base = dq[0];
     const double p_MZ_b = p[44];
     const double x7 = p_MZ_b*dq_q_base;
@@ -573,10 +721,13 @@ void mini_compute_all(const double *q, const double *dq, const double *p, double
     const double t257 = q_q_b*t256 + t254;
     const double p_L2 = p[1];
     const double t259 = -p_L2*t256 - t257;
+    C[2] = t259;
     const double t84 = p_L2*dq_q_base;
     const double t91 = -dq_q_base*q_q_b - t84;
     const double t157 = p_m_b*t91 + x7;
+    C[6] = t157;
     const double c_q_base = cq[0];
+    J_slider[5] = -c_q_base;
     const double p_L3 = p[2];
     const double x5 = p_L3*p_L3;
     const double x3 = 2.0*p_L4;
@@ -590,6 +741,7 @@ void mini_compute_all(const double *q, const double *dq, const double *p, double
     const double t39 = p_YY_a + t29;
     const double p_Ia_a = p[28];
     const double t71 = p_Ia_a + t39;
+    A[4] = t71;
     const double s_q_a = sq[1];
     const double t86 = -s_q_a*t84;
     const double dq_q_a = dq[1];
@@ -608,18 +760,23 @@ void mini_compute_all(const double *q, const double *dq, const double *p, double
     const double t127 = p_MX_a*t85 + p_MZ_a*t86;
     const double t205 = t127 + t198;
     const double x8 = -t205;
+    C[3] = x8;
     const double t25 = p_MZ_ta - p_m_ta*x4;
     const double t35 = p_MZ_a + t25;
     const double t24 = p_L4*p_m_ta - p_MX_ta;
     const double t33 = p_MX_a + t24;
     const double t243 = t33*t85 + t35*t86 + x8;
+    C[4] = -t243;
     const double t78 = c_q_base*t75;
     const double t80 = c_q_a*t77 - s_q_a*t78;
     const double t79 = c_q_a*t78 + s_q_a*t77;
     const double t82 = -t33*t80 + t35*t79;
+    Q[1] = t82;
     const double t43 = c_q_a*t35 + s_q_a*t33;
     const double x6 = p_L2*t43;
     const double t73 = -t39 - x6;
+    A[1] = t73;
+    A[3] = t73;
     const double p_m_a = p[18];
     const double t113 = p_MZ_a*t87 + p_m_a*t85;
     const double t210 = t113 - t135;
@@ -630,17 +787,22 @@ void mini_compute_all(const double *q, const double *dq, const double *p, double
     const double t245 = -t211 + t32*t86;
     const double t249 = c_q_a*t245 - s_q_a*t246;
     const double t253 = p_L2*t249 + t243;
+    C[1] = t253;
     const double x10 = p_L2*c_q_base;
     const double t261 = x10;
     const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
     const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
     const double t266 = p_L4*t264 + t261 + t263*x4;
     const double x11 = -t266;
+    J_tool[0] = x11;
     const double t272 = -t261 - x11;
+    J_tool[1] = t272;
     const double x9 = p_L2*s_q_base;
     const double t260 = -x9;
     const double t265 = p_L4*t263 + t260 - t264*x4;
+    J_tool[3] = t265;
     const double t273 = t260 - t265;
+    J_tool[4] = t273;
     const double x0 = p_L2*p_L2;
     const double t58 = -t32*x5 + t32*(x0 + x5) + t39 + 2.0*x6;
     const double p_L1 = p[0];
@@ -654,6 +816,7 @@ void mini_compute_all(const double *q, const double *dq, const double *p, double
     const double t69 = t23 + t58;
     const double p_Ia_1 = p[15];
     const double t70 = p_Ia_1 + t69;
+    A[0] = t70;
     const double t213 = c_q_a*t211 + s_q_a*t210;
     const double t230 = p_L2*t213 + t205;
     const double t90 = -p_L4*dq_q_base;
@@ -664,6 +827,7 @@ void mini_compute_all(const double *q, const double *dq, const double *p, double
     const double t176 = -q_q_b*t158 + t164;
     const double t185 = -p_L2*t158 + p_L4*t157 + t176;
     const double t239 = t185 + t230;
+    C[0] = t239;
     const double t50 = p_L2*t32 + t43;
     const double t5 = -p_L2*p_m_b + t0;
     const double p_MX_1 = p[6];
@@ -674,67 +838,23 @@ void mini_compute_all(const double *q, const double *dq, const double *p, double
     const double t16 = p_MY_1 + t6;
     const double t61 = t16 + t42;
     const double t81 = -t60*t78 + t61*t77;
+    Q[0] = t81;
     const double t268 = -p_L4*s_q_base - x10;
     const double t271 = -c_q_base*q_q_b + t268;
+    J_slider[0] = -t271;
     const double t267 = -p_L4*c_q_base + x9;
     const double t270 = q_q_b*s_q_base + t267;
-    A[0] = t70;
-    A[1] = t73;
-    A[2] = t6;
-    A[3] = t73;
-    A[4] = t71;
-    A[5] = 0.0;
-    A[6] = t6;
-    A[7] = 0.0;
-    A[8] = t74;
-    C[0] = t239;
-    C[1] = t253;
-    C[2] = t259;
-    C[3] = x8;
-    C[4] = -t243;
-    C[5] = 0.0;
-    C[6] = t157;
-    C[7] = 0.0;
-    C[8] = 0.0;
-    Q[0] = t81;
-    Q[1] = t82;
-    Q[2] = t83;
-    J_tool[0] = x11;
-    J_tool[1] = t272;
-    J_tool[2] = 0.0;
-    J_tool[3] = t265;
-    J_tool[4] = t273;
-    J_tool[5] = 0.0;
-    J_tool[6] = 0.0;
-    J_tool[7] = 0.0;
-    J_tool[8] = 0.0;
-    J_tool[9] = 0.0;
-    J_tool[10] = 0.0;
-    J_tool[11] = 0.0;
-    J_tool[12] = 0.0;
-    J_tool[13] = 0.0;
-    J_tool[14] = 0.0;
-    J_tool[15] = 1.0;
-    J_tool[16] = -1.0;
-    J_tool[17] = 0.0;
-    J_slider[0] = -t271;
-    J_slider[1] = 0.0;
-    J_slider[2] = s_q_base;
     J_slider[3] = t270;
-    J_slider[4] = 0.0;
-    J_slider[5] = -c_q_base;
-    J_slider[6] = 0.0;
-    J_slider[7] = 0.0;
-    J_slider[8] = 0.0;
-    J_slider[9] = 0.0;
-    J_slider[10] = 0.0;
-    J_slider[11] = 0.0;
-    J_slider[12] = 0.0;
-    J_slider[13] = 0.0;
-    J_slider[14] = 0.0;
-    J_slider[15] = 1.0;
-    J_slider[16] = 0.0;
-    J_slider[17] = 0.0;
+}
+
+/* mini_inverse_dynamics with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_inverse_dynamics(const double *q, const double *dq, const double *ddq, const double *p, double *tau)
+{
+    double in_dq[3];
+    double in_ddq[3];
+    double in_p[54];
+    mini_inverse_dynamics(q, memcpy(in_dq, dq, sizeof in_dq), memcpy(in_ddq, ddq, sizeof in_ddq), memcpy(in_p, p, sizeof in_p), tau);
 }
 
 KKCLONES
@@ -743,6 +863,7 @@ KKCLONES
  * 171 operations. */
 void mini_inverse_dynamics(const double *q, const double *dq, const double *ddq, const double *p, double *tau)
 {
+    if (kk_overlap(dq, 3, tau, 3) || kk_overlap(ddq, 3, tau, 3) || kk_overlap(p, 54, tau, 3)) { kk_copy_mini_inverse_dynamics(q, dq, ddq, p, tau); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
     const double p_g = p[4];
@@ -770,6 +891,7 @@ void mini_inverse_dynamics(const double *q, const double *dq, const double *ddq,
     const double p_Fv_b = p[52];
     const double p_Fc_b = p[53];
     const double t356 = p_Fc_b*(double)((dq_q_b > 0) - (dq_q_b < 0)) + p_Fv_b*dq_q_b + t318;
+    tau[2] = t356;
     const double c_q_base = cq[0];
     const double t78 = c_q_base*t75;
     const double x1 = p_L2*ddq_q_base;
@@ -815,6 +937,7 @@ void mini_inverse_dynamics(const double *q, const double *dq, const double *ddq,
     const double p_Fv_a = p[29];
     const double p_Fc_a = p[30];
     const double t355 = p_Fc_a*(double)((dq_q_a > 0) - (dq_q_a < 0)) + p_Fv_a*dq_q_a + t339;
+    tau[1] = t355;
     const double t305 = -p_MX_a*t284 + p_m_a*t286 - t113*t87;
     const double t338 = t305 + t311;
     const double t303 = p_MZ_a*t284 + p_m_a*t285 + t114*t87;
@@ -844,8 +967,15 @@ void mini_inverse_dynamics(const double *q, const double *dq, const double *ddq,
     const double p_Fc_1 = p[17];
     const double t354 = p_Fc_1*(double)((dq_q_base > 0) - (dq_q_base < 0)) + p_Fv_1*dq_q_base + t353;
     tau[0] = t354;
-    tau[1] = t355;
-    tau[2] = t356;
+}
+
+/* mini_bias with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_bias(const double *q, const double *dq, const double *p, double *h)
+{
+    double in_dq[3];
+    double in_p[54];
+    mini_bias(q, memcpy(in_dq, dq, sizeof in_dq), memcpy(in_p, p, sizeof in_p), h);
 }
 
 KKCLONES
@@ -853,6 +983,7 @@ KKCLONES
  * 120 operations. */
 void mini_bias(const double *q, const double *dq, const double *p, double *h)
 {
+    if (kk_overlap(dq, 3, h, 3) || kk_overlap(p, 54, h, 3)) { kk_copy_mini_bias(q, dq, p, h); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
     const double dq_q_base = dq[0];
@@ -868,6 +999,7 @@ void mini_bias(const double *q, const double *dq, const double *p, double *h)
     const double s_q_base = sq[0];
     const double t77 = s_q_base*t75;
     const double t379 = -dq_q_base*t157 - p_m_b*t77;
+    h[2] = -t379;
     const double c_q_base = cq[0];
     const double t78 = c_q_base*t75;
     const double s_q_a = sq[1];
@@ -900,6 +1032,7 @@ void mini_bias(const double *q, const double *dq, const double *p, double *h)
     const double t113 = p_MZ_a*t87 + p_m_a*t85;
     const double t366 = -p_MX_a*t358 + p_MZ_a*t357 + t113*t86 - t114*t85;
     const double t394 = t366 + t391;
+    h[1] = -t394;
     const double t369 = p_m_a*t358 - t113*t87;
     const double t397 = t369 + t374;
     const double t368 = p_m_a*t357 + t114*t87;
@@ -922,8 +1055,6 @@ void mini_bias(const double *q, const double *dq, const double *p, double *h)
     const double t387 = t362 + t384;
     const double t407 = t387 + t404;
     h[0] = t407;
-    h[1] = -t394;
-    h[2] = -t379;
 }
 
 KKCLONES
@@ -1056,13 +1187,21 @@ void mini_forward_dynamics(const double *q, const double *dq, const double *tau,
     const double p_Fc_1 = p[17];
     const double t419 = -p_Fc_1*(double)((dq_q_base > 0) - (dq_q_base < 0)) - p_Fv_1*dq_q_base + trq_q_base - t407 - t411*t417 - t414*t418;
     const double t420 = t416*t419;
+    ddq[0] = t420;
     const double t422 = t410*t417;
     const double t424 = -t411*t420 + t422;
+    ddq[2] = t424;
     const double t421 = t413*t418;
     const double t423 = -t414*t420 + t421;
-    ddq[0] = t420;
     ddq[1] = t423;
-    ddq[2] = t424;
+}
+
+/* mini_fk_tool with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_fk_tool(const double *q, const double *p, double *T)
+{
+    double in_p[54];
+    mini_fk_tool(q, memcpy(in_p, p, sizeof in_p), T);
 }
 
 KKCLONES
@@ -1070,41 +1209,51 @@ KKCLONES
  * 23 operations. */
 void mini_fk_tool(const double *q, const double *p, double *T)
 {
+    if (kk_overlap(p, 54, T, 16)) { kk_copy_mini_fk_tool(q, p, T); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
+    T[1] = 0.0;
+    T[5] = 0.0;
+    T[8] = 0.0;
+    T[9] = -1.0;
+    T[10] = 0.0;
+    T[12] = 0.0;
+    T[13] = 0.0;
+    T[14] = 0.0;
+    T[15] = 1.0;
     const double p_L3 = p[2];
     const double p_L1 = p[0];
     const double t262 = p_L1 + p_L3;
+    T[11] = t262;
     const double x0 = (0.5)*p_L3;
     const double s_q_base = sq[0];
     const double s_q_a = sq[1];
     const double c_q_base = cq[0];
     const double c_q_a = cq[1];
     const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
+    T[2] = t264;
+    T[4] = -t264;
     const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
     const double p_L2 = p[1];
     const double t261 = p_L2*c_q_base;
     const double p_L4 = p[3];
     const double t266 = p_L4*t264 + t261 + t263*x0;
+    T[7] = t266;
     const double t260 = -p_L2*s_q_base;
     const double t265 = p_L4*t263 + t260 - t264*x0;
+    T[3] = t265;
     const double x1 = -t263;
     T[0] = x1;
-    T[1] = 0.0;
-    T[2] = t264;
-    T[3] = t265;
-    T[4] = -t264;
-    T[5] = 0.0;
     T[6] = x1;
-    T[7] = t266;
-    T[8] = 0.0;
-    T[9] = -1.0;
-    T[10] = 0.0;
-    T[11] = t262;
-    T[12] = 0.0;
-    T[13] = 0.0;
-    T[14] = 0.0;
-    T[15] = 1.0;
+}
+
+/* mini_jdot_qdot_tool with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_jdot_qdot_tool(const double *q, const double *dq, const double *p, double *a)
+{
+    double in_dq[3];
+    double in_p[54];
+    mini_jdot_qdot_tool(q, memcpy(in_dq, dq, sizeof in_dq), memcpy(in_p, p, sizeof in_p), a);
 }
 
 KKCLONES
@@ -1113,8 +1262,13 @@ KKCLONES
  * 32 operations. */
 void mini_jdot_qdot_tool(const double *q, const double *dq, const double *p, double *a)
 {
+    if (kk_overlap(dq, 3, a, 6) || kk_overlap(p, 54, a, 6)) { kk_copy_mini_jdot_qdot_tool(q, dq, p, a); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
+    a[2] = 0.0;
+    a[3] = 0.0;
+    a[4] = 0.0;
+    a[5] = 0.0;
     const double dq_q_base = dq[0];
     const double p_L2 = p[1];
     const double t84 = p_L2*dq_q_base;
@@ -1137,13 +1291,18 @@ void mini_jdot_qdot_tool(const double *q, const double *dq, const double *p, dou
     const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
     const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
     const double t431 = -t263*t429 - t264*t428;
+    a[1] = t431;
     const double t430 = -t263*t428 + t264*t429;
     a[0] = t430;
-    a[1] = t431;
-    a[2] = 0.0;
-    a[3] = 0.0;
-    a[4] = 0.0;
-    a[5] = 0.0;
+}
+
+/* mini_fk_slider with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_fk_slider(const double *q, const double *p, double *T)
+{
+    double in_q[3];
+    double in_p[54];
+    mini_fk_slider(memcpy(in_q, q, sizeof in_q), memcpy(in_p, p, sizeof in_p), T);
 }
 
 KKCLONES
@@ -1151,37 +1310,48 @@ KKCLONES
  * 16 operations. */
 void mini_fk_slider(const double *q, const double *p, double *T)
 {
+    if (kk_overlap(q, 3, T, 16) || kk_overlap(p, 54, T, 16)) { kk_copy_mini_fk_slider(q, p, T); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
+    T[0] = 0.0;
+    T[4] = 0.0;
+    T[8] = -1.0;
+    T[9] = 0.0;
+    T[10] = 0.0;
+    T[12] = 0.0;
+    T[13] = 0.0;
+    T[14] = 0.0;
+    T[15] = 1.0;
     const double p_L3 = p[2];
     const double p_L1 = p[0];
     const double t269 = 2.0*p_L1 + p_L3;
+    T[11] = t269;
     const double s_q_base = sq[0];
     const double c_q_base = cq[0];
+    T[1] = -c_q_base;
+    T[6] = c_q_base;
     const double p_L4 = p[3];
     const double p_L2 = p[1];
     const double t268 = -p_L2*c_q_base - p_L4*s_q_base;
     const double q_q_b = q[2];
     const double t271 = -c_q_base*q_q_b + t268;
+    T[7] = t271;
     const double t267 = p_L2*s_q_base - p_L4*c_q_base;
     const double t270 = q_q_b*s_q_base + t267;
-    const double x0 = -s_q_base;
-    T[0] = 0.0;
-    T[1] = -c_q_base;
-    T[2] = x0;
     T[3] = t270;
-    T[4] = 0.0;
+    const double x0 = -s_q_base;
+    T[2] = x0;
     T[5] = x0;
-    T[6] = c_q_base;
-    T[7] = t271;
-    T[8] = -1.0;
-    T[9] = 0.0;
-    T[10] = 0.0;
-    T[11] = t269;
-    T[12] = 0.0;
-    T[13] = 0.0;
-    T[14] = 0.0;
-    T[15] = 1.0;
+}
+
+/* mini_jdot_qdot_slider with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, double *a)
+{
+    double in_q[3];
+    double in_dq[3];
+    double in_p[54];
+    mini_jdot_qdot_slider(memcpy(in_q, q, sizeof in_q), memcpy(in_dq, dq, sizeof in_dq), memcpy(in_p, p, sizeof in_p), a);
 }
 
 KKCLONES
@@ -1190,8 +1360,13 @@ KKCLONES
  * 20 operations. */
 void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, double *a)
 {
+    if (kk_overlap(q, 3, a, 6) || kk_overlap(dq, 3, a, 6) || kk_overlap(p, 54, a, 6)) { kk_copy_mini_jdot_qdot_slider(q, dq, p, a); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
+    a[2] = 0.0;
+    a[3] = 0.0;
+    a[4] = 0.0;
+    a[5] = 0.0;
     const double dq_q_base = dq[0];
     const double p_L2 = p[1];
     const double t84 = p_L2*dq_q_base;
@@ -1207,13 +1382,9 @@ void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, d
     const double s_q_base = sq[0];
     const double c_q_base = cq[0];
     const double t435 = c_q_base*t433 - s_q_base*t432;
+    a[1] = t435;
     const double t434 = -c_q_base*t432 - s_q_base*t433;
     a[0] = t434;
-    a[1] = t435;
-    a[2] = 0.0;
-    a[3] = 0.0;
-    a[4] = 0.0;
-    a[5] = 0.0;
 }
 
 

@@ -105,8 +105,9 @@ extern "C" {
  *    53  Fc_b
  *
  * All functions are reentrant: no allocation, no global state. Matrices are
- * row-major. Outputs are caller-owned and completely overwritten; every input
- * is read before the first output is written, so an output may alias an input.
+ * row-major. Outputs are caller-owned and completely overwritten. An output
+ * may alias an input: a kernel that finds an input overlapping one of its
+ * outputs works from copies of its inputs on the stack.
  * Plain C99; compile with -O2 or -O3 and -ffp-contract=fast (fused
  * multiply-add, GCC's default in GNU mode): about twice as fast.
  */
