@@ -6,7 +6,7 @@ by its parameter offset (geometry parameters, shared, are read from p). The
 results land in a local array o<n> that the kernel reads like an input;
 the subtree's own block of A or C it writes into the kernel's output
 (blk_<output>: the block's top-left entry, rows NDOF apart), which spares
-the kernel a copy of it (the kernel's input guard, codegen/emit_c.guard_inputs,
+the kernel a copy of it (the kernel's input guard, codegen/emit_layout.guard_inputs,
 keeps outputs that alias inputs right). The kernel also keeps its
 straight-line form (`Kernel.straight`) for the batch kernels, which reprint
 statements over vector types.
@@ -17,7 +17,8 @@ import dataclasses
 
 import sympy as sp
 
-from .emit_c import Argument, Extra, Kernel, ccode, emit, place_writes
+from .emit_c import Argument, Extra, Kernel, ccode, emit
+from .emit_layout import place_writes
 from .subtrees import DIRECT
 
 ROUTINE_INPUTS = ("q", "sq", "cq", "dq", "p", "pl", "vin", "pose")

@@ -29,7 +29,8 @@ from .abi import OUT, describe
 from .cnames import c_string, cnames, comment_text
 from .derive import derive
 from .emit_batch import batch
-from .emit_c import Argument, Kernel, c_double, emit, guard_inputs
+from .emit_c import Argument, Kernel, c_double, emit
+from .emit_layout import add_code_prefetch, guard_inputs, place_writes
 from .emit_parts import emit_split
 from .model import ModelError, load_model, load_param_values
 
@@ -81,7 +82,9 @@ def emit_kernel(kernel, d, prefix, batched=()):
             break
     else:
         kernel = emit(kernel, d)
+        place_writes(kernel)
     guard_inputs(kernel, prefix + kernel.name)
+    add_code_prefetch(kernel)
     return kernel
 
 

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        4cec0285d6bfa7610ab31f515223588124037ef03119a6b0a80f2780242401a8
+ * generator        740d1e2131f27a3367f91ee37b64e532eee070de6c61ec96288dbd0d18533236
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832

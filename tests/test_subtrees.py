@@ -16,7 +16,7 @@ import numpy as np
 
 from codegen.generate import CodegenConfig, generate
 from codegen.model import load_model
-from codegen.subtrees import find_groups
+from codegen.subtree_groups import find_groups
 from tests.abi_ctypes import Library, compile_shared
 from tests.pin_reference import compare
 from tests.reference_fk import random_physical_params

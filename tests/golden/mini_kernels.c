@@ -113,6 +113,28 @@ static inline int kk_overlap(const double *a, size_t n, const double *b, size_t 
 #define KKCOLD
 #endif
 
+/* Worst-case latency: a large kernel (and the subtree routine it calls, on
+ * its first call) first asks for every line of its own machine code, from
+ * label kk_begin to kk_end, so that after an eviction the lines come from
+ * memory in parallel instead of one miss after the other as the code runs
+ * (measured, Krang compute_all with its code and data flushed: 15.5 -> 10.8
+ * us, for ~100 ns more with caches warm). -DKK_NO_CODE_PREFETCH turns it
+ * off. Labels as values are a GNU C extension. */
+#ifndef KKPREFETCHSTRIDE
+#define KKPREFETCHSTRIDE 64
+#endif
+#if defined(__GNUC__) && !defined(KK_NO_CODE_PREFETCH)
+static inline void kk_prefetch_code(const void *begin, const void *end)
+{
+    uintptr_t a = (uintptr_t)begin & ~(uintptr_t)63, e = (uintptr_t)end;
+    if (e <= a || e - a > ((uintptr_t)1 << 20)) return;  /* labels out of order: nothing */
+    for (; a < e; a += KKPREFETCHSTRIDE) __builtin_prefetch((const void *)a, 0, 2);
+}
+#define KKPREFETCH(on) do { if (on) kk_prefetch_code(__extension__ &&kk_begin, __extension__ &&kk_end); } while (0)
+#else
+#define KKPREFETCH(on) do { (void)(on); if (0) goto kk_begin; if (0) goto kk_end; } while (0)
+#endif
+
 /* sin and cos of every joint coordinate at once. The loop has no branches,
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
