@@ -30,9 +30,9 @@ def place_writes(kernel: Kernel):
 
 def guard_inputs(kernel: Kernel, fname: str):
     """For kernel `fname` (its C name): a first statement that, if an input it
-    reads after its first write overlaps an output, hands over to a helper that calls the kernel
-    again with copies of its inputs on the helper's stack, which overlap
-    nothing. Outputs are written while inputs are still being read
+    reads after its first write overlaps an output, hands over to a helper
+    that calls the kernel again with copies of its inputs on the helper's
+    stack, which overlap nothing. Outputs are written while inputs are still being read
     (place_writes), and the header promises that an output may alias an
     input. The test compares addresses as integers (kk_overlap in the source
     template), so unrelated arrays are fine; the helper is never inlined
@@ -40,7 +40,10 @@ def guard_inputs(kernel: Kernel, fname: str):
     outs = [a for a in kernel.args if a.output]
     out_names = {a.name for a in outs}
     lines = kernel.lines
-    first = next((k for k, (lhs, _) in enumerate(lines) if lhs.split("[")[0] in out_names), len(lines))
+    # the first write: to an output, or a routine's call that writes blocks of one (codegen/emit_parts.py)
+    first = next((k for k, (lhs, rhs) in enumerate(lines)
+                  if lhs.split("[")[0] in out_names or (not lhs and out_names & set(_IDENT.findall(rhs)))),
+                 len(lines))
     late = set()  # the arrays read at or after the first write (not, e.g., q by sincos_q before it)
     for _, rhs in lines[first:]:
         late |= set(_IDENT.findall(rhs))

@@ -4,10 +4,11 @@ Each routine is a static function over instance 0's indices; an instance
 calls it with q, sq, cq, dq shifted by its joint offset and `pl` = p shifted
 by its parameter offset (geometry parameters, shared, are read from p). The
 results land in a local array o<n> that the kernel reads like an input;
-the subtree's own block of A or C it writes into the kernel's output
-(blk_<output>: the block's top-left entry, rows NDOF apart), which spares
-the kernel a copy of it (the kernel's input guard, codegen/emit_layout.guard_inputs,
-keeps outputs that alias inputs right). The kernel also keeps its
+the subtree's own blocks of A and C, and the Jacobian columns of its joints,
+it writes into the kernel's outputs itself (blk_A, blk_C, blk_J<m>: the
+block's first entry, rows NDOF apart), which spares the kernel a copy (the
+kernel's input guard, codegen/emit_layout.guard_inputs, keeps outputs that
+alias inputs right). The kernel also keeps its
 straight-line form (`Kernel.straight`) for the batch kernels, which reprint
 statements over vector types.
 """

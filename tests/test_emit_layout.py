@@ -56,6 +56,15 @@ def test_no_guard_for_inputs_read_before_any_write():
     assert k.setup == [] and k.helpers == []
 
 
+def test_a_call_that_writes_blocks_of_an_output_counts_as_a_write():
+    k = _kernel()
+    k.writes = [("A[0]", "t3")]
+    k.body.insert(0, ("", "pfx_f_part0(p, o0, A + 2)"))  # a routine writing a block of A, reading p
+    place_writes(k)
+    guard_inputs(k, "pfx_f")
+    assert "kk_overlap(p, 2, A, 4)" in k.setup[0] and "kk_overlap(q, 3, A, 4)" in k.setup[0]
+
+
 def test_prefetch_only_in_large_kernels_and_routines_on_their_first_call():
     k = _kernel()
     routine = Kernel("pfx_f_part0", "r", [], {})
