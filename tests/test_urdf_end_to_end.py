@@ -150,6 +150,10 @@ def ours_ctypes(lib, n_ee):
             out[f"J{i}_world"], out[f"J{i}_local"] = lib.jacobian(q, p, i, 0), lib.jacobian(q, p, i, 1)
             out[f"T{i}"] = lib.fk(q, p, i)
             out[f"a{i}"] = lib.jdot_qdot(q, dq, p, i)
+        # compute_all (its own shared routines, Jacobian columns included) agrees with the single kernels
+        singles = [out["A"], out["C"], out["Q"], *(out[f"J{i}_world"] for i in range(n_ee))]
+        for name, a, b in zip(["A", "C", "Q", *range(n_ee)], lib.compute_all(q, dq, p), singles):
+            assert rel_err(a, b) <= 1e-12, f"compute_all {name}"
         return out
     return ours
 
