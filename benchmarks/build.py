@@ -192,13 +192,13 @@ _FN_RE = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
 _CALL_RE = re.compile(r"\b(?:call|jmp)\w*\s+[0-9a-f]+ <([^>+]+)>")
 
 
-def tick_code(exe: Path, objs, roots) -> list[tuple[str, int]]:
-    """[(function, bytes of machine code)] of every function a tick executes: the roots (the tick's
-    calls) and, transitively, the functions of the kernel objects they call or jump to (sincos_q,
-    unless inlined), found in the linked executable's disassembly; sizes from its symbol table
-    (nm -S). [] if binutils are missing."""
+def tick_code(exe: Path, objs, *root_sets) -> list[list[tuple[str, int]]]:
+    """Per set of roots (one tick's calls): [(function, bytes of machine code)] of every function
+    that tick executes: the roots and, transitively, the functions of the kernel objects they call
+    or jump to (sincos_q, unless inlined), found in the linked executable's disassembly (read once
+    for all the sets); sizes from its symbol table (nm -S). [] each if binutils are missing."""
     if not (shutil.which("nm") and shutil.which("objdump")):
-        return []
+        return [[] for _ in root_sets]
     ours = set().union(*(_code_symbols(obj) for obj in objs))
     sizes = _code_symbols(exe)
     calls, cur = {}, None
@@ -211,13 +211,16 @@ def tick_code(exe: Path, objs, roots) -> list[tuple[str, int]]:
             c = _CALL_RE.search(line)
             if c:
                 cur.add(c.group(1))
-    seen, todo = [], [f for f in roots if f in sizes]
-    while todo:
-        f = todo.pop(0)
-        if f in seen:
-            continue
-        seen.append(f)
-        # not kk_copy_*: a kernel's rare path when an input overlaps an output
-        # (codegen/emit_c.guard_inputs), which a tick does not execute
-        todo += sorted(c for c in calls.get(f, ()) if c in ours and c != f and not c.startswith("kk_copy_"))
-    return [(f, sizes[f]) for f in seen]
+    out = []
+    for roots in root_sets:
+        seen, todo = [], [f for f in roots if f in sizes]
+        while todo:
+            f = todo.pop(0)
+            if f in seen:
+                continue
+            seen.append(f)
+            # not kk_copy_*: a kernel's rare path when an input overlaps an output
+            # (codegen/emit_layout.guard_inputs), which a tick does not execute
+            todo += sorted(c for c in calls.get(f, ()) if c in ours and c != f and not c.startswith("kk_copy_"))
+        out.append([(f, sizes[f]) for f in seen])
+    return out

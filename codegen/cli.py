@@ -61,7 +61,7 @@ def parser() -> argparse.ArgumentParser:
                     help="kernels that call one static routine per group of isomorphic subtrees "
                          "(two arms, legs), comma-separated: C, A, all (compute_all), or none; "
                          "less machine code, compute_A a little slower alone (default: C,all)")
-    ap.add_argument("--no-share-subtrees", action="store_const", const="none", dest="share_subtrees",
+    ap.add_argument("--no-share-subtrees", action="store_const", const=(), dest="share_subtrees",
                     help="the same as --share-subtrees none: every kernel one straight line")
     ap.add_argument("--python", action="store_true",
                     help="also build an importable Python module NAME_kernels in DIR")
@@ -93,17 +93,21 @@ def _urdf(args, config):
 SHARE_CHOICES = ("A", "C", "all")
 
 
-def _share(text: str) -> str:
+def _share(text: str) -> tuple:
+    """--share-subtrees: CodegenConfig.share_subtrees from "none" or a comma-separated subset."""
     items = [s.strip() for s in text.split(",")]
-    if items == ["none"] or (items and all(s in SHARE_CHOICES for s in items) and len(set(items)) == len(items)):
-        return text
-    raise argparse.ArgumentTypeError(f"{text!r}: expected none or a comma-separated subset of {', '.join(SHARE_CHOICES)}")
+    if items == ["none"]:
+        return ()
+    if items and all(s in SHARE_CHOICES for s in items) and len(set(items)) == len(items):
+        return tuple(items)
+    raise argparse.ArgumentTypeError(
+        f"{text!r}: expected none or a comma-separated subset of {', '.join(SHARE_CHOICES)}")
 
 
 def run(args) -> list:
     config = CodegenConfig(out_dir=Path(args.out), name=args.name, end_effectors=tuple(args.end_effectors),
                            snap=args.snap, python=args.python, emit_model=args.emit_model,
-                           share_subtrees=tuple(s.strip() for s in args.share_subtrees.split(",") if s != "none"))
+                           share_subtrees=args.share_subtrees)
     if len(args.inputs) == 1 and args.inputs[0].lower().endswith((".urdf", ".xml")):
         return _urdf(args, config)
     if len(args.inputs) != 2:

@@ -138,6 +138,7 @@ class Kernel:
     doc: str
     args: list
     outputs: dict  # argument name -> sympy Matrix (row-major)
+    sources: dict = field(default_factory=dict)  # argument name -> the derivation output it writes
     setup: list = field(default_factory=list)  # statements before the body
     body: list = field(default_factory=list)  # (declaration, rhs)
     writes: list = field(default_factory=list)  # (lvalue, rhs)

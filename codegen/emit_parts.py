@@ -42,17 +42,18 @@ def _shift(name, offset):
     return f"{name} + {offset}" if offset else name
 
 
-def emit_split(kernel: Kernel, derivation, split, prefix: str, sources: dict, straight: bool) -> Kernel:
-    """`sources`: the kernel's output argument -> the name of its matrix in
-    `split.outputs`; `straight`: also emit the one-line form (batch kernels)."""
+def emit_split(kernel: Kernel, derivation, split, prefix: str, straight: bool) -> Kernel:
+    """kernel.sources name its outputs' matrices in `split.outputs`;
+    `straight`: also emit the one-line form (batch kernels)."""
     syms = derivation["symbols"]
     ndof = syms.model.ndof
-    arg_of = {src: arg for arg, src in sources.items()}
+    arg_of = {src: arg for arg, src in kernel.sources.items()}
     plain = emit(dataclasses.replace(kernel, setup=[], body=[], writes=[]), derivation) if straight else None
-    helpers, corner = [], []
+    helpers, corner, inputs_of = [], [], []
     for n, part in enumerate(split.parts):
         name = f"{prefix}{kernel.name}_part{n}"
         inputs = _inputs(part, syms)
+        inputs_of.append(inputs)
         outs = list(dict.fromkeys(b for b, *_ in part.blocks))  # the blocks it writes
         # no `out` if the kernel needs none of its results (subtrees hanging from a fixed base)
         args = [Argument(a, 0, False) for a in inputs] + [Argument("out", len(part.outputs), True)] * bool(part.kept)
@@ -89,7 +90,7 @@ def emit_split(kernel: Kernel, derivation, split, prefix: str, sources: dict, st
         pose = f"(const double[12]){{{', '.join(ccode(e, names) for e in call.pose)}}}"
         value = {"q": _shift("q", joff), "sq": _shift("sq", joff), "cq": _shift("cq", joff),
                  "dq": _shift("dq", joff), "p": "p", "pl": _shift("p", poff), "vin": vin, "pose": pose}
-        args = ", ".join(value[a] for a in _inputs(part, syms))
+        args = ", ".join(value[a] for a in inputs_of[call.part])
         blocks = []
         for a in helpers[call.part][1].args:
             if a.name.startswith("blk_"):
@@ -103,7 +104,7 @@ def emit_split(kernel: Kernel, derivation, split, prefix: str, sources: dict, st
         extra.roots.append(callsym)  # it writes blocks of the outputs, whether or not its results are read
         extra.statements += [(o, [callsym], None, None) for o in call.outs]
     # the entries the routines write (DIRECT) are left out of the kernel's writes
-    outputs = {arg: split.outputs[sources[arg]] for arg in kernel.outputs}
+    outputs = {arg: split.outputs[kernel.sources[arg]] for arg in kernel.outputs}
     direct = [e == DIRECT for m in outputs.values() for e in m]
     outputs = {arg: m.applyfunc(lambda e: sp.S.Zero if e == DIRECT else e) for arg, m in outputs.items()}
     main = emit(dataclasses.replace(kernel, outputs=outputs, setup=[], body=[], writes=[]), derivation, extra)

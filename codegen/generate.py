@@ -61,7 +61,7 @@ class CodegenConfig:
 def kernel_specs(abi, d):
     """The derived functions of the ABI, each with the derivation outputs it writes."""
     return [Kernel(f.name, f.doc, [Argument(a.name, a.size, a.role == OUT) for a in f.args],
-                   {a.name: d[a.source] for a in f.outputs})
+                   {a.name: d[a.source] for a in f.outputs}, {a.name: a.source for a in f.outputs})
             for f in abi.derived]
 
 
@@ -73,12 +73,8 @@ def emit_kernel(kernel, d, prefix, batched=()):
     straight form too)."""
     for key in ("A", "C", "all"):
         split = d.get(f"{key}_split")
-        if split is None:
-            continue
-        names = {id(d[name]): name for name in split.outputs}
-        sources = {arg: names.get(id(m)) for arg, m in kernel.outputs.items()}
-        if all(sources.values()) and set(sources.values()) == set(split.outputs):
-            kernel = emit_split(kernel, d, split, prefix, sources, kernel.name in batched)
+        if split is not None and set(kernel.sources.values()) == set(split.outputs):
+            kernel = emit_split(kernel, d, split, prefix, kernel.name in batched)
             break
     else:
         kernel = emit(kernel, d)

@@ -130,12 +130,20 @@ def _block(name, M, sub):
     return [(name, i, j, M[i, j], (max(i, j), min(i, j))) for i in idx for j in idx]
 
 
-def _keys(sub, n_root, n_joint):
-    """Order keys of the root's results (last) and of each joint's forces
-    (with the block entries of its row and column, deepest joint first):
-    a joint's forces are carried up once for its entries and its results,
-    not kept alive across the whole routine (codegen/emit_c.demand_order)."""
-    return [(-1, -1)] * n_root + [(fr.index, -1) for fr in sub.joints for _ in range(n_joint)]
+def _results(kin, root_values, forces_of):
+    """The routine's results and their order keys: the root's values, then
+    each joint's forces (forces_of(frame)) carried to the root frame. Keys:
+    the root's last, each joint's forces with the block entries of its row
+    and column, deepest joint first, so that a joint's forces are carried up
+    once for its entries and its results instead of kept alive across the
+    whole routine (codegen/emit_c.demand_order)."""
+    outs = list(root_values)
+    keys = [(-1, -1)] * len(outs)
+    for fr in kin.model.joints:
+        for F6 in _forces_at_root(kin, fr.key, forces_of(fr)):
+            outs += list(F6[0]) + list(F6[1])
+        keys += [(fr.index, -1)] * (len(outs) - len(keys))
+    return outs, keys
 
 
 def _coriolis_outputs(kin, comp, vel, blocks=("C",)):
@@ -146,12 +154,8 @@ def _coriolis_outputs(kin, comp, vel, blocks=("C",)):
     root = sub.frames[0].key
     mass, h, J = kin.inertia_to_parent(root, comp[root])
     M, f = coriolis_to_parent(kin, root, BC[root])
-    outs = [mass, *h, *J, *M, *f]
-    for fr in sub.joints:
-        F = joint_forces(kin, comp, vel, BC, Sdot, fr)
-        for F6 in _forces_at_root(kin, fr.key, list(F)):
-            outs += list(F6[0]) + list(F6[1])
-    keys = _keys(sub, 25, 18)  # I^C (13) and B^C (12) of the root; F1, F2, F3 of a joint
+    outs, keys = _results(kin, [mass, *h, *J, *M, *f],
+                          lambda fr: list(joint_forces(kin, comp, vel, BC, Sdot, fr)))
     matrices = {"C": C, "A": inertia_matrix(kin, comp) if "A" in blocks else None}
     return outs, keys, [x for b in blocks for x in _block(b, matrices[b], sub)]
 
@@ -161,12 +165,9 @@ def _inertia_outputs(kin, comp, vel):
     sub = kin.model
     root = sub.frames[0].key
     mass, h, J = kin.inertia_to_parent(root, comp[root])
-    outs = [mass, *h, *J]
-    for fr in sub.joints:
-        F = inertia_times_var(kin.prog, comp[fr.key], kin.joint_motion(fr))
-        (F6,) = _forces_at_root(kin, fr.key, [F])
-        outs += list(F6[0]) + list(F6[1])
-    return outs, _keys(sub, 13, 6), _block("A", inertia_matrix(kin, comp), sub)
+    outs, keys = _results(kin, [mass, *h, *J],
+                          lambda fr: [inertia_times_var(kin.prog, comp[fr.key], kin.joint_motion(fr))])
+    return outs, keys, _block("A", inertia_matrix(kin, comp), sub)
 
 
 def _taker(values):

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        ba6e9089ca1a1e54049cfeffdd9ac6885f41baa84f0eeddd4c1f4b44f92555bb
+ * generator        9a5d964c1f6bfde21c8a1fe552a1b4527277df7cedda59f4fda7a4c4c7f0b9b1
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832

@@ -146,7 +146,7 @@ def test_tick_code_follows_calls_into_the_kernel_objects(tmp_path):
     obj, exe = tmp_path / "k.o", tmp_path / "main"
     subprocess.run(["gcc", "-O2", "-c", str(tmp_path / "k.c"), "-o", str(obj)], check=True)
     subprocess.run(["gcc", "-O2", str(tmp_path / "main.c"), str(obj), "-o", str(exe)], check=True)
-    code = tick_code(exe, [obj], ["kern_a", "kern_b", "not_there"])
+    code, = tick_code(exe, [obj], ["kern_a", "kern_b", "not_there"])
     names = [f for f, _ in code]
     assert names[:2] == ["kern_a", "kern_b"] and sorted(names[2:]) in (["helper"], [])
     assert all(b > 0 for _, b in code)
@@ -154,6 +154,10 @@ def test_tick_code_follows_calls_into_the_kernel_objects(tmp_path):
     assert "unused" not in names and "main" not in names and len(names) == len(set(names))
     r = subprocess.run(["objdump", "-d", str(exe)], capture_output=True, text=True, check=True).stdout
     assert ("<helper>:" in r) == ("helper" in names)
+    # several ticks from one disassembly: each its own roots
+    only_a, only_b = tick_code(exe, [obj], ["kern_a"], ["kern_b"])
+    assert [f for f, _ in only_a][0] == "kern_a" and [f for f, _ in only_b][0] == "kern_b"
+    assert "kern_b" not in [f for f, _ in only_a]
 
 
 def test_issue9_figures_from_a_synthetic_run(tmp_path):

@@ -89,7 +89,7 @@ def test_shared_routine_matches_pinocchio(tmp_path):
 
 def test_routine_order_and_writes(tmp_path):
     """The routine computes joint by joint, deepest first, and writes each
-    result as soon as it is known (codegen/emit_c.place_writes), not all at
+    result as soon as it is known (codegen/emit_layout.place_writes), not all at
     the end; the kernel's writes likewise follow their last dependency."""
     _, source = _library(tmp_path, share=True)
     body = source.split("static void twins_compute_C_part0(", 1)[1].split("\n}\n", 1)[0]
