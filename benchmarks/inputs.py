@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import random
 import struct
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .env import ROOT
+
+if TYPE_CHECKING:
+    from codegen.model import Model
 
 
 def get_params(model, args):

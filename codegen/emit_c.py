@@ -316,13 +316,13 @@ def emit(kernel: Kernel, derivation, extra: Extra | None = None) -> Kernel:
     # each value computed where it is needed, each output written when known
     order = extra.order if extra.order is not None else _leaves_first(kernel.outputs)
     body = demand_order(body, [final[k] for k in order] + extra.roots)
-    names = syms.cnames
-    kernel.body = [special[s] if s in special else (f"const double {ccode(s, names)}", ccode(e, names))
+    c = KernelPrinter(syms.cnames).doprint  # one printer: building one per statement took ~1/3 of emit
+    kernel.body = [special[s] if s in special else (f"const double {c(s)}", c(e))
                    for s, e in body if special.get(s, True) is not None]
     writes, k = [], 0
     for name, es in flat:
         for i, _ in enumerate(es):
-            writes.append((f"{name}[{i}]", ccode(final[k], names)))
+            writes.append((f"{name}[{i}]", c(final[k])))
             k += 1
     kernel.writes = writes
     kernel.ops = op_count([e for s, e in body if s not in special] + list(final))

@@ -31,7 +31,7 @@ from pathlib import Path
 import jinja2
 
 from . import __version__
-from .abi import FRAMES, IN, INDEX, OUT, TEMPLATE
+from .abi import FRAMES, IN, INDEX, OUT
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"

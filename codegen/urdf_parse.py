@@ -20,7 +20,6 @@ magnitude <= MAX_MAGNITUDE (joint limits: LIMIT_MAGNITUDE).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from xml.etree.ElementTree import ParseError
 
 import defusedxml.ElementTree as DET

@@ -55,7 +55,7 @@ def _driver(abi) -> str:
                 continue
             size = a.size * 40 if a.batched else a.size  # batch kernels: n < 40 states (the index loop)
             lines.append(f"        double *{a.name} = malloc({size} * sizeof(double));")
-            fill = f"pick(&st, mode, i)" if a.role == IN else "NAN"
+            fill = "pick(&st, mode, i)" if a.role == IN else "NAN"
             lines.append(f"        for (int i = 0; i < {size}; ++i) {a.name}[i] = {fill};")
             call.append(a.name)
         indexes = [a for a in f.args if a.role == INDEX]
