@@ -11,7 +11,8 @@
   (benchmarks.batch.nominal_ghz: "cpu MHz", on a VM the TSC rate, not the
   turbo clock, so a fraction can be optimistic);
 - the batch kernels' per-state speed-up over the scalar kernel at N = 64 and
-  1024 (benchmarks.batch's driver, its native build, pinned);
+  1024 (benchmarks.batch's driver, its native build, pinned), with the time
+  a memset of the same outputs takes (no kernel that writes them is faster);
 - the portable build (target_clones, codegen.pybuild's flags, no -march)
   against -march=native, per kernel: the harness `ours-clones`, timed in the
   same alternating rounds as `ours`.
@@ -145,8 +146,9 @@ def summary_rows(ks, summary, tick_summary, code, fma, batch, portable, code_all
     if batch:
         for n, t in batch.items():
             for k in ("A", "C"):
+                w = f"; memset of the outputs alone {t['write']:,.1f}" if "write" in t else ""
                 rows.append(Row(f"{k} batch speed-up per state, N = {n}", _fmt(_r(t[k], t[k + "_batch"])), ">= 3",
-                                f"scalar {t[k]:,.1f} vs batch {t[k + '_batch']:,.1f} ns per state"))
+                                f"scalar {t[k]:,.1f} vs batch {t[k + '_batch']:,.1f} ns per state{w}"))
     for label, nat, cl in portable:
         if nat is not None and cl is not None:
             rows.append(Row(f"{label}: portable / native", _fmt(_r(cl, nat)), "<= 1.10",

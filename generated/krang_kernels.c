@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        9a5d964c1f6bfde21c8a1fe552a1b4527277df7cedda59f4fda7a4c4c7f0b9b1
+ * generator        0cdaa2fe7088504ec1e5414a93e11f743dc7ca5071e07317ce4edb4548504b43
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -101,8 +101,10 @@ static inline int kk_overlap(const double *a, size_t n, const double *b, size_t 
  * targets AVX2 (-march=native), on other architectures and compilers, and by
  * default (it triples compile time). */
 #if defined(KK_TARGET_CLONES) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && defined(__GLIBC__) && !defined(__AVX2__)
+#define KKCLONING 1
 #define KKCLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
+#define KKCLONING 0
 #define KKCLONES
 #endif
 /* The rare path of a kernel with an input overlapping an output (kk_overlap):
@@ -12717,8 +12719,12 @@ __extension__ typedef long long kvi __attribute__((vector_size(8 * KKLANES)));
  * sincos_lanes loses its 512-bit vectors, A_batch 10 % slower). Their 4 x 4
  * transpositions need 256-bit shuffles (AVX): for SSE2 they would be
  * lowered element by element, slower than copying the elements one by one,
- * which they do there instead (KKSHUFFLES 0; as in a clone, whose target
- * the preprocessor does not see). */
+ * which they do there instead (KKSHUFFLES 0). The clones' targets are not
+ * visible to the preprocessor: they shuffle (KKSHUFFLES 1; batch kernels
+ * 1.04-1.18x the time of -march=native's without, 0.95-1.10x with), and
+ * their baseline copy, where the lowered shuffles made C_batch 1.6x slower,
+ * loops over the scalar kernel instead (KKVECTOROK: the CPU feature word
+ * libgcc fills at start-up, read-only, the one the clones' dispatch reads). */
 #if defined(KK_TARGET_CLONES) && !defined(__AVX2__)
 #define KKINLINE inline __attribute__((always_inline))
 #define KKHELPER inline __attribute__((always_inline))
@@ -12726,7 +12732,12 @@ __extension__ typedef long long kvi __attribute__((vector_size(8 * KKLANES)));
 #define KKINLINE inline
 #define KKHELPER
 #endif
-#if defined(__AVX__)
+#if KKCLONING
+#define KKVECTOROK __builtin_cpu_supports("avx2")
+#else
+#define KKVECTOROK 1
+#endif
+#if defined(__AVX__) || KKCLONING
 #define KKSHUFFLES 1
 #else
 #define KKSHUFFLES 0
@@ -12906,7 +12917,7 @@ void krang_compute_A_batch(int n, const double *q, const double *p, double *A)
     /* KKLANES states at a time: inputs transposed into one vector per joint
      * (lane l = state b + l), the scalar kernel's statements over vectors, outputs
      * through the lane-major buffer ob (see store_lanes). */
-    if (n >= KKLANES) {
+    if (n >= KKLANES && KKVECTOROK) {
         kv ob[289];
         const double p_ZZ_10r = p[227];
         const double p_Ia_10r = p[228];
@@ -14325,7 +14336,7 @@ void krang_compute_C_batch(int n, const double *q, const double *dq, const doubl
     /* KKLANES states at a time: inputs transposed into one vector per joint
      * (lane l = state b + l), the scalar kernel's statements over vectors, outputs
      * through the lane-major buffer ob (see store_lanes). */
-    if (n >= KKLANES) {
+    if (n >= KKLANES && KKVECTOROK) {
         kv ob[289];
         const double p_L1 = p[0];
         const double p_L2 = p[1];

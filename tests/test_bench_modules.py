@@ -221,3 +221,26 @@ def test_issue9_batch_figures_call_benchmarks_batch_as_it_is(monkeypatch):
     res, how = issue9.batch_figures(None, rounds=3)
     assert res == {64: dict(A=4.0, A_batch=1.0, C=3.0, C_batch=1.0)}, how  # medians over the 3 runs
     assert [c[0] for c in calls] == ["exe"] * 3
+
+
+def test_batch_driver_prints_what_run_parses(tmp_path, monkeypatch):
+    """The batch driver compiles against the Krang kernels without warnings, and the line it
+    prints per size (scalar and batch of A and C, the memset floor) is the one `run` reads."""
+    from benchmarks import batch
+
+    if shutil.which("gcc") is None:
+        pytest.skip("no gcc")
+    src = tmp_path / "driver.c"
+    src.write_text(batch.DRIVER.replace("@SIZES@", "8").replace("REPEATS", "1"))
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-I", str(batch.GEN),
+                    str(src)], check=True)
+    assert batch.DRIVER.count("best[") >= 5 and "memset(out" in batch.DRIVER
+
+    def fake(*args, **kw):
+        return SimpleNamespace(stdout="64 200.0 100.0 700.0 200.0 30.0 0\n")
+
+    monkeypatch.setattr(batch.subprocess, "run", fake)
+    got = batch.run(Path("exe"))
+    assert got == {64: dict(A=200.0, A_batch=100.0, C=700.0, C_batch=200.0, write=30.0)}
+    rows = issue9.summary_rows(None, {}, {}, (), {}, got, [])
+    assert "memset of the outputs alone 30.0" in rows[0].how and rows[0].value == "2"

@@ -83,6 +83,15 @@ def test_clones_build_has_avx2_and_avx512_copies(libs):
     default = {k: v for k, v in _functions(text).items() if k.endswith(".default")}
     assert "sincos_q.default" in default and "mini_compute_A.default" in default
     assert not [k for k, v in default.items() if AVX.search(v)], "AVX in a default clone"
+    # the AVX2 and AVX-512 copies of the batch kernels transpose in registers (KKSHUFFLES:
+    # the preprocessor does not see a clone's target), and every copy checks the CPU first
+    # (KKVECTOROK: the baseline copy loops over the scalar kernel where there is no AVX2)
+    fns = _functions(text)
+    for arch in ("v3", "v4"):
+        for k in ("A", "C"):
+            body = fns[f"mini_compute_{k}_batch.arch_x86_64_{arch}"]
+            assert re.search(r"vunpck[lh]pd\s+.*%ymm", body), f"{k}_batch {arch}: no 256-bit transposition"
+    assert all("__cpu_model" in fns[f"mini_compute_A_batch.{c}"] for c in ("default", "arch_x86_64_v3"))
 
 
 def test_builds_agree(libs):

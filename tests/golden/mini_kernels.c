@@ -101,8 +101,10 @@ static inline int kk_overlap(const double *a, size_t n, const double *b, size_t 
  * targets AVX2 (-march=native), on other architectures and compilers, and by
  * default (it triples compile time). */
 #if defined(KK_TARGET_CLONES) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && defined(__GLIBC__) && !defined(__AVX2__)
+#define KKCLONING 1
 #define KKCLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
+#define KKCLONING 0
 #define KKCLONES
 #endif
 /* The rare path of a kernel with an input overlapping an output (kk_overlap):
@@ -1428,8 +1430,12 @@ __extension__ typedef long long kvi __attribute__((vector_size(8 * KKLANES)));
  * sincos_lanes loses its 512-bit vectors, A_batch 10 % slower). Their 4 x 4
  * transpositions need 256-bit shuffles (AVX): for SSE2 they would be
  * lowered element by element, slower than copying the elements one by one,
- * which they do there instead (KKSHUFFLES 0; as in a clone, whose target
- * the preprocessor does not see). */
+ * which they do there instead (KKSHUFFLES 0). The clones' targets are not
+ * visible to the preprocessor: they shuffle (KKSHUFFLES 1; batch kernels
+ * 1.04-1.18x the time of -march=native's without, 0.95-1.10x with), and
+ * their baseline copy, where the lowered shuffles made C_batch 1.6x slower,
+ * loops over the scalar kernel instead (KKVECTOROK: the CPU feature word
+ * libgcc fills at start-up, read-only, the one the clones' dispatch reads). */
 #if defined(KK_TARGET_CLONES) && !defined(__AVX2__)
 #define KKINLINE inline __attribute__((always_inline))
 #define KKHELPER inline __attribute__((always_inline))
@@ -1437,7 +1443,12 @@ __extension__ typedef long long kvi __attribute__((vector_size(8 * KKLANES)));
 #define KKINLINE inline
 #define KKHELPER
 #endif
-#if defined(__AVX__)
+#if KKCLONING
+#define KKVECTOROK __builtin_cpu_supports("avx2")
+#else
+#define KKVECTOROK 1
+#endif
+#if defined(__AVX__) || KKCLONING
 #define KKSHUFFLES 1
 #else
 #define KKSHUFFLES 0
@@ -1617,7 +1628,7 @@ void mini_compute_A_batch(int n, const double *q, const double *p, double *A)
     /* KKLANES states at a time: inputs transposed into one vector per joint
      * (lane l = state b + l), the scalar kernel's statements over vectors, outputs
      * through the lane-major buffer ob (see store_lanes). */
-    if (n >= KKLANES) {
+    if (n >= KKLANES && KKVECTOROK) {
         kv ob[9];
         const double p_m_b = p[41];
         const double p_Ia_b = p[51];
@@ -1707,7 +1718,7 @@ void mini_compute_C_batch(int n, const double *q, const double *dq, const double
     /* KKLANES states at a time: inputs transposed into one vector per joint
      * (lane l = state b + l), the scalar kernel's statements over vectors, outputs
      * through the lane-major buffer ob (see store_lanes). */
-    if (n >= KKLANES) {
+    if (n >= KKLANES && KKVECTOROK) {
         kv ob[9];
         const double p_MZ_b = p[44];
         const double p_m_b = p[41];
