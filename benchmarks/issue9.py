@@ -15,7 +15,8 @@
   a memset of the same outputs takes (no kernel that writes them is faster);
 - the portable build (target_clones, codegen.pybuild's flags, no -march)
   against -march=native, per kernel: the harness `ours-clones`, timed in the
-  same alternating rounds as `ours`.
+  same alternating rounds as `ours`; for the batch kernels benchmarks.batch's
+  `clones` build, alternating with its `native` one.
 No timing is asserted anywhere.
 """
 from __future__ import annotations
@@ -74,31 +75,38 @@ def fma_fractions(ks: KernelSet, summary: dict, ops: dict, ghz: float) -> dict:
     return out
 
 
-def batch_figures(core, rounds: int = 3) -> tuple[dict | None, str]:
-    """benchmarks.batch's native build, `rounds` runs pinned to `core`: ({n: {A, A_batch, C, C_batch}}
-    medians over runs, ns per state), or (None, why not)."""
+def batch_figures(core, rounds: int = 3, builds=("native", "clones")) -> tuple[dict | None, str]:
+    """benchmarks.batch's builds (the first the reference), `rounds` alternating runs pinned to
+    `core`: ({n: {A, A_batch, C, C_batch, write}} medians over the first build's runs, ns per
+    state, plus A_batch_B and C_batch_B for each other build B), or (None, why not)."""
     try:
         from . import batch
     except Exception as e:  # noqa: BLE001 - the report says why
         return None, f"benchmarks.batch unavailable ({e})"
     old = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    runs = []
+    runs = {b: [] for b in builds}
     try:
         if core is not None and old is not None:
             os.sched_setaffinity(0, {core})  # the driver inherits it
         with tempfile.TemporaryDirectory() as d:
-            exe = batch.compile_driver("native", Path(d))
+            exes = {b: batch.compile_driver(b, Path(d)) for b in builds}
             for r in range(rounds):
                 log(f"batch kernels: run {r + 1}/{rounds}")
-                runs.append(batch.run(exe))
+                for b in builds:
+                    runs[b].append(batch.run(exes[b]))
     except Exception as e:  # noqa: BLE001
         return None, f"benchmarks.batch failed ({e})"
     finally:
         if old is not None:
             os.sched_setaffinity(0, old)
-    res = batch.median_rounds(runs)[0]
-    return res, (f"benchmarks.batch.run('native'): gcc {' '.join(batch.BUILDS['native'])}, best of "
-                 f"{batch.REPEATS} per run, median of {rounds} runs, pinned")
+    res = batch.median_rounds(runs[builds[0]])[0]
+    for b in builds[1:]:
+        other = batch.median_rounds(runs[b])[0]
+        for n, t in res.items():
+            t.update({f"{k}_{b}": other[n][k] for k in ("A_batch", "C_batch")})
+    return res, (f"benchmarks.batch.run: gcc {' '.join(batch.BUILDS[builds[0]])}"
+                 + "".join(f"; {b}: gcc {' '.join(batch.BUILDS[b])}" for b in builds[1:])
+                 + f"; best of {batch.REPEATS} per run, median of {rounds} alternating runs, pinned")
 
 
 def portable_rows(ks: KernelSet, summary: dict, tick_summary: dict) -> list[tuple[str, float | None, float | None]]:
@@ -149,6 +157,12 @@ def summary_rows(ks, summary, tick_summary, code, fma, batch, portable, code_all
                 w = f"; memset of the outputs alone {t['write']:,.1f}" if "write" in t else ""
                 rows.append(Row(f"{k} batch speed-up per state, N = {n}", _fmt(_r(t[k], t[k + "_batch"])), ">= 3",
                                 f"scalar {t[k]:,.1f} vs batch {t[k + '_batch']:,.1f} ns per state{w}"))
+        for n, t in batch.items():
+            for k in ("A", "C"):
+                if f"{k}_batch_clones" in t:
+                    rows.append(Row(f"{k} batch, N = {n}: portable / native", _fmt(_r(t[f"{k}_batch_clones"],
+                                    t[k + "_batch"])), "<= 1.10", f"{t[k + '_batch_clones']:,.1f} vs "
+                                    f"{t[k + '_batch']:,.1f} ns per state (target_clones build, 4 lanes)"))
     for label, nat, cl in portable:
         if nat is not None and cl is not None:
             rows.append(Row(f"{label}: portable / native", _fmt(_r(cl, nat)), "<= 1.10",

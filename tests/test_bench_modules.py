@@ -218,9 +218,16 @@ def test_issue9_batch_figures_call_benchmarks_batch_as_it_is(monkeypatch):
 
     monkeypatch.setattr(batch, "compile_driver", compile_driver)
     monkeypatch.setattr(batch, "run", run)
-    res, how = issue9.batch_figures(None, rounds=3)
+    res, how = issue9.batch_figures(None, rounds=3, builds=("native",))
     assert res == {64: dict(A=4.0, A_batch=1.0, C=3.0, C_batch=1.0)}, how  # medians over the 3 runs
     assert [c[0] for c in calls] == ["exe"] * 3
+    # by default the portable build too, its runs alternating with the native ones
+    calls.clear()
+    res, how = issue9.batch_figures(None, rounds=3)
+    assert len(calls) == 6 and "clones" in how, how
+    assert res[64]["A"] == 6.0 and res[64]["A_batch_clones"] == 1.0, res  # native: runs 1, 3, 5 (A = 2, 6, 10)
+    rows = {r.figure: r.value for r in issue9.summary_rows(None, {}, {}, (), {}, res, [])}
+    assert rows["A batch, N = 64: portable / native"] == "1"
 
 
 def test_batch_driver_prints_what_run_parses(tmp_path, monkeypatch):
