@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        0cdaa2fe7088504ec1e5414a93e11f743dc7ca5071e07317ce4edb4548504b43
+ * generator        946bf3b9b1e2a710e708b492b17e1bffabdf6bc37f5823198f1bc776c443224d
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
