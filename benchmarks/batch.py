@@ -4,13 +4,14 @@ A C driver times (`--gen DIR --name NAME` for another robot's kernels), for N = 
 kernel called N times and the batch kernel called once, outputs written to
 N separate matrices in both cases; the best of REPEATS runs, per state, with
 clock_gettime(CLOCK_MONOTONIC); and, as the floor of any kernel that
-writes those outputs, memset of the same N matrices (the batch's time left
-for arithmetic at a 3x speed-up is scalar / 3 minus that). --rounds R (default 3) runs every build R
-times, alternating, and reports medians (--cpu C pins the runs: taskset). Builds (same generated/krang_kernels.c):
+writes those outputs, a memset of the same N matrices (a batch kernel 3x
+faster than the scalar one has scalar / 3 per state for everything, that
+write included). --rounds R (default 3) runs every build R times,
+alternating, and reports medians (--cpu C pins the runs: taskset). Builds (same generated/krang_kernels.c):
   native: -O3 -march=native -ffp-contract=fast (the reference build)
   avx2:   native without AVX-512 (-mno-avx512f): the 4-lane kernels on the same CPU
   clones: -O3 -ffp-contract=fast -DKK_TARGET_CLONES, no -march: target_clones
-          picks the x86-64-v3 (AVX2, FMA) copy at load time
+          picks the x86-64-v3 (AVX2, FMA) or -v4 (AVX-512) copy at load time
   base:   -O3 -march=x86-64: baseline x86-64 only (SSE2)
 
 FMA-throughput floor of a kernel, per state: ops / (2 FMA per cycle x 2
