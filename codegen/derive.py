@@ -46,7 +46,8 @@ def derive(model: Model, share=()) -> dict:
         for ee in model.end_effectors:
             out[f"J_{ee.name}_world"], out[f"J_{ee.name}_local"] = jacobians(kin, poses, ee)
         if "all" in share:
-            out["all_split"] = all_split(kin, vel, poses)
+            out["all_split"] = all_split(kin, vel, poses, {ee.name: out[f"J_{ee.name}_world"]
+                                                           for ee in model.end_effectors})
     out["friction"] = friction(syms)
     # controller kernels (issue #8): inverse/forward dynamics, poses, J-dot q-dot
     out["tau"] = rnea.inverse_dynamics(kin, vel, syms.ddq, out["friction"])

@@ -88,7 +88,7 @@ def _offsets(model, instances):
     return Group(tuple(instances), tuple(joffs), tuple(poffs))
 
 
-def _submodel(model, keys):
+def submodel(model, keys):
     """The subtree alone, its root placed at frame 0's origin, unrotated."""
     zero = (sp.S.Zero,) * 3
     frames = tuple(dataclasses.replace(f, parent="0", rotation=sp.eye(3), origin=zero) if i == 0 else f

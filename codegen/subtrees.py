@@ -32,10 +32,10 @@ import sympy as sp
 from .christoffel import coriolis_matrix, coriolis_to_parent, joint_forces
 from .composite_inertia import composite_inertias, gravity_vector, index_span, inertia_matrix, inertia_times_var
 from .fk import ee_pose
-from .jacobians import jacobians, world_columns
+from .jacobians import world_columns
 from .kinematics import Kinematics
 from .program import Program
-from .subtree_groups import Group, _submodel, find_groups
+from .subtree_groups import Group, find_groups, submodel
 
 # a joint's forces a routine returns, in its root frame: C's F1, I^C_j S_j
 # (A's force and C's F2) and C's F3 (codegen/christoffel.joint_forces)
@@ -102,7 +102,7 @@ def _part(model, syms, group, velocity, outputs, pose=False) -> Part:
     """The routine of a group: `outputs(kin, comp, vel)` over the subtree of
     instance 0 derived alone. `velocity`: None (no velocities), "zero" (the
     root's parent is at rest in every instance) or "input" (vin)."""
-    sub = _submodel(model, group.frames[0])
+    sub = submodel(model, group.frames[0])
     prog = Program()
     kin = Kinematics(sub, syms, prog)
     vin = [sp.Symbol(f"vin[{i}]", real=True) for i in range(6)] if velocity == "input" else []
@@ -278,12 +278,14 @@ def _all_outputs(slots):
     return outputs
 
 
-def all_split(kin: Kinematics, vel, poses):
+def all_split(kin: Kinematics, vel, poses, world_jacobians):
     """A, C, Q and the world-frame Jacobians (compute_all) with one routine
     per group giving C's results, A's block and the Jacobian columns of the
     end effectors the instances have alike (the routine writes the blocks and
     columns into the outputs); the other columns come from the main
-    derivation on the full kinematics (`kin`, `poses`)."""
+    derivation on the full kinematics (`kin`, `poses`), and the end effectors
+    no routine serves keep their derived Jacobian (`world_jacobians`: name ->
+    matrix)."""
     def routine(group):
         slots = _ee_slots(kin.model, group)
         targets = {f"J{m}": (tuple(f"J_{e.name}_world" for e in ees), False) for m, ees in slots}
@@ -298,6 +300,6 @@ def all_split(kin: Kinematics, vel, poses):
                 out[f"J_{ee.name}_world"] = world_columns(kin, poses, ee, pn, sp.zeros(6, kin.model.ndof),
                                                           skip, DIRECT)
             else:
-                out[f"J_{ee.name}_world"] = jacobians(kin, poses, ee)[0]
+                out[f"J_{ee.name}_world"] = world_jacobians[ee.name]
         return out
     return _split(kin, vel, routine, CORIOLIS_FORCES, ("C", "A"), finish, "all")
