@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        946bf3b9b1e2a710e708b492b17e1bffabdf6bc37f5823198f1bc776c443224d
+ * generator        57b3a6b36f91be1d13e65af2379a8beeec56b91086f5581255526d51f8472f95
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -12721,7 +12721,7 @@ __extension__ typedef long long kvi __attribute__((vector_size(8 * KKLANES)));
  * lowered element by element, slower than copying the elements one by one,
  * which they do there instead (KKSHUFFLES 0). The clones' targets are not
  * visible to the preprocessor: they shuffle (KKSHUFFLES 1; batch kernels
- * 1.04-1.18x the time of -march=native's without, 0.95-1.10x with), and
+ * 1.04-1.18x the time of -march=native's without, 0.90-1.18x with), and
  * their baseline copy, where the lowered shuffles made C_batch 1.6x slower,
  * loops over the scalar kernel instead (KKVECTOROK: the CPU feature word
  * libgcc fills at start-up, read-only, the one the clones' dispatch reads). */

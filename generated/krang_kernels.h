@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        946bf3b9b1e2a710e708b492b17e1bffabdf6bc37f5823198f1bc776c443224d
+ * generator        57b3a6b36f91be1d13e65af2379a8beeec56b91086f5581255526d51f8472f95
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -295,7 +295,9 @@ extern "C" {
  *   229  Fv_10r
  *   230  Fc_10r
  *
- * All functions are reentrant: no allocation, no global state. Matrices are
+ * All functions are reentrant: no allocation, no global state (with
+ * -DKK_TARGET_CLONES the batch kernels read the CPU feature word that libgcc
+ * fills at start-up, as the clones' dispatch does). Matrices are
  * row-major. Outputs are caller-owned and completely overwritten. An output
  * may alias an input: a kernel that finds an input overlapping one of its
  * outputs works from copies of its inputs on the stack.

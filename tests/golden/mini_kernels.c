@@ -1432,7 +1432,7 @@ __extension__ typedef long long kvi __attribute__((vector_size(8 * KKLANES)));
  * lowered element by element, slower than copying the elements one by one,
  * which they do there instead (KKSHUFFLES 0). The clones' targets are not
  * visible to the preprocessor: they shuffle (KKSHUFFLES 1; batch kernels
- * 1.04-1.18x the time of -march=native's without, 0.95-1.10x with), and
+ * 1.04-1.18x the time of -march=native's without, 0.90-1.18x with), and
  * their baseline copy, where the lowered shuffles made C_batch 1.6x slower,
  * loops over the scalar kernel instead (KKVECTOROK: the CPU feature word
  * libgcc fills at start-up, read-only, the one the clones' dispatch reads). */

@@ -104,7 +104,9 @@ extern "C" {
  *    52  Fv_b
  *    53  Fc_b
  *
- * All functions are reentrant: no allocation, no global state. Matrices are
+ * All functions are reentrant: no allocation, no global state (with
+ * -DKK_TARGET_CLONES the batch kernels read the CPU feature word that libgcc
+ * fills at start-up, as the clones' dispatch does). Matrices are
  * row-major. Outputs are caller-owned and completely overwritten. An output
  * may alias an input: a kernel that finds an input overlapping one of its
  * outputs works from copies of its inputs on the stack.
