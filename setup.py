@@ -1,6 +1,6 @@
 """Builds the Cython extension from the committed generated sources:
 generated/krang_kernels.c and krang_kernels/_kernels.pyx, which `make
-generate` renders from codegen/templates/module.pyx.j2 (no SymPy needed to
+generate` renders from codegen/emit/templates/module.pyx.j2 (no SymPy needed to
 install). Everything else (metadata, packages, package data) is in
 pyproject.toml; why setuptools rather than scikit-build-core or meson-python
 is said there."""
@@ -23,10 +23,10 @@ from setuptools.command.build_py import build_py
 NATIVE = ["-march=native"] if os.environ.get("KRANG_NATIVE") and not os.environ.get("KRANG_PORTABLE") else []
 # Fused multiply-add contraction (GCC's default outside ISO mode): the
 # generated code is sums of products, ~2x faster with FMA. The same flags as
-# codegen.pybuild.FLAGS (tests/test_pybuild.py checks it).
+# codegen.emit.python_module.FLAGS (tests/test_pybuild.py checks it).
 FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
 # x86-64: the AVX-512 copy of the target_clones keeps 256-bit vectors (faster
-# here; see KKCLONES in the generated C). codegen.pybuild.X86_FLAGS too.
+# here; see KKCLONES in the generated C). codegen.emit.python_module.X86_FLAGS too.
 X86_FLAGS = ["-mprefer-vector-width=256"]
 
 # The C library for C users, shipped inside the package:

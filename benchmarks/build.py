@@ -182,7 +182,7 @@ def machine_code_sizes(objs, prefix: str):
         for sym, size in _code_symbols(obj).items():
             if sym.startswith(prefix + "_"):
                 # a kernel's share: its gcc clones (.constprop.0, .cold) and the
-                # static routines it calls (NAME_part<k>, codegen/emit_parts.py)
+                # static routines it calls (NAME_part<k>, codegen/emit/routines.py)
                 name = re.sub(r"_part[0-9]+$", "", sym.split(".")[0])
                 sizes[name] = sizes.get(name, 0) + size
     return sizes
@@ -220,7 +220,7 @@ def tick_code(exe: Path, objs, *root_sets) -> list[list[tuple[str, int]]]:
                 continue
             seen.append(f)
             # not kk_copy_*: a kernel's rare path when an input overlaps an output
-            # (codegen/emit_layout.guard_inputs), which a tick does not execute
+            # (codegen/emit/layout.guard_inputs), which a tick does not execute
             todo += sorted(c for c in calls.get(f, ()) if c in ours and c != f and not c.startswith("kk_copy_"))
         out.append([(f, sizes[f]) for f in seen])
     return out

@@ -27,7 +27,7 @@ BOOST_DEFS = [
 ]
 # The same flags for our kernels and the header-only Pinocchio build.
 OPT = ["-O3", "-march=native", "-ffp-contract=fast", "-DNDEBUG"]
-# Our kernels as the wheel builds them (codegen.pybuild): target_clones, no -march.
+# Our kernels as the wheel builds them (codegen.emit.python_module): target_clones, no -march.
 PORTABLE = [f for f in pybuild.FLAGS if f != "-std=c99"] + pybuild.X86_FLAGS + ["-DNDEBUG"]
 
 

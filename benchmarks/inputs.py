@@ -10,12 +10,12 @@ import numpy as np
 from .env import ROOT
 
 if TYPE_CHECKING:
-    from codegen.model import Model
+    from codegen.read.model import Model
 
 
 def get_params(model, args):
     """(parameter vector, how the report describes it)."""
-    from codegen.model import load_param_values
+    from codegen.read.model import load_param_values
 
     path = args.params
     shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path

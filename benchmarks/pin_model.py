@@ -14,7 +14,7 @@ Two builds of the same robot:
   turns such joints into JointModelRX/RY/RZ, Pinocchio's fastest revolute
   joints.
 
-Parameters follow codegen.model: per frame the Khalil-Dombre standard
+Parameters follow codegen.read.model: per frame the Khalil-Dombre standard
 parameters m, MX, MY, MZ (first moments m*c) and XX..ZZ (the inertia tensor
 about the frame origin, matrix entries: XY is the (0, 1) entry), then Ia (rotor
 inertia, Pinocchio's armature), Fv, Fc (friction, not modelled here). Gravity
@@ -28,7 +28,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from codegen.model import INERTIAL, Model
+from codegen.read.model import INERTIAL, Model
 
 from .robot import end_effectors, group_key, tick_group
 

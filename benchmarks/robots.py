@@ -1,6 +1,6 @@
 """The Pinocchio side of a robot given as a URDF, for a C-level comparison (`bench-robots`, issue 7).
 
-A later step turns a URDF into our kernels with codegen.urdf.load_urdf (written
+A later step turns a URDF into our kernels with codegen.read.urdf.load_urdf (written
 elsewhere) and runs run.c_level on the Case built here:
 
     case = urdf_case("ur5", gen_dir, "ur5", urdf, ee_links=["tool0"], params=robot.values,

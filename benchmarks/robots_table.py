@@ -81,7 +81,7 @@ def generate(name, urdf, ees, gen_dir):
 
 
 def one_robot(name, rel, ees, args, core) -> dict:
-    from codegen.urdf import load_urdf
+    from codegen.read.urdf import load_urdf
 
     urdf = robots_dir() / rel
     gen_dir = args.build_dir / name

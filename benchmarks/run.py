@@ -199,7 +199,7 @@ def c_level(case: Case, args, build: Path, states: Path, q, dq, core):
 
 
 def main(argv=None):
-    from codegen.model import load_model
+    from codegen.read.model import load_model
 
     args = parse_args(argv)
     core = default_core(args)

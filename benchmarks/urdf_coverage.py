@@ -2,7 +2,7 @@
 
 Run from the repository root:  python -m benchmarks.urdf_coverage [--states N]
 
-For each URDF: codegen.urdf.load_urdf (every leaf link that moves, merged or
+For each URDF: codegen.read.urdf.load_urdf (every leaf link that moves, merged or
 not, is an end effector), then Pinocchio's own parser (a) against a Pinocchio model built from
 our frame table (b) (tests/pin_reference.compare_urdf): A, C, Q and the end
 effectors' Jacobians, max relative error over random states, with snap=False
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pinocchio as pin
 
-from codegen.model import ModelError
-from codegen.urdf import SNAP_TOL, load_urdf
-from codegen.urdf_parse import parse_urdf, read_bytes
+from codegen.read.model import ModelError
+from codegen.read.urdf import SNAP_TOL, load_urdf
+from codegen.read.urdf_parse import parse_urdf, read_bytes
 from tests.pin_reference import compare_urdf, snap_bound
 
 ROOT = Path(__file__).resolve().parents[1]

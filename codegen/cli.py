@@ -18,9 +18,9 @@ from pathlib import Path
 # 24 DOF for ~40 MB (same output). A user's own setting wins.
 os.environ.setdefault("SYMPY_CACHE_SIZE", "100000")
 
-from .cnames import fragment  # noqa: E402
+from .emit.cnames import fragment  # noqa: E402
 from .generate import CodegenConfig, generate, generate_from_files  # noqa: E402
-from .model import ModelError  # noqa: E402
+from .read.model import ModelError  # noqa: E402
 
 USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--python]
        python -m codegen ROBOT.urdf --out DIR [--name NAME] [--end-effector LINK]...
@@ -70,9 +70,9 @@ def parser() -> argparse.ArgumentParser:
 
 def _urdf(args, config):
     try:
-        from .urdf import load_urdf
+        from .read.urdf import load_urdf
     except ImportError as exc:
-        if exc.name not in ("codegen.urdf", __package__ + ".urdf"):
+        if exc.name not in ("codegen.read.urdf", __package__ + ".read.urdf"):
             raise
         raise ModelError("URDF input is not available yet") from None
     path = args.inputs[0]

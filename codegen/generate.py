@@ -25,33 +25,33 @@ from pathlib import Path
 import jinja2
 
 from . import __version__
-from .abi import OUT, describe
-from .cnames import c_string, cnames, comment_text
-from .derive import derive
-from .emit_batch import batch
-from .emit_c import Argument, Kernel, c_double, emit
-from .emit_layout import add_code_prefetch, guard_inputs, place_writes
-from .emit_parts import emit_split
-from .model import ModelError, load_model, load_param_values
+from .emit.abi import OUT, describe
+from .emit.cnames import c_string, cnames, comment_text
+from .derive.outputs import derive
+from .emit.batch import batch
+from .emit.cse import Argument, Kernel, c_double, emit
+from .emit.layout import add_code_prefetch, guard_inputs, place_writes
+from .emit.routines import emit_split
+from .read.model import ModelError, load_model, load_param_values
 
 # The directory holding the codegen package: the repository, or site-packages
 # once installed. The templates ship inside the package (package data).
 ROOT = Path(__file__).resolve().parent.parent
-TEMPLATES = ROOT / "codegen" / "templates"
+TEMPLATES = ROOT / "codegen" / "emit" / "templates"
 
 
 @dataclass(frozen=True)
 class CodegenConfig:
     """What to generate and where; passed through every stage."""
     out_dir: Path = Path("generated")
-    name: str | None = None  # C prefix (default: the model name), sanitized by codegen.cnames
+    name: str | None = None  # C prefix (default: the model name), sanitized by codegen.emit.cnames
     end_effectors: tuple = ()  # URDF input: links to expose as end effectors
     snap: bool = True  # URDF input: rotation entries within 1e-9 of 0, +-1 become exact
-    python: bool = False  # also build an importable Python module (codegen.pybuild)
+    python: bool = False  # also build an importable Python module (codegen.emit.python_module)
     emit_model: bool = False  # URDF input: also write the derived model and parameter TOML
     inputs: tuple = field(default=())  # (label, SHA-256) of every input file, for the banner
     # the kernels ("A", "C", "all": compute_all) computed with one static
-    # routine per group of isomorphic subtrees (codegen/subtrees.py): less
+    # routine per group of isomorphic subtrees (codegen/derive/subtrees.py): less
     # machine code per tick. Not A by default: measured, sharing cut C's code
     # by a third for +2 % of its hot time, but A's by 4 KB for +7-12 %
     # (Krang, Baxter); compute_all with it is faster than without.
@@ -67,7 +67,7 @@ def kernel_specs(abi, d):
 
 def emit_kernel(kernel, d, prefix, batched=()):
     """A kernel whose outputs the derivation also gave in the form with shared
-    subtree routines (derive's `share`, codegen/subtrees.py: "A", "C" or
+    subtree routines (derive's `share`, codegen/derive/subtrees.py: "A", "C" or
     "all" for compute_all) is emitted in that form; the rest straight.
     `batched`: names of the kernels the batch kernels reprint (they need the
     straight form too)."""
@@ -86,7 +86,7 @@ def emit_kernel(kernel, d, prefix, batched=()):
 
 def source_digest() -> str:
     h = hashlib.sha256()
-    for path in sorted(list((ROOT / "codegen").glob("*.py")) + list(TEMPLATES.glob("*.j2"))):
+    for path in sorted(list((ROOT / "codegen").rglob("*.py")) + list(TEMPLATES.glob("*.j2"))):
         h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
@@ -216,11 +216,11 @@ def write_atomically(out_dir: Path, files: dict, build=None) -> list:
 
 def _python_builder(abi, model, values, config):
     try:
-        from .pybuild import build_python_module
+        from .emit.python_module import build_python_module
     except ImportError as exc:
-        if exc.name not in ("codegen.pybuild", __package__ + ".pybuild"):
+        if exc.name not in ("codegen.emit.python_module", __package__ + ".emit.python_module"):
             raise
-        raise ModelError("--python is not available yet (codegen.pybuild is missing)") from None
+        raise ModelError("--python is not available yet (codegen.emit.python_module is missing)") from None
     # the module is NAME_kernels with NAME the C prefix (a valid identifier),
     # built in the staging directory next to the C, renamed with it
     config = dataclasses.replace(config, name=abi.name)

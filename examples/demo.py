@@ -37,7 +37,7 @@ for name, f in calls.items():
     print(f"  {name:20s} {t:8.2f}")
 
 try:
-    from codegen.model import load_model
+    from codegen.read.model import load_model
     from tests.pin_reference import build_pin_model, pin_reference
 except ImportError as exc:  # pin is a test dependency
     print(f"\n(no check against Pinocchio: {exc})")

@@ -178,7 +178,7 @@ def load_frames(path: Path):
 
 
 def param_order(geometry, frames):
-    """The order of codegen.model.Model.param_names (checked by the tests)."""
+    """The order of codegen.read.model.Model.param_names (checked by the tests)."""
     names = list(geometry) + ["g"]
     for key, f in frames.items():
         per = ["m", "MX", "MY", "MZ", "XX", "XY", "XZ", "YY", "YZ", "ZZ"]

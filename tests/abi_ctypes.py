@@ -1,5 +1,5 @@
 """Generate, compile and load any model's kernels through ctypes, driven by
-codegen/abi.py: every function of the ABI becomes a Python call that takes
+codegen/emit/abi.py: every function of the ABI becomes a Python call that takes
 the inputs (arrays, ints) in ABI order and returns the outputs, allocated
 NaN-filled so that an unwritten entry shows up.
 
@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.abi import INDEX, OUT, describe
-from codegen.cnames import cnames
+from codegen.emit.abi import INDEX, OUT, describe
+from codegen.emit.cnames import cnames
 from codegen.generate import generate
-from codegen.model import load_model
+from codegen.read.model import load_model
 
 # -Wno-unused-parameter: on main, a 1-DOF model's compute_A never reads q;
 # drop it once the emitter's (void) casts of unused inputs are merged.
@@ -43,7 +43,7 @@ class Library:
 
     `name`: the --name the C was generated with (None: the model's name). The
     C names (prefix, per-end-effector kernels) are the generator's
-    (codegen.cnames), so models with any end-effector names load."""
+    (codegen.emit.cnames), so models with any end-effector names load."""
 
     def __init__(self, model, so: Path, name: str | None = None):
         self.model = model

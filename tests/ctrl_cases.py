@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from tests.abi_ctypes import Library, build, compile_shared, write_params
-from codegen.model import load_model, load_param_values
+from codegen.read.model import load_model, load_param_values
 from tests.reference_fk import random_physical_params, rel_err
 
 HERE = Path(__file__).resolve().parent

@@ -1,6 +1,6 @@
 """Independent reference: the same frame table as a Pinocchio model.
 
-`build_pin_model(model, params)` turns a `codegen.model.Model` and a
+`build_pin_model(model, params)` turns a `codegen.read.model.Model` and a
 parameter vector (Model.param_names order) into a `pinocchio.Model`:
 
 * one joint per moving frame, added in frame-table order (so Pinocchio's
@@ -211,7 +211,7 @@ def krang_eval(kk):
 
 
 # --------------------------------------------------------------------------
-# URDF front end vs Pinocchio's own URDF parser (codegen/urdf.py)
+# URDF front end vs Pinocchio's own URDF parser (codegen/read/urdf.py)
 
 def urdf_q(pm_urdf, model, q):
     """Pinocchio configuration of pin.buildModelFromUrdf's model for our

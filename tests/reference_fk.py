@@ -1,7 +1,7 @@
 """Model-generic numpy reference for the physics tests (no Pinocchio, no C).
 
 Everything here is computed straight from the frame table of a
-`codegen.model.Model` and a parameter vector in `Model.param_names` order:
+`codegen.read.model.Model` and a parameter vector in `Model.param_names` order:
 
 * forward kinematics  parentT_frame(q) = [rotation*Rot(axis, q), origin]
   (revolute) or [rotation, origin + rotation*axis*q] (prismatic);
@@ -28,7 +28,7 @@ import numpy as np
 import sympy as sp
 
 ROOT = Path(__file__).resolve().parents[1]
-from codegen.model import Model, load_model, load_param_values  # noqa: F401  (re-exported)
+from codegen.read.model import Model, load_model, load_param_values  # noqa: F401  (re-exported)
 
 KRANG_MODEL = ROOT / "models" / "krang.toml"
 KRANG_PARAMS = ROOT / "models" / "krang_params.toml"

@@ -1,4 +1,4 @@
-"""The symbolic articulated-body algorithm (codegen/aba.py), the measured
+"""The symbolic articulated-body algorithm (codegen/derive/aba.py), the measured
 alternative to the LTDL forward dynamics that the kernels use (on Krang the
 LTDL kernel is ~15 % faster at the same operation count; ABA's O(n) should
 win on long serial chains). Evaluated numerically from the straight-line
@@ -11,9 +11,9 @@ import pytest
 import sympy as sp
 
 from codegen import aba
-from codegen.derive import derive
-from codegen.kinematics import Kinematics
-from codegen.model import load_model
+from codegen.derive.outputs import derive
+from codegen.derive.kinematics import Kinematics
+from codegen.read.model import load_model
 from tests.ctrl_cases import MODELS
 from tests.reference_fk import NumericModel, random_physical_params, rel_err
 

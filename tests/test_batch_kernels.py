@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.emit_batch import LANE_CHOICES
-from codegen.model import load_model
+from codegen.emit.batch import LANE_CHOICES
+from codegen.read.model import load_model
 from tests.abi_ctypes import CFLAGS, Library, build, compile_shared
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,7 +19,7 @@ from benchmarks.report import report_text
 from benchmarks.robot import (EE, end_effectors, group_key, group_label, kernel_set, robot_header_text,
                               tick_group)
 from benchmarks.timing import compare, read_dump
-from codegen.model import load_model, load_param_values
+from codegen.read.model import load_model, load_param_values
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = ROOT / "tests" / "models" / "mini.toml"

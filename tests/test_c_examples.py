@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.model import load_model, load_param_values
+from codegen.read.model import load_model, load_param_values
 
 ROOT = Path(__file__).resolve().parents[1]
 GEN = ROOT / "generated"

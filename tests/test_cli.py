@@ -98,14 +98,14 @@ def test_urdf_input_without_front_end_or_with_a_missing_file(tmp_path):
     r = run(tmp_path / "robot.urdf", "--out", tmp_path / "out")
     assert_one_error_line(r)
     import importlib.util
-    if importlib.util.find_spec("codegen.urdf") is None:
+    if importlib.util.find_spec("codegen.read.urdf") is None:
         assert "URDF input is not available yet" in r.stderr
 
 
 def test_python_option_is_one_error_line_or_works(tmp_path):
     import importlib.util
     r = run(MINI, MINI_PARAMS, "--out", tmp_path / "out", "--python")
-    if importlib.util.find_spec("codegen.pybuild") is None:
+    if importlib.util.find_spec("codegen.emit.python_module") is None:
         assert_one_error_line(r, "--python is not available yet")
         assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
     else:
@@ -214,7 +214,7 @@ def test_a_killed_runs_staging_directory_is_removed_by_the_next_run(old_outputs)
 
 
 # ----------------------------------------------------------------------------
-# The URDF branch, with a stand-in front end (the real one is codegen.urdf)
+# The URDF branch, with a stand-in front end (the real one is codegen.read.urdf)
 # ----------------------------------------------------------------------------
 
 def test_urdf_branch_passes_options_and_writes_model_files(tmp_path, monkeypatch, capsys):
@@ -222,7 +222,7 @@ def test_urdf_branch_passes_options_and_writes_model_files(tmp_path, monkeypatch
     import types
 
     from codegen import cli
-    from codegen.model import load_model, load_param_values
+    from codegen.read.model import load_model, load_param_values
 
     urdf = tmp_path / "robot.urdf"
     urdf.write_text("<robot name='r'/>\n")
@@ -234,7 +234,7 @@ def test_urdf_branch_passes_options_and_writes_model_files(tmp_path, monkeypatch
         return types.SimpleNamespace(model=model, values=tuple(load_param_values(MINI_PARAMS, model)),
                                      to_toml=lambda: (MINI.read_text(), MINI_PARAMS.read_text()))
 
-    monkeypatch.setitem(sys.modules, "codegen.urdf", types.SimpleNamespace(load_urdf=load_urdf))
+    monkeypatch.setitem(sys.modules, "codegen.read.urdf", types.SimpleNamespace(load_urdf=load_urdf))
     out = tmp_path / "out"
     rc = cli.main([str(urdf), "--out", str(out), "--name", "arm 2", "--end-effector", "tool",
                    "--end-effector", "slider", "--no-snap", "--emit-model"])

@@ -1,4 +1,4 @@
-"""C naming (codegen/cnames.py): any printable model name becomes a valid,
+"""C naming (codegen/emit/cnames.py): any printable model name becomes a valid,
 readable, non-colliding C identifier, and no model name is reserved.
 
 Unit properties of the mapping, then a whole robot whose names are as
@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from codegen.cnames import (C99_KEYWORDS, CXX_KEYWORDS, GENERATED, GENERATED_PATTERN, MATH_H, KINDS, c_string,
+from codegen.emit.cnames import (C99_KEYWORDS, CXX_KEYWORDS, GENERATED, GENERATED_PATTERN, MATH_H, KINDS, c_string, symbol_locals,
                             cnames, comment_text, fragment, local, unique_fragments)
 from codegen.generate import CodegenConfig, generate
-from codegen.model import EndEffector, Frame, Limits, Model, ModelError
-from codegen.symbols import Symbols
+from codegen.read.model import EndEffector, Frame, Limits, Model, ModelError
+from codegen.derive.symbols import Symbols
 
 CC = shutil.which("cc") or shutil.which("gcc")
 IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)*")
@@ -116,7 +116,8 @@ def test_kinds_cannot_collide():
     names = ["x", "dx", "ddx", "s_x", "c_x", "q_x", "dq_x", "p_x", "d", "f", "_ddq0", "_tau1"]
     sym = Symbols(_model(joints=names))
     every = [*sym.q, *sym.dq, *sym.ddq, *sym.tau, *sym.s, *sym.c, *sym.params.values()]
-    idents = [sym.cnames[s] for s in every]
+    locals_ = symbol_locals(sym)
+    idents = [locals_[s] for s in every]
     assert len(set(idents)) == len(idents)
     assert len(set(every)) == len(every), "two model quantities share a SymPy symbol"
 

@@ -16,7 +16,7 @@ import pytest
 kk = pytest.importorskip("krang_kernels")
 pin = pytest.importorskip("pinocchio")
 
-from codegen.model import load_model  # noqa: E402
+from codegen.read.model import load_model  # noqa: E402
 from tests.pin_reference import build_pin_model, krang_param_sets  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,7 +2,7 @@
 
 The reference is Pinocchio's own URDF parser (pin.buildModelFromUrdf), with
 the link-to-seed-frame rotations taken from Pinocchio's forward kinematics at
-q = 0 and from codegen.model's frame tree, independently of the converter's
+q = 0 and from codegen.read.model's frame tree, independently of the converter's
 rpy handling.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from codegen.model import load_model, load_param_values  # noqa: E402
+from codegen.read.model import load_model, load_param_values  # noqa: E402
 
 URDF = ROOT / ".." / "shared" / "data" / "krang_fixed_wheel.urdf"
 PARAMS = ROOT / "models" / "krang_params.toml"
@@ -77,7 +77,7 @@ def physical_problems(ic):
 
 
 def seed_rotation(model, key):
-    """1R_key at q = 0 from the model file (codegen.model, sympy)."""
+    """1R_key at q = 0 from the model file (codegen.read.model, sympy)."""
     r = np.eye(3)
     for f in model.chain(key)[1:]:
         r = r @ np.array(f.rotation.tolist(), dtype=float)

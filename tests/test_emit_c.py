@@ -1,4 +1,4 @@
-"""The C printer (codegen/emit_c.py): constants as exact double literals,
+"""The C printer (codegen/emit/cse.py): constants as exact double literals,
 known functions from a table, and a ModelError (never a traceback or C that
 does not compile) for anything else. Reference values: Python's float and
 math module, not our printer."""
@@ -10,8 +10,8 @@ import mpmath
 import pytest
 import sympy as sp
 
-from codegen.emit_c import FUNCTIONS, ccode
-from codegen.model import ModelError
+from codegen.emit.cse import FUNCTIONS, ccode
+from codegen.read.model import ModelError
 
 mpmath.mp.dps = 50
 x, y = sp.symbols("x y", real=True)

@@ -1,5 +1,5 @@
 """Where the emitter puts output writes, the input guard and the code prefetch
-(codegen/emit_layout.py: place_writes, guard_inputs, add_code_prefetch), on small
+(codegen/emit/layout.py: place_writes, guard_inputs, add_code_prefetch), on small
 hand-made kernels, and what they mean for the compiled Krang kernels: the
 same results with the code prefetch compiled out (-DKK_NO_CODE_PREFETCH), and
 outputs that overlap inputs still right through the copy helper."""
@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.emit_c import Argument, Kernel
-from codegen.emit_layout import PREFETCH_MIN_OPS, add_code_prefetch, guard_inputs, place_writes
-from codegen.model import load_model
+from codegen.emit.cse import Argument, Kernel
+from codegen.emit.layout import PREFETCH_MIN_OPS, add_code_prefetch, guard_inputs, place_writes
+from codegen.read.model import load_model
 from tests.abi_ctypes import Library, compile_shared
 
 ROOT = Path(__file__).resolve().parents[1]

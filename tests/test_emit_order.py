@@ -17,10 +17,10 @@ import pytest
 import sympy as sp
 
 from codegen import progress
-from codegen.derive import derive
-from codegen.emit_c import _cse, _leaves_first, demand_order, op_count
-from codegen.model import load_model
-from codegen.program import Program
+from codegen.derive.outputs import derive
+from codegen.emit.cse import _cse, _leaves_first, demand_order, op_count
+from codegen.read.model import load_model
+from codegen.derive.program import Program
 
 HERE = Path(__file__).resolve().parent
 

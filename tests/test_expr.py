@@ -1,4 +1,4 @@
-"""The model-file expression language (codegen/expr.py): what it accepts, that
+"""The model-file expression language (codegen/read/expr.py): what it accepts, that
 numbers stay exact, and that every bound is a clear ModelError.
 
 Expected values are written independently with SymPy constructors (never by
@@ -10,7 +10,7 @@ import pytest
 import sympy as sp
 
 from codegen import expr as ex
-from codegen.expr import ModelError, parse_expression, parse_number, parse_numbers
+from codegen.read.expr import ModelError, parse_expression, parse_number, parse_numbers
 
 L1, L2, L3 = (sp.Symbol(n, real=True) for n in ("L1", "L2", "L3"))
 SYMS = {"L1": L1, "L2": L2, "L3": L3}

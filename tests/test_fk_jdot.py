@@ -1,4 +1,4 @@
-"""End-effector poses and Jdot*dq (codegen/fk.py), compiled and called via ctypes.
+"""End-effector poses and Jdot*dq (codegen/derive/fk.py), compiled and called via ctypes.
 
 * fk_<ee>(q) and the dispatcher fk(q, ee) against Pinocchio's frame
   placement data.oMf of the end-effector frame (tests/pin_reference.py

@@ -1,4 +1,4 @@
-"""Forward dynamics (codegen/forward_dynamics.py: sparse LTDL of A), compiled
+"""Forward dynamics (codegen/derive/forward_dynamics.py: sparse LTDL of A), compiled
 and called via ctypes, and an energy-conservation simulation.
 
 * forward_dynamics(q, dq, tau) against Pinocchio's aba (armature included in

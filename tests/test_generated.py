@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 import codegen  # noqa: E402
 from codegen.generate import generate_from_files as generate  # noqa: E402
-from codegen.model import load_model  # noqa: E402
+from codegen.read.model import load_model  # noqa: E402
 
 GENERATED = ROOT / "generated"
 KRANG_MODEL = ROOT / "models" / "krang.toml"
@@ -107,7 +107,7 @@ _ABSOLUTE = ("/work", "/tmp", "/home", "/root", "/usr", "/var", "C:\\")
 
 
 def _kernel_functions(model) -> list:
-    from codegen.abi import describe
+    from codegen.emit.abi import describe
 
     return [f"{model.name}_{f.name}" for f in describe(model).derived]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from codegen import model as mdl
-from codegen.model import ModelError, load_model, load_param_values
+from codegen.read.model import ModelError, load_model, load_param_values
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = "KRANG_HOSTILE_SENTINEL"

@@ -6,11 +6,11 @@ rotation satisfies R^T dR/dq = hat(e) with the report's axis e (section 2.2).
 """
 import sympy as sp
 
-from codegen.kinematics import Kinematics
-from codegen.model import load_model
-from codegen.program import Program
-from codegen.spatial import hat
-from codegen.symbols import Symbols
+from codegen.derive.kinematics import Kinematics
+from codegen.read.model import load_model
+from codegen.derive.program import Program
+from codegen.derive.spatial import hat
+from codegen.derive.symbols import Symbols
 from tests.conftest import ROOT
 
 q = sp.Symbol("q", real=True)

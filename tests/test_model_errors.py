@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from codegen.model import ModelError, load_model, load_param_values  # noqa: E402
+from codegen.read.model import ModelError, load_model, load_param_values  # noqa: E402
 
 BASE = '''\
 name = "toy"
@@ -302,7 +302,7 @@ def test_missing_model_file(tmp_path):
 
 def test_names_are_data(tmp_path):
     """Joint names, frame keys and end-effector names are kept verbatim: URDF
-    names are arbitrary, and C naming is the emitter's job (codegen/cnames.py)."""
+    names are arbitrary, and C naming is the emitter's job (codegen/emit/cnames.py)."""
     odd = ["q-1", "int", "q", "NAN", "sin", "t0", "M_PI", "L1", "dq1", "s_q1", "q\u00e9", "shoulder pan",
            "\u5173\u8282 1", "x" * 64]
     for name in odd:

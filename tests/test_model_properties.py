@@ -3,7 +3,7 @@
 Random valid model files (random trees of revolute, prismatic and fixed
 frames; exact rotations from the 24 signed axis permutations and float
 rotations from Rodrigues' formula; origin expressions drawn from the grammar
-of codegen/expr.py together with their value, computed here in floats) load
+of codegen/read/expr.py together with their value, computed here in floats) load
 and keep what was written: the tree, the joint order, the parameter names, the
 rotations, unit axes and origin values. Random mutations of valid files and
 random garbage are refused with ModelError and never another exception.
@@ -20,8 +20,8 @@ import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegen.expr import ModelError, parse_expression
-from codegen.model import INERTIAL, ACTUATOR, parse_model
+from codegen.read.expr import ModelError, parse_expression
+from codegen.read.model import INERTIAL, ACTUATOR, parse_model
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 GEOMETRY = ("L1", "L2", "d", "r_0")

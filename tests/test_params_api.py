@@ -135,7 +135,7 @@ def test_changing_the_mass_alone_moves_the_centre_of_mass():
     c_ok = np.array([get(p_ok, n) for n in ("MX", "MY", "MZ")]) / get(p_ok, "m")
     np.testing.assert_allclose(c_ok, c0, rtol=1e-12)
     # and the gravity torques see the heavier gripper at the same place: Pinocchio agrees
-    from codegen.model import load_model
+    from codegen.read.model import load_model
     from tests.pin_reference import build_pin_model
     model = load_model(ROOT / "models" / "krang.toml")
     pm, _ = build_pin_model(model, p_ok)

@@ -1,4 +1,4 @@
-"""Physical validity of parameter vectors (codegen/physical.py).
+"""Physical validity of parameter vectors (codegen/read/physical.py).
 
 Valid links are built from their physical description (mass, centre of mass,
 principal moments, a rotation) with the parallel axis theorem written out
@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.model import ModelError, load_model, load_param_values
-from codegen.physical import check_params, is_physical
+from codegen.read.model import ModelError, load_model, load_param_values
+from codegen.read.physical import check_params, is_physical
 
 ROOT = Path(__file__).resolve().parents[1]
 INERTIAL = ("m", "MX", "MY", "MZ", "XX", "XY", "XZ", "YY", "YZ", "ZZ")

@@ -7,7 +7,7 @@ shared library -> ctypes. The compiled kernels are checked against
   C, Q and both end-effector Jacobians in the world and local frames, and
   against the numpy reference (tests/reference_fk.py) for friction, which
   Pinocchio does not model;
-* the seed's energy method, codegen.derive.closed_form(model, "lagrange"),
+* the seed's energy method, codegen.derive.outputs.closed_form(model, "lagrange"),
   lambdified with numpy (independent of the recursive derivation that the C
   code comes from);
 
@@ -33,10 +33,10 @@ import pytest
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
-from codegen.abi import describe  # noqa: E402
-from codegen.derive import closed_form  # noqa: E402
+from codegen.emit.abi import describe  # noqa: E402
+from codegen.derive.outputs import closed_form  # noqa: E402
 from codegen.generate import generate_from_files as generate  # noqa: E402
-from codegen.model import load_model, load_param_values  # noqa: E402
+from codegen.read.model import load_model, load_param_values  # noqa: E402
 from tests.reference_fk import NumericModel, random_physical_params, random_states, rel_err, worst_entry  # noqa: E402
 
 MODEL_PATH = HERE / "models" / "mini.toml"

@@ -1,6 +1,6 @@
 """The Python module of a robot that is not Krang, built from the templates.
 
-tests/models/mini.toml -> codegen.generate (C) -> codegen.pybuild
+tests/models/mini.toml -> codegen.generate (C) -> codegen.emit.python_module
 (.pyx/.pyi, Cython + setuptools) -> an importable `mini_kernels` in a
 temporary directory, checked against Pinocchio (tests/pin_reference.py, built
 from the same frame table) and the numpy reference for friction; its stub
@@ -21,10 +21,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from codegen.abi import describe
+from codegen.emit.abi import describe
 from codegen.generate import generate
-from codegen.model import load_model, load_param_values
-from codegen.pybuild import FLAGS, X86_FLAGS, build_python_module, write_python_module
+from codegen.read.model import load_model, load_param_values
+from codegen.emit.python_module import FLAGS, X86_FLAGS, build_python_module, write_python_module
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

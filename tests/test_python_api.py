@@ -1,6 +1,6 @@
 """Property tests (Hypothesis) of the Python API's argument handling
 (krang_kernels, whose checks every generated module shares:
-codegen/runtime/checks.pxi).
+codegen/emit/runtime/checks.pxi).
 
 The rule under test: every call either returns exactly (bit for bit) what the
 same call returns on clean float64 copies of its inputs, or raises a
@@ -355,7 +355,7 @@ def test_default_params_and_limits_are_not_shared_state():
 
 
 def test_check_params_inputs():
-    # the argument checks run first, with or without codegen.physical
+    # the argument checks run first, with or without codegen.read.physical
     with pytest.raises(TypeError, match=r"\bp\b"):
         kk.check_params(["x"] * NP)
     with pytest.raises(ValueError, match=r"\bp\b"):
@@ -363,7 +363,7 @@ def test_check_params_inputs():
 
 
 def test_check_params_physical():
-    pytest.importorskip("codegen.physical")
+    pytest.importorskip("codegen.read.physical")
     kk.check_params(DEFAULT)
     kk.check_params(DEFAULT.astype(">f8"))
     bad = kk.params_from_dict({"m_3": -1.0})

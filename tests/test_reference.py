@@ -21,7 +21,7 @@ from tests.reference_fk import (  # noqa: E402
     random_physical_params, random_states, rel_err, time_derivative_fd,
     velocity_product_fd,
 )
-from codegen.model import parse_model  # noqa: E402
+from codegen.read.model import parse_model  # noqa: E402
 
 SMALL_MODEL = """
 name = "small"

@@ -1,4 +1,4 @@
-"""Inverse dynamics and bias (codegen/rnea.py), compiled and called via ctypes.
+"""Inverse dynamics and bias (codegen/derive/rnea.py), compiled and called via ctypes.
 
 * inverse_dynamics(q, dq, ddq) against our own A ddq + C dq + Q + friction
   (compute_A, compute_C, compute_Q, friction: a different derivation, the

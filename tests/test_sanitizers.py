@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from codegen.abi import IN, INDEX, OUT, describe
-from codegen.cnames import cnames
+from codegen.emit.abi import IN, INDEX, OUT, describe
+from codegen.emit.cnames import cnames
 from codegen.generate import generate_from_files
-from codegen.model import load_model
+from codegen.read.model import load_model
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "tests" / "models" / "mini.toml"

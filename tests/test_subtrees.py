@@ -1,4 +1,4 @@
-"""Shared routines for isomorphic subtrees (codegen/subtrees.py, emit_parts.py).
+"""Shared routines for isomorphic subtrees (codegen/derive/subtrees.py, emit_parts.py).
 
 tests/models/twins.toml has two alike branches on a moving trunk, placed
 differently on it, with a prismatic joint and a fixed tool each. The C
@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from codegen.generate import CodegenConfig, generate
-from codegen.model import load_model
-from codegen.subtree_groups import find_groups
+from codegen.read.model import load_model
+from codegen.derive.subtree_groups import find_groups
 from tests.abi_ctypes import Library, compile_shared
 from tests.pin_reference import compare
 from tests.reference_fk import random_physical_params
@@ -89,7 +89,7 @@ def test_shared_routine_matches_pinocchio(tmp_path):
 
 def test_routine_order_and_writes(tmp_path):
     """The routine computes joint by joint, deepest first, and writes each
-    result as soon as it is known (codegen/emit_layout.place_writes), not all at
+    result as soon as it is known (codegen/emit/layout.place_writes), not all at
     the end; the kernel's writes likewise follow their last dependency."""
     _, source = _library(tmp_path, share=True)
     body = source.split("static void twins_compute_C_part0(", 1)[1].split("\n}\n", 1)[0]

@@ -12,7 +12,7 @@ nothing expected is computed with the generator itself.
 * mini.toml      - not a textbook case: the 3-DOF test model (file checks
   only, plus shape/consistency smoke checks of the generator on it).
 
-The generator under test: codegen.derive.closed_form(model, method) for
+The generator under test: codegen.derive.outputs.closed_form(model, method) for
 method in ("lagrange", "recursive").
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from codegen.model import load_model, load_param_values
+from codegen.read.model import load_model, load_param_values
 
 MODELS = Path(__file__).resolve().parent / "models"
 METHODS = ("lagrange", "recursive")
@@ -33,8 +33,8 @@ INERTIAL = ("m", "MX", "MY", "MZ", "XX", "XY", "XZ", "YY", "YZ", "ZZ")
 
 # Skip only when the generator module genuinely does not exist; if it exists
 # but fails to import, the error must surface as a failure.
-_HAVE_DERIVE = importlib.util.find_spec("codegen.derive") is not None
-needs_generator = pytest.mark.skipif(not _HAVE_DERIVE, reason="codegen/derive.py does not exist yet")
+_HAVE_DERIVE = importlib.util.find_spec("codegen.derive.outputs") is not None
+needs_generator = pytest.mark.skipif(not _HAVE_DERIVE, reason="codegen/derive/outputs.py does not exist yet")
 by_method = pytest.mark.parametrize("method", METHODS)
 
 
@@ -49,7 +49,7 @@ def model(name):
 
 @functools.lru_cache(maxsize=None)
 def derive(name, method):
-    from codegen.derive import closed_form
+    from codegen.derive.outputs import closed_form
 
     return closed_form(model(name), method)
 

@@ -1,4 +1,4 @@
-"""Unit tests of the URDF front end (codegen/urdf.py) on small URDFs written here.
+"""Unit tests of the URDF front end (codegen/read/urdf.py) on small URDFs written here.
 
 Conventions are checked against things we did not write: Pinocchio's rpy
 (pin.rpy.rpyToMatrix) and its URDF parser (tests/pin_reference.compare_urdf),
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from codegen.model import Limits, ModelError, load_model, load_param_values
-from codegen.urdf import load_urdf, urdf_robot
+from codegen.read.model import Limits, ModelError, load_model, load_param_values
+from codegen.read.urdf import load_urdf, urdf_robot
 from codegen import urdf_parse
 
 pin = pytest.importorskip("pinocchio")

@@ -2,7 +2,7 @@
 
 For each URDF from example-robot-data: (a) pin.buildModelFromUrdf(urdf) and
 (b) tests/pin_reference.build_pin_model of OUR converted model and default
-values (codegen.urdf.load_urdf) must give the same A (crba), C
+values (codegen.read.urdf.load_urdf) must give the same A (crba), C
 (computeCoriolisMatrix), Q (computeGeneralizedGravity) and end-effector
 Jacobians (the URDF link's frame in (a), LOCAL_WORLD_ALIGNED and LOCAL) at
 random states, with the same coordinate order (compare_urdf checks it). This
@@ -21,8 +21,8 @@ import pytest
 pin = pytest.importorskip("pinocchio")
 
 from benchmarks.urdf_coverage import EXACT_TOL, robots_dir, run  # noqa: E402
-from codegen.model import ModelError  # noqa: E402
-from codegen.urdf import SNAP_TOL, load_urdf  # noqa: E402
+from codegen.read.model import ModelError  # noqa: E402
+from codegen.read.urdf import SNAP_TOL, load_urdf  # noqa: E402
 from tests.pin_reference import compare_urdf, snap_bound  # noqa: E402
 
 ROBOTS = {

@@ -2,7 +2,7 @@
 GCC/Clang vector type so that one instruction evaluates KKLANES states (8
 with AVX-512, else 4: chosen by the C preprocessor, see the template).
 
-The scalar kernel (codegen/emit_c.py) is a straight line of `const double`
+The scalar kernel (codegen/emit/cse.py) is a straight line of `const double`
 statements. Every statement that depends on a per-state input (q, its sin
 and cos, dq) becomes a vector statement; the others depend on p only: they
 are hoisted out of the loop over the states and computed once per call
@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .emit_c import _ELEMENT, Kernel
+from .cse import _ELEMENT, Kernel
 
 # Lane counts the C may choose (KKLANES in the template: 8 where __AVX512F__, else 4);
 # the tests and benchmarks/batch.py size their batches around both.

@@ -25,7 +25,7 @@ from .kinematics import Kinematics
 def composite_inertias(kin: Kinematics, given=None):
     """I^C_j of every frame, in frame j (leaves first, towards the root).
     `given` maps frame keys to subtree inertias computed elsewhere (a shared
-    subtree routine, codegen/subtrees.py): they replace the sums below them."""
+    subtree routine, codegen/derive/subtrees.py): they replace the sums below them."""
     prog, model = kin.prog, kin.model
     comp = {f.key: kin.syms.inertia(f) for f in model.frames}
     for f in reversed(model.frames):
@@ -61,13 +61,13 @@ def propagate_up(kin, f, forces, visit):
 
 
 def index_span(model) -> int:
-    """1 + the largest joint index: NDOF, or more for a subtree (codegen/subtrees.py),
+    """1 + the largest joint index: NDOF, or more for a subtree (codegen/derive/subtrees.py),
     which keeps the whole model's joint indices."""
     return 1 + max((f.index for f in model.joints), default=-1)
 
 
 def inertia_matrix(kin: Kinematics, comp, given=None):
-    """A; `given` (codegen/subtrees.Given) supplies what a shared subtree
+    """A; `given` (codegen/derive/subtrees.Given) supplies what a shared subtree
     routine computed: its joints' I^C_j S_j in its root frame, its block of A."""
     model, prog = kin.model, kin.prog
     n = index_span(model)
@@ -93,7 +93,7 @@ def inertia_matrix(kin: Kinematics, comp, given=None):
 
 
 def gravity_vector(kin: Kinematics, comp, given=None):
-    """Q; for a joint of a shared subtree routine (`given`, codegen/subtrees.py)
+    """Q; for a joint of a shared subtree routine (`given`, codegen/derive/subtrees.py)
     Q_j = S_j . I^C_j a_g = (I^C_j S_j) . (0, -g), the pairing taken in the
     routine's root frame, where the routine returned I^C_j S_j and `kin`
     (placement only at the root) gives g."""

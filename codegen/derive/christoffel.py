@@ -81,7 +81,7 @@ def joint_forces(kin, comp, vel, BC, Sdot, f):
 
 
 def coriolis_matrix(kin: Kinematics, comp, vel, given=None):
-    """C; `given` (codegen/subtrees.Given) supplies what a shared subtree
+    """C; `given` (codegen/derive/subtrees.Given) supplies what a shared subtree
     routine computed: B^C of its root, its joints' forces in the root frame
     and its own block of C."""
     model, prog = kin.model, kin.prog

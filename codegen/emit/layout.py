@@ -1,13 +1,13 @@
 """Where the statements of an emitted kernel go beyond their order
-(codegen/emit_c.py): each output write right after what it reads, the input
+(codegen/emit/cse.py): each output write right after what it reads, the input
 guard that keeps outputs aliasing inputs right, and the code prefetch of
 large kernels (KKPREFETCH in the source template). They work on the printed
-statements of a Kernel (codegen/emit_c.Kernel)."""
+statements of a Kernel (codegen/emit/cse.Kernel)."""
 from __future__ import annotations
 
 import re
 
-from .emit_c import Kernel
+from .cse import Kernel
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
@@ -40,7 +40,7 @@ def guard_inputs(kernel: Kernel, fname: str):
     outs = [a for a in kernel.args if a.output]
     out_names = {a.name for a in outs}
     lines = kernel.lines
-    # the first write: to an output, or a routine's call that writes blocks of one (codegen/emit_parts.py)
+    # the first write: to an output, or a routine's call that writes blocks of one (codegen/emit/routines.py)
     first = next((k for k, (lhs, rhs) in enumerate(lines)
                   if lhs.split("[")[0] in out_names or (not lhs and out_names & set(_IDENT.findall(rhs)))),
                  len(lines))
@@ -51,7 +51,7 @@ def guard_inputs(kernel: Kernel, fname: str):
     if not ins or not outs:
         return
     test = " || ".join(f"kk_overlap({a.name}, {a.length}, {o.name}, {o.length})" for a in ins for o in outs)
-    helper = f"kk_copy_{fname}"  # kk_ and in_<x>: codegen.cnames reserves them
+    helper = f"kk_copy_{fname}"  # kk_ and in_<x>: codegen.emit.cnames reserves them
     args = ", ".join(f"memcpy(in_{a.name}, {a.name}, sizeof in_{a.name})" if a in ins else a.name
                      for a in kernel.args)
     h = Kernel(helper, f"{fname} with copies of its inputs (some overlap an output).", kernel.args, {},

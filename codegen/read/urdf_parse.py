@@ -9,7 +9,7 @@ Only what the dynamics needs is read (ROS URDF specification, wiki.ros.org/urdf/
 are ignored. Defaults follow the specification: origin 0, axis (1, 0, 0), damping
 and friction 0; an absent <limit> attribute is None (metadata only).
 
-Every bad input raises one codegen.model.ModelError naming the element and the
+Every bad input raises one codegen.read.model.ModelError naming the element and the
 attribute: XML with a DTD, entities or external references (defusedxml; the
 "billion laughs" expansion is refused before it starts), a file larger than
 MAX_BYTES or not a regular file, more than MAX_ELEMENTS links or joints, a name

@@ -15,8 +15,8 @@ from .composite_inertia import composite_inertias, gravity_vector, inertia_matri
 from .friction import friction
 from .jacobians import jacobians
 from .kinematics import Kinematics
-from .model import Model
-from .progress import stage
+from ..read.model import Model
+from ..progress import stage
 from .program import Program
 from .subtrees import all_split, coriolis_split, inertia_split
 from .symbols import Symbols
@@ -25,7 +25,7 @@ from .symbols import Symbols
 def derive(model: Model, share=()) -> dict:
     """`share`: the outputs ("A", "C", "all": compute_all's A, C, Q and world
     Jacobians) to derive also in the form with shared subtree routines
-    (OUT_split, None without isomorphic subtrees; codegen/subtrees.py)."""
+    (OUT_split, None without isomorphic subtrees; codegen/derive/subtrees.py)."""
     syms = Symbols(model)
     prog = Program()
     kin = Kinematics(model, syms, prog)

@@ -2,12 +2,12 @@
 
 Robots repeat structure: two arms alike below the shoulder, four legs, five
 fingers. Two subtrees are isomorphic when their frames have the same joint
-types, axes, constant rotations and origins (codegen/subtree_groups.py
+types, axes, constant rotations and origins (codegen/derive/subtree_groups.py
 finds them). Their contribution to C is then the same function of the
 subtree's own q, dq and inertial parameters and of the velocity of the frame
 above it, so it is derived once, for the first instance, and emitted as one
 static routine that every instance calls with its own offsets into q, dq and
-p (codegen/emit_parts.py). The rest of the tree is derived as usual with the
+p (codegen/emit/routines.py). The rest of the tree is derived as usual with the
 routine's results in place of the subtree's quantities (`Given`): the
 composite inertia and B^C of the subtree root, every subtree joint's forces
 in the root frame (carried on up to the ancestors as usual). The block of C
@@ -38,12 +38,12 @@ from .program import Program
 from .subtree_groups import Group, find_groups, submodel
 
 # a joint's forces a routine returns, in its root frame: C's F1, I^C_j S_j
-# (A's force and C's F2) and C's F3 (codegen/christoffel.joint_forces)
+# (A's force and C's F2) and C's F3 (codegen/derive/christoffel.joint_forces)
 CORIOLIS_FORCES = ("F1", "IS", "F3")
 INERTIA_FORCES = ("IS",)
 
 
-# an entry of the kernel's output that the routine writes (codegen/emit_parts.py)
+# an entry of the kernel's output that the routine writes (codegen/emit/routines.py)
 DIRECT = sp.Symbol("written by a subtree routine")
 
 
@@ -136,7 +136,7 @@ def _results(kin, root_values, forces_of):
     the root's last, each joint's forces with the block entries of its row
     and column, deepest joint first, so that a joint's forces are carried up
     once for its entries and its results instead of kept alive across the
-    whole routine (codegen/emit_c.demand_order)."""
+    whole routine (codegen/emit/cse.demand_order)."""
     outs = list(root_values)
     keys = [(-1, -1)] * len(outs)
     for fr in kin.model.joints:

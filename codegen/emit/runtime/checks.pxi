@@ -236,13 +236,13 @@ def params_from_dict(values, base=None):
 def check_params(p):
     """Raise ValueError naming the link if the parameter vector `p` is not
     physically consistent (negative mass, inertia not positive definite,
-    negative rotor inertia, ...: codegen.physical). Needs the generator
+    negative rotor inertia, ...: codegen.read.physical). Needs the generator
     package `codegen` importable."""
     p = _input(p, "p", _NP)
     try:
-        from codegen.physical import check_params as physical_check
+        from codegen.read.physical import check_params as physical_check
     except ImportError as exc:
-        raise ImportError(f"check_params needs the generator (codegen.physical): {exc}") from None
+        raise ImportError(f"check_params needs the generator (codegen.read.physical): {exc}") from None
     physical_check(PARAM_NAMES, p)
 
 
@@ -254,9 +254,9 @@ def load_params(path):
     0, every other parameter must be given. Needs the generator package
     `codegen` (same distribution)."""
     try:
-        from codegen.model import ModelError, load_param_values
+        from codegen.read.model import ModelError, load_param_values
     except ImportError as exc:
-        raise ImportError(f"load_params needs the generator (codegen.model): {exc}") from None
+        raise ImportError(f"load_params needs the generator (codegen.read.model): {exc}") from None
 
     class _Names:  # load_param_values reads only the parameter names of a model
         param_names = PARAM_NAMES
@@ -278,9 +278,9 @@ def link_params(key, mass, com, inertia_at_com):
     moves the centre of mass and changes the inertia; set all ten with this.
     Raises KeyError for an unknown link, ValueError for an impossible body."""
     try:
-        from codegen.physical import INERTIAL, check_link, standard_params
+        from codegen.read.physical import INERTIAL, check_link, standard_params
     except ImportError as exc:
-        raise ImportError(f"link_params needs the generator (codegen.physical): {exc}") from None
+        raise ImportError(f"link_params needs the generator (codegen.read.physical): {exc}") from None
     names = [f"{n}_{key}" for n in INERTIAL]
     missing = [n for n in names if n not in _PARAM_INDEX]
     if missing:

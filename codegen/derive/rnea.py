@@ -16,7 +16,7 @@ Gravity enters as a fictitious base acceleration a_0 = (0, -g)
 (Featherstone 2008, section 5.3), so Q(q) needs no pass of its own. The bias
 h = C dq + Q (Pinocchio's nonLinearEffects) is the same recursion with
 ddq = 0. Fixed frames carry inertia and pass motion and force through.
-The velocities v_j are those of codegen/kinematics.py, shared with C.
+The velocities v_j are those of codegen/derive/kinematics.py, shared with C.
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def link_forces(kin: Kinematics, vel, acc):
         I = kin.syms.inertia(f)
         v = vel[f.key]
         Ia = sv.inertia_times(I, acc[f.key])
-        # I v is the link's momentum: the same intermediates as codegen/christoffel.py's
+        # I v is the link's momentum: the same intermediates as codegen/derive/christoffel.py's
         n, fl = sv.inertia_times(I, v)
         Iv = (prog.vec(n), prog.vec(fl))
         c = force_cross(v, Iv)

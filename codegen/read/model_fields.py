@@ -17,10 +17,10 @@ import sympy as sp
 from .expr import ModelError
 from .records import Limits
 
-# Geometry names appear in origin expressions: identifiers (codegen/expr.py).
+# Geometry names appear in origin expressions: identifiers (codegen/read/expr.py).
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # always used with fullmatch
 
-# Bounds on untrusted input (the counts are in codegen/model.py).
+# Bounds on untrusted input (the counts are in codegen/read/model.py).
 MAX_FILE_BYTES = 1 << 20  # model and parameter files (1 MiB)
 MAX_NAME = 64  # characters in any name
 

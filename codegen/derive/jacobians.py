@@ -17,7 +17,7 @@ from .kinematics import Kinematics
 def world_columns(kin: Kinematics, poses, ee, pn, J, skip=(), fill=None):
     """Fill J's columns of the joints on the path to the end effector at pn;
     the columns of the joints in `skip` get `fill` (computed elsewhere: a
-    shared subtree routine, codegen/subtrees.py)."""
+    shared subtree routine, codegen/derive/subtrees.py)."""
     prog = kin.prog
     for f in kin.model.chain(ee.frame):
         if not f.moving:

@@ -1,4 +1,4 @@
-"""Emission of a kernel that calls shared subtree routines (codegen/subtrees.py).
+"""Emission of a kernel that calls shared subtree routines (codegen/derive/subtrees.py).
 
 Each routine is a static function over instance 0's indices; an instance
 calls it with q, sq, cq, dq shifted by its joint offset and `pl` = p shifted
@@ -7,7 +7,7 @@ results land in a local array o<n> that the kernel reads like an input;
 the subtree's own blocks of A and C, and the Jacobian columns of its joints,
 it writes into the kernel's outputs itself (blk_A, blk_C, blk_J<m>: the
 block's first entry, rows NDOF apart), which spares the kernel a copy (the
-kernel's input guard, codegen/emit_layout.guard_inputs, keeps outputs that
+kernel's input guard, codegen/emit/layout.guard_inputs, keeps outputs that
 alias inputs right). The kernel also keeps its
 straight-line form (`Kernel.straight`) for the batch kernels, which reprint
 statements over vector types.
@@ -18,9 +18,10 @@ import dataclasses
 
 import sympy as sp
 
-from .emit_c import Argument, Extra, Kernel, ccode, emit
-from .emit_layout import place_writes
-from .subtrees import DIRECT
+from .cnames import symbol_locals
+from .cse import Argument, Extra, Kernel, ccode, emit
+from .layout import place_writes
+from ..derive.subtrees import DIRECT
 
 ROUTINE_INPUTS = ("q", "sq", "cq", "dq", "p", "pl", "vin", "pose")
 
@@ -78,7 +79,7 @@ def emit_split(kernel: Kernel, derivation, split, prefix: str, straight: bool) -
         signature = f"{name}({', '.join(a.decl for a in args)})"
         helpers.append((signature, h))
     extra = Extra(sincos=True)
-    names = syms.cnames
+    names = symbol_locals(syms)
     for c, call in enumerate(split.calls):
         part = split.parts[call.part]
         group = part.group

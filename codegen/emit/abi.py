@@ -15,7 +15,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from .model import Model
+from ..read.model import Model
 
 IN, OUT, INDEX = "in", "out", "index"
 # Derived kernels have their body emitted from the derivation; the others
@@ -24,7 +24,7 @@ IN, OUT, INDEX = "in", "out", "index"
 DERIVED, TEMPLATE = "derived", "template"
 # Batch kernels (issue #9): a derived kernel evaluated for n states at once,
 # vectorized over states; their bodies come from the scalar kernel's
-# statements (codegen/emit_batch.py).
+# statements (codegen/emit/batch.py).
 BATCH = "batch"
 BATCHED = ("compute_A", "compute_C")  # the kernels with a batch form
 FRAMES = ("world", "local")  # the `frame` argument of jacobian: 0, 1

@@ -2,12 +2,12 @@
 
 A model file describes a tree of frames (Khalil-Dombre style, as in the Krang
 report, Zafar 2015, sections 2.1-2.2 and 5.1; the records are in
-codegen/records.py). Nothing here knows about C.
+codegen/read/records.py). Nothing here knows about C.
 
 A model file is untrusted data: it is read with a size cap and its fields are
-checked by codegen/model_fields.py, every count is bounded (the MAX_*
+checked by codegen/read/model_fields.py, every count is bounded (the MAX_*
 constants below), origin expressions go through the safe expression language of
-codegen/expr.py (never eval), and every fault is one ModelError naming the
+codegen/read/expr.py (never eval), and every fault is one ModelError naming the
 field and the limit.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ _MODEL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 # Geometry names that would read as one of the per-frame parameter names.
 _PARAM_LIKE = re.compile(r"(m|MX|MY|MZ|XX|XY|XZ|YY|YZ|ZZ|Ia|Fv|Fc)_.*", re.S)
 
-# Bounds on the model file (file size and name length: codegen/model_fields.py).
+# Bounds on the model file (file size and name length: codegen/read/model_fields.py).
 # MAX_DOF: 128 joints is beyond any robot in example-robot-data (Talos, 32 DOF
 # fixed base); the derivation's time and memory grow steeply with the DOF, so a
 # larger model is refused up front rather than running for hours.
@@ -47,7 +47,7 @@ MAX_END_EFFECTORS = 64  # [[end_effector]] tables
 
 
 def _expression(value, symbols, what):
-    """An origin entry: a TOML number, or a string of codegen/expr.py's grammar."""
+    """An origin entry: a TOML number, or a string of codegen/read/expr.py's grammar."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return from_number(value, what)
     if not isinstance(value, str):
@@ -193,7 +193,7 @@ def load_param_values(path, model: Model) -> list:
 
     The file is TOML with a [values] table name -> number. Ia/Fv/Fc default
     to 0; every other parameter must be given. The values must be physically
-    valid (codegen/physical.py: masses, inertias, rotor inertia, friction).
+    valid (codegen/read/physical.py: masses, inertias, rotor inertia, friction).
     """
     path = Path(path)
     raw = _toml(read_text(path, "parameter file"), f"parameter file {path.name}")

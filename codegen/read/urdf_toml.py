@@ -1,4 +1,4 @@
-"""A Model and its parameter values as the TOML files codegen.model reads.
+"""A Model and its parameter values as the TOML files codegen.read.model reads.
 
 Numbers are written so that they load back unchanged: exact integers as
 TOML integers, every other number as the shortest decimal that round-trips
@@ -49,7 +49,7 @@ def _key(k: str) -> str:
 
 
 def model_toml(model, source_sha256: str) -> str:
-    parts = ["# Robot model derived from a URDF by codegen.urdf "
+    parts = ["# Robot model derived from a URDF by codegen.read.urdf "
              f"(URDF sha256 {source_sha256}).\n"
              "# Frame convention: parentT_frame(q) = [rotation * Rot(axis, q), origin]\n"
              "# (revolute) or [rotation, origin + rotation * axis * q] (prismatic).\n",

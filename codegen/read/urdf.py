@@ -1,7 +1,7 @@
 """URDF -> Model: a fixed-base tree robot from a URDF file (issue #7).
 
 `load_urdf(path, name=None, end_effectors=(), snap=True) -> UrdfRobot` with the
-model (codegen.model.Model), the default parameter vector and `to_toml()`.
+model (codegen.read.model.Model), the default parameter vector and `to_toml()`.
 
 Conventions (ROS URDF specification; Pinocchio's URDF parser agrees):
 * The tree has exactly one root link, fixed to the world. Links attached to
@@ -76,7 +76,7 @@ class UrdfRobot:
     source_sha256: str
 
     def to_toml(self) -> tuple:
-        """(model TOML text, parameter TOML text) for codegen.model.load_model /
+        """(model TOML text, parameter TOML text) for codegen.read.model.load_model /
         load_param_values; loading them gives this model and these values."""
         return model_toml(self.model, self.source_sha256), params_toml(self.model, self.values)
 

@@ -16,9 +16,9 @@ from functools import lru_cache
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
-from .cnames import GENERATED_PATTERN
-from .model import ModelError
-from .progress import report
+from .cnames import GENERATED_PATTERN, symbol_locals
+from ..read.model import ModelError
+from ..progress import report
 
 # SymPy function -> C99 <math.h> function: everything the model language
 # and the derivation can produce (sign has its own branch-free printer).
@@ -281,7 +281,7 @@ def _leaves_first(outputs):
 @dataclass
 class Extra:
     """Statements emission does not derive: calls of shared routines
-    (codegen/emit_parts.py). `statements` are (symbol, dependencies, lhs, rhs)."""
+    (codegen/emit/routines.py). `statements` are (symbol, dependencies, lhs, rhs)."""
     live: list = field(default_factory=list)  # expressions to keep (the calls' arguments)
     statements: list = field(default_factory=list)
     setup: list = field(default_factory=list)
@@ -316,7 +316,7 @@ def emit(kernel: Kernel, derivation, extra: Extra | None = None) -> Kernel:
     # each value computed where it is needed, each output written when known
     order = extra.order if extra.order is not None else _leaves_first(kernel.outputs)
     body = demand_order(body, [final[k] for k in order] + extra.roots)
-    c = KernelPrinter(syms.cnames).doprint  # one printer: building one per statement took ~1/3 of emit
+    c = KernelPrinter(symbol_locals(syms)).doprint  # one printer: building one per statement took ~1/3 of emit
     kernel.body = [special[s] if s in special else (f"const double {c(s)}", c(e))
                    for s, e in body if special.get(s, True) is not None]
     writes, k = [], 0

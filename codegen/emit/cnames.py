@@ -34,7 +34,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
-from .model import Model, ModelError
+from ..read.model import Model, ModelError
 
 C99_KEYWORDS = frozenset("""
 auto break case char const continue default do double else enum extern float for goto if inline int
@@ -141,6 +141,14 @@ def unique_fragments(names, what: str) -> tuple:
 def local(kind: str, frag: str) -> str:
     """The C local of a model quantity: kind prefix + fragment."""
     return KINDS[kind] + frag
+
+
+def symbol_locals(syms) -> dict:
+    """The C local of every symbol of a derivation (codegen.derive.symbols.Symbols):
+    its kind's prefix and the per-kind unique fragment of its joint or parameter name."""
+    joints = unique_fragments(syms.model.joint_names, "joint")
+    params = unique_fragments(syms.model.param_names, "parameter")
+    return {sym: local(kind, (params if kind == "p" else joints)[i]) for sym, (kind, i) in syms.tags.items()}
 
 
 def c_string(text: str) -> str:

@@ -1,4 +1,4 @@
-"""Isomorphic subtrees of a model (codegen/subtrees.py shares one routine
+"""Isomorphic subtrees of a model (codegen/derive/subtrees.py shares one routine
 between them): two subtrees are isomorphic when their frames have the same
 joint types, axes, constant rotations and origins (the same geometry
 symbols), child by child; the root is compared without its placement in its

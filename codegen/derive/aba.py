@@ -1,5 +1,5 @@
 """Forward dynamics by a symbolic articulated-body algorithm (Featherstone
-2008, section 7.3, Table 7.1), the alternative to codegen/forward_dynamics.py's
+2008, section 7.3, Table 7.1), the alternative to codegen/derive/forward_dynamics.py's
 sparse LTDL of A. In each link's frame, motion (w, v), force (n, f), 6x6
 spatial matrices in that order:
 
@@ -11,7 +11,7 @@ spatial matrices in that order:
 
 with a_0 = (0, -g) (gravity as a base acceleration) and tau the applied
 torque minus friction. X is the motion transform child <- parent, applied
-stage by stage as in codegen/kinematics.py. Fixed frames add their inertia
+stage by stage as in codegen/derive/kinematics.py. Fixed frames add their inertia
 and bias force to their parent and pass accelerations through.
 """
 from __future__ import annotations

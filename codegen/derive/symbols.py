@@ -4,14 +4,13 @@ revolute joints, and the parameter vector (read at run time, never baked).
 Each symbol carries a (kind, index) tag in its name, so symbols are distinct
 by construction whatever the model names: joints "x" and "dx", or "q1" and
 "s_q1", give different symbols for every position, velocity, sine and
-parameter. `cnames` maps each to its C local (codegen.cnames: a kind prefix
+parameter. `cnames` maps each to its C local (codegen.emit.cnames: a kind prefix
 and a per-kind unique fragment of the model name)."""
 from __future__ import annotations
 
 import sympy as sp
 
-from .cnames import local, unique_fragments
-from .model import Model
+from ..read.model import Model
 
 
 def _sym(name):
@@ -21,29 +20,28 @@ def _sym(name):
 class Symbols:
     def __init__(self, model: Model):
         self.model = model
-        joints = unique_fragments(model.joint_names, "joint")
-        params = unique_fragments(model.param_names, "parameter")
-        self.cnames = {}  # Symbol -> the C local that holds it
+        self.tags = {}  # Symbol -> (kind, index): which C local holds it
 
-        def make(kind, index, name, frag):
+        def make(kind, index, name):
             # Unique by construction: the (kind, index) tag. The readable
             # part comes first and the tag after a space (below every
             # printable character), so that symbols sort, and hence CSE and
             # the printed term order come out, as with plain names.
             sym = _sym(f"{name} #{kind}{index}")
-            self.cnames[sym] = local(kind, frag)
+            self.tags[sym] = (kind, index)
             return sym
 
-        self.q = [make("q", i, j, f) for i, (j, f) in enumerate(zip(model.joint_names, joints))]
-        self.dq = [make("dq", i, f"d{j}", f) for i, (j, f) in enumerate(zip(model.joint_names, joints))]
-        # inputs of inverse and forward dynamics (codegen/rnea.py, forward_dynamics.py)
-        self.ddq = [make("ddq", i, f"_ddq{i}", f) for i, f in enumerate(joints)]
-        self.tau = [make("tau", i, f"_tau{i}", f) for i, f in enumerate(joints)]
+        joints = model.joint_names
+        self.q = [make("q", i, j) for i, j in enumerate(joints)]
+        self.dq = [make("dq", i, f"d{j}") for i, j in enumerate(joints)]
+        # inputs of inverse and forward dynamics (codegen/derive/rnea.py, forward_dynamics.py)
+        self.ddq = [make("ddq", i, f"_ddq{i}") for i in range(len(joints))]
+        self.tau = [make("tau", i, f"_tau{i}") for i in range(len(joints))]
         # sin/cos as plain symbols: the recursive derivation never
         # differentiates, and the C code computes each once.
-        self.s = [make("s", i, f"s_{j}", f) for i, (j, f) in enumerate(zip(model.joint_names, joints))]
-        self.c = [make("c", i, f"c_{j}", f) for i, (j, f) in enumerate(zip(model.joint_names, joints))]
-        self.params = {n: make("p", k, n, f) for k, (n, f) in enumerate(zip(model.param_names, params))}
+        self.s = [make("s", i, f"s_{j}") for i, j in enumerate(joints)]
+        self.c = [make("c", i, f"c_{j}") for i, j in enumerate(joints)]
+        self.params = {n: make("p", k, n) for k, n in enumerate(model.param_names)}
 
     def p(self, name):
         return self.params[name]

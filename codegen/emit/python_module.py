@@ -1,5 +1,5 @@
 """The Python module of a generated robot: Cython source and type stubs
-rendered from the ABI description (codegen/abi.py), then compiled.
+rendered from the ABI description (codegen/emit/abi.py), then compiled.
 
     write_python_module(abi, model, values, out_dir, module_name)
         -> out_dir/MODULE.pyx, out_dir/MODULE.pyi
@@ -7,11 +7,11 @@ rendered from the ABI description (codegen/abi.py), then compiled.
         -> out_dir/NAME_kernels.<ext suffix>, importable with out_dir on sys.path
 
 Every robot, Krang included, gets the same module from
-codegen/templates/module.pyx.j2 and .pyi.j2; the argument checks are written once,
-in codegen/runtime/checks.pxi, and rendered into each module so that a
+codegen/emit/templates/module.pyx.j2 and .pyi.j2; the argument checks are written once,
+in codegen/emit/runtime/checks.pxi, and rendered into each module so that a
 generated .pyx compiles without this repository.
 
-    python -m codegen.pybuild MODEL.toml PARAMS.toml --out krang_kernels --module _kernels
+    python -m codegen.emit.python_module MODEL.toml PARAMS.toml --out krang_kernels --module _kernels
 
 renders (does not compile) the module of a model file; `make generate` uses
 it for the krang_kernels package.
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import __version__
+from .. import __version__
 from .abi import FRAMES, IN, INDEX, OUT
 
 HERE = Path(__file__).resolve().parent
@@ -330,9 +330,9 @@ def build_python_module(abi, model, values, out_dir, config) -> Path:
 
 def main(argv=None) -> int:
     from .abi import describe
-    from .model import ModelError, load_model, load_param_values
+    from ..read.model import ModelError, load_model, load_param_values
 
-    ap = argparse.ArgumentParser(prog="python -m codegen.pybuild", description="Render a model's Python module "
+    ap = argparse.ArgumentParser(prog="python -m codegen.emit.python_module", description="Render a model's Python module "
                                  "(.pyx and .pyi) from the ABI description; does not compile it.")
     ap.add_argument("model")
     ap.add_argument("params")
