@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from codegen import pybuild
+from codegen.emit import python_module as pybuild
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

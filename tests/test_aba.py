@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from codegen import aba
+from codegen.derive import aba
 from codegen.derive.outputs import derive
 from codegen.derive.kinematics import Kinematics
 from codegen.read.model import load_model

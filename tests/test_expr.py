@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from codegen import expr as ex
+from codegen.read import expr as ex
 from codegen.read.expr import ModelError, parse_expression, parse_number, parse_numbers
 
 L1, L2, L3 = (sp.Symbol(n, real=True) for n in ("L1", "L2", "L3"))

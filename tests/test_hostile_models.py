@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen import model as mdl
+from codegen.read import model as mdl
 from codegen.read.model import ModelError, load_model, load_param_values
 
 ROOT = Path(__file__).resolve().parents[1]

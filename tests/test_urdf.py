@@ -19,7 +19,7 @@ import sympy as sp
 
 from codegen.read.model import Limits, ModelError, load_model, load_param_values
 from codegen.read.urdf import load_urdf, urdf_robot
-from codegen import urdf_parse
+from codegen.read import urdf_parse
 
 pin = pytest.importorskip("pinocchio")
 from tests.pin_reference import compare_urdf  # noqa: E402
