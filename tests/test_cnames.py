@@ -96,7 +96,7 @@ def test_generator_identifiers_are_outside_the_kind_namespaces():
 
 def test_generator_identifiers_table_is_complete():
     """Every identifier declared in the source template's own code is in GENERATED."""
-    text = (Path(__file__).resolve().parents[1] / "codegen" / "templates" / "kernels.c.j2").read_text()
+    text = (Path(__file__).resolve().parents[1] / "codegen" / "emit" / "templates" / "kernels.c.j2").read_text()
     text = re.sub(r"\{\{.*?\}\}|\{%.*?%\}", " ", text)
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     declared = set(re.findall(r"\b(?:double|int|unsigned long long)\s+\*?(\w+)", text))

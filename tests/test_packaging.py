@@ -141,7 +141,7 @@ def test_wheel_contents(dists):
                  "krang_kernels/include/krang_kernels.h", "krang_kernels/src/krang_kernels.c",
                  "codegen/__init__.py", "codegen/__main__.py", "codegen/emit/python_module.py", "codegen/emit/runtime/checks.pxi"):
         assert need in names, f"wheel lacks {need}"
-    templates = {p.name for p in (ROOT / "codegen" / "templates").glob("*.j2")}
+    templates = {p.name for p in (ROOT / "codegen" / "emit" / "templates").glob("*.j2")}
     assert templates and {f"codegen/emit/templates/{t}" for t in templates} <= names
     assert [n for n in names if re.fullmatch(r"krang_kernels/_kernels\..*\.so", n)], "no compiled extension"
     assert [n for n in names if n.endswith(".dist-info/licenses/LICENSE")], "LICENSE not in the wheel"
