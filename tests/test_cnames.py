@@ -207,7 +207,7 @@ def test_hostile_symbols_are_distinct():
     sym = Symbols(hostile_model())
     every = [*sym.q, *sym.dq, *sym.ddq, *sym.tau, *sym.s, *sym.c, *sym.params.values()]
     assert len(set(every)) == len(every)
-    assert len(set(sym.cnames.values())) == len(every)
+    assert len(set(symbol_locals(sym).values())) == len(every)
 
 
 @pytest.fixture(scope="module")
