@@ -17,7 +17,6 @@ import numbers
 import os
 import shutil
 import tempfile
-import textwrap
 from dataclasses import dataclass, field
 from glob import escape as glob_escape
 from pathlib import Path
@@ -26,7 +25,7 @@ import jinja2
 
 from . import __version__
 from .emit.abi import OUT, describe
-from .emit.cnames import c_string, cnames, comment_text
+from .emit.cnames import c_string, cnames, comment_line, comment_text, doc_lines
 from .derive.outputs import derive
 from .emit.batch import batch
 from .emit.cse import Argument, Kernel, c_double, emit
@@ -74,7 +73,7 @@ def emit_kernel(kernel, d, prefix, batched=()):
     for key in ("A", "C", "all"):
         split = d.get(f"{key}_split")
         if split is not None and set(kernel.sources.values()) == set(split.outputs):
-            kernel = emit_split(kernel, d, split, prefix, kernel.name in batched)
+            kernel = emit_split(kernel, d, split, kernel.name in batched)
             break
     else:
         kernel = emit(kernel, d)
@@ -92,11 +91,9 @@ def source_digest() -> str:
 
 
 def doc_comment(text: str, indent: str = " * ", width: int = 78) -> list:
-    """Free text (it may quote model names) wrapped into comment lines,
-    with anything that could end or nest a comment or form a trigraph escaped."""
-    safe = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
-    safe = safe.replace("*/", "*\\/").replace("/*", "/\\*").replace("??", "?\\?")
-    return textwrap.wrap(safe, width - len(indent), break_on_hyphens=False) or [""]
+    """Free text (it may quote model names) wrapped into comment lines, each
+    escaped after the wrap (codegen.emit.cnames.doc_lines)."""
+    return doc_lines(text, width - len(indent))
 
 
 def banner(filename, config, kernels, prefix) -> str:
@@ -128,6 +125,7 @@ def render(abi, names, model, values, kernels, config) -> dict:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["doc"] = doc_comment
+    env.filters["comment"] = comment_line
     P, prefix = names.macro, abi.prefix
     header, source = f"{names.prefix}_kernels.h", f"{names.prefix}_kernels.c"
     ee_macros = [(f"{P}_{e.upper()}", i) for i, e in enumerate(names.ees)]
@@ -137,6 +135,8 @@ def render(abi, names, model, values, kernels, config) -> dict:
         batches=[batch(next(k.straight or k for k in kernels if k.name == f.batch_of), f.name)
                  for f in abi.batched],
         frame_macros=[(f"{P}_WORLD", 0), (f"{P}_LOCAL", 1)],
+        # a robot without revolute joints calls no sincos_q (-Wunused-function)
+        uses_sincos=any(st.startswith("sincos_q(") for k in kernels for st in k.setup),
         joint_lines=[f"{i:3d}  {comment_text(n)}" for i, n in enumerate(model.joint_names)],
         param_lines=[f"{i:3d}  {comment_text(n)}" for i, n in enumerate(model.param_names)],
         jacobian_cases=[(m, f"{P}_{frame.upper()}", f"jacobian_{e}_{frame}")
@@ -238,8 +238,7 @@ def generate(model, values, config, extra_files=None) -> list:
         config = CodegenConfig(out_dir=Path(config))
     values = _check_values(model, values)
     names = cnames(model, config.name)
-    abi = dataclasses.replace(describe(model, ee_idents=names.ees), name=names.prefix,
-                              prefix=f"{names.prefix}_", macro=names.macro)
+    abi = describe(model, names=names)
     d = derive(model, config.share_subtrees)
     batched = {f.batch_of for f in abi.batched}
     kernels = [emit_kernel(k, d, abi.prefix, batched) for k in kernel_specs(abi, d)]

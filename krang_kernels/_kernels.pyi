@@ -11,7 +11,7 @@ PARAM_NAMES order (default: default_params()). Inputs are converted to float64
 order of the output's shape, else TypeError/ValueError naming it.
 Every kernel also takes a batch of N states (q of shape (N, N_DOF)): outputs
 (N, ...), computed in C with the GIL released, params shared by the batch.
-End effectors (`ee`, in index order): left, right."""
+End effectors (`ee`): the names in END_EFFECTORS, in index order."""
 import os
 from collections.abc import Mapping
 from typing import Final, Literal
@@ -141,10 +141,10 @@ def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, ou
     """A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions). Also
     the friction torques (the `friction` kernel).
 
-    Returns a dict of float64 arrays keyed 'A', 'C', 'Q', 'J_left', 'J_right', 'friction'. `out`:
-    None, or a dict holding some of these keys, each an array written in place (the same rules as
-    every `out=`); the keys it lacks get new arrays, and the returned dict holds the given arrays
-    themselves.
+    Returns a dict of float64 arrays keyed 'A', 'C', 'Q', 'J_' + name for each name in END_EFFECTORS
+    (world frame), 'friction'. `out`: None, or a dict holding some of these keys, each an array
+    written in place (the same rules as every `out=`); the keys it lacks get new arrays, and the
+    returned dict holds the given arrays themselves.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch."""

@@ -13,7 +13,7 @@ PARAM_NAMES order (default: default_params()). Inputs are converted to float64
 order of the output's shape, else TypeError/ValueError naming it.
 Every kernel also takes a batch of N states (q of shape (N, N_DOF)): outputs
 (N, ...), computed in C with the GIL released, params shared by the batch.
-End effectors (`ee`, in index order): left, right."""
+End effectors (`ee`): the names in END_EFFECTORS, in index order."""
 cimport numpy as cnp
 from libc.math cimport isfinite
 
@@ -245,7 +245,9 @@ cdef inline double *_data(object a):
 
 
 cdef int _ee_index(object ee) except -1:
-    """End effector `ee` (a name in END_EFFECTORS or an index) -> its index."""
+    """End effector `ee` (a name in END_EFFECTORS or an index) -> its index.
+    The index is compared as a Python int: 2**63 or -2**70 is out of range
+    (ValueError), not an OverflowError of a C conversion."""
     cdef Py_ssize_t i
     if isinstance(ee, str):
         for i in range(len(END_EFFECTORS)):
@@ -253,12 +255,12 @@ cdef int _ee_index(object ee) except -1:
                 return i
     elif not isinstance(ee, (bool, np.bool_)):
         try:
-            i = operator.index(ee)
+            index = operator.index(ee)
         except TypeError:
             pass
         else:
-            if 0 <= i < len(END_EFFECTORS):
-                return i
+            if 0 <= index < len(END_EFFECTORS):
+                return index
     raise ValueError(f"ee must be one of {list(END_EFFECTORS)} or an index 0..{len(END_EFFECTORS) - 1}, "
                      f"got {ee!r}")
 
@@ -816,10 +818,10 @@ def compute_all(q, dq, params=None, out=None):
     """A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions). Also
     the friction torques (the `friction` kernel).
 
-    Returns a dict of float64 arrays keyed 'A', 'C', 'Q', 'J_left', 'J_right', 'friction'. `out`:
-    None, or a dict holding some of these keys, each an array written in place (the same rules as
-    every `out=`); the keys it lacks get new arrays, and the returned dict holds the given arrays
-    themselves.
+    Returns a dict of float64 arrays keyed 'A', 'C', 'Q', 'J_' + name for each name in END_EFFECTORS
+    (world frame), 'friction'. `out`: None, or a dict holding some of these keys, each an array
+    written in place (the same rules as every `out=`); the keys it lacks get new arrays, and the
+    returned dict holds the given arrays themselves.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch."""

@@ -78,8 +78,8 @@ def _all(lib):
 def test_shared_routine_matches_pinocchio(tmp_path):
     lib, source = _library(tmp_path, share=True)
     for kernel in ("compute_C", "compute_A", "compute_all"):
-        assert f"static void twins_{kernel}_part0(" in source
-        assert source.count(f"twins_{kernel}_part0(") == 3  # defined once, called per branch
+        assert f"static void kk_{kernel}_part0(" in source
+        assert source.count(f"kk_{kernel}_part0(") == 3  # defined once, called per branch
     rng = np.random.default_rng(11)
     sets = [(f"random{i}", random_physical_params(TWINS, rng)) for i in range(3)]
     compare(_ours(lib), TWINS, sets, n_states=40, seed=3)
@@ -92,7 +92,7 @@ def test_routine_order_and_writes(tmp_path):
     result as soon as it is known (codegen/emit/layout.place_writes), not all at
     the end; the kernel's writes likewise follow their last dependency."""
     _, source = _library(tmp_path, share=True)
-    body = source.split("static void twins_compute_C_part0(", 1)[1].split("\n}\n", 1)[0]
+    body = source.split("static void kk_compute_C_part0(", 1)[1].split("\n}\n", 1)[0]
     lines = [ln.strip() for ln in body.splitlines()]
     writes = [k for k, ln in enumerate(lines) if ln.startswith("out[")]
     assert writes and writes[0] < len(lines) // 2, "the routine writes its first result early"

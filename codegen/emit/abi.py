@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 from ..read.model import Model
+from .cnames import CNames, cnames
 
 IN, OUT, INDEX = "in", "out", "index"
 # Derived kernels have their body emitted from the derivation; the others
@@ -112,12 +113,18 @@ def jacobian_name(ee: str, frame: str) -> str:
     return f"jacobian_{ee}_{frame}"
 
 
-def describe(model: Model, ee_idents=None) -> ABI:
-    """The ABI of `model`. `ee_idents`: the C identifier of each end
-    effector (default: its name), used in kernel and argument names."""
+def describe(model: Model, ee_idents=None, names: CNames | None = None) -> ABI:
+    """The ABI of `model` with C names `names` (codegen.emit.cnames; default:
+    cnames(model)). `ee_idents` (older form): the C identifier of each end
+    effector, used in kernel and argument names, with the model name as the
+    prefix. Model strings reach the ABI's documentation as text, which each
+    renderer escapes for its language (cnames.doc_lines, pytext.docstring)."""
     n, np_ = model.ndof, len(model.param_names)
     ees = model.ee_names
-    idents = tuple(ee_idents or ees)
+    if names is None and ee_idents is None:
+        names = cnames(model)
+    idents = tuple(names.ees if names is not None else ee_idents)
+    name, macro = (names.prefix, names.macro) if names is not None else (model.name, model.name.upper())
     q, dq, p = Arg("q", (n,), IN), Arg("dq", (n,), IN), Arg("p", (np_,), IN)
     fs = [
         Function("compute_A", "Inertia matrix A(q), NDOF x NDOF, rotor inertia included.",
@@ -160,7 +167,7 @@ def describe(model: Model, ee_idents=None) -> ABI:
     ]
     fs += controller_functions(model, idents, q, dq, p)
     fs += batch_functions(fs)
-    return ABI(model.name, f"{model.name}_", model.name.upper(), n, np_, ees, tuple(fs))
+    return ABI(name, f"{name}_", macro, n, np_, ees, tuple(fs))
 
 
 def controller_functions(model: Model, idents, q, dq, p) -> list:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import textwrap
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
@@ -138,6 +139,23 @@ def unique_fragments(names, what: str) -> tuple:
     return tuple(out)
 
 
+# The generator's own file-scope functions are in the namespace kk_ (the
+# helpers of the source template, kk_copy_<kernel> of codegen.emit.layout,
+# the subtree routines): no local made from a model name starts with kk_
+# (KINDS), so a kernel that calls one of them never has it shadowed by a
+# local, whatever the C prefix (--name dq with a joint compute_C_part0 once
+# declared `double dq_compute_C_part0` in the kernel that calls the routine
+# dq_compute_C_part0). Public functions <prefix>_<ABI name> are called only
+# where no local of a model name is in scope (dispatchers, the scalar tail
+# of a batch kernel, the copy helpers).
+RESERVED = "kk_"
+
+
+def routine_name(kernel: str, n: int) -> str:
+    """The static routine n of kernel `kernel` (codegen/emit/routines.py)."""
+    return f"{RESERVED}{kernel}_part{n}"
+
+
 def local(kind: str, frag: str) -> str:
     """The C local of a model quantity: kind prefix + fragment."""
     return KINDS[kind] + frag
@@ -170,9 +188,46 @@ _COMMENT_PLAIN = re.compile(r"[A-Za-z0-9_ .,:;+\-=()\[\]<>#@!%^&|~'$`{}]*")
 
 
 def comment_text(text: str) -> str:
-    """Text safe inside a /* */ comment: unchanged when plain, else written
+    """A name safe inside a /* */ comment: unchanged when plain, else written
     as a C string literal (which never contains */, /*, ?? or a newline)."""
     return text if _COMMENT_PLAIN.fullmatch(text) else c_string(text)
+
+
+def comment_line(text: str) -> str:
+    """One line of free text (it may quote model names) made safe inside a
+    /* */ comment, after any wrapping: a backslash is doubled, characters
+    outside printable ASCII become \\uXXXX / \\UXXXXXXXX, and `*/`, `/*` and
+    `??` (a trigraph's start; -std=c99 reads ??/ as a backslash) get a
+    backslash between their characters. The result has none of them and no
+    newline, so C's phases 1-3 (trigraphs, line splices, comments) end the
+    comment only at the template's own terminator; undone by
+    uncomment_line. Readable text passes unchanged."""
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+    line = "".join(out)
+    # a backslash between the two characters of every */, /* and ?? (overlapping: ??? -> ?\?\?)
+    return re.sub(r"\*(?=/)|/(?=\*)|\?(?=\?)", lambda m: m.group() + "\\", line)
+
+
+def uncomment_line(line: str) -> str:
+    """The text that comment_line(text) wrote."""
+    def one(m):
+        esc = m.group()
+        return esc[1] if len(esc) == 2 else chr(int(esc[2:], 16))
+    return re.sub(r"\\(?:u[0-9a-f]{4}|U[0-9a-f]{8}|.)", one, line)
+
+
+def doc_lines(text: str, width: int = 75) -> list:
+    """Free text wrapped into lines of a /* */ comment, each escaped
+    (comment_line) after the wrap: a wrap cannot split an escape, and no
+    line ends a comment or starts one."""
+    return [comment_line(line) for line in textwrap.wrap(text, width, break_on_hyphens=False)] or [""]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ import platform
 import re
 import sys
 import tempfile
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +31,8 @@ import jinja2
 
 from .. import __version__
 from .abi import FRAMES, IN, INDEX, OUT
+from .build_log import captured, failure
+from .pytext import docstring, py_string, py_tuple
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -101,20 +102,14 @@ def _check(arg) -> PyInput:
     return PyInput(var, f'_input({var}, "{var}", {arg.size})', f'_rows({var}, "{var}", nb, {arg.size})')
 
 
-def _doc(text: str, indent: str = "    ") -> str:
-    """A triple-quoted literal of `text` (backslashes and quotes escaped)."""
-    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    lines = [textwrap.fill(line, 96, subsequent_indent=line[:len(line) - len(line.lstrip())]) if line else ""
-             for line in text.split("\n")]
-    text = "\n".join(lines)
-    return '"""' + "\n".join((indent + x if x and i else x) for i, x in enumerate(text.split("\n"))) + '"""'
-
-
 def _extern(abi, f) -> str:
     types = {IN: "const double *", OUT: "double *", INDEX: "int"}
     args = ", ".join(types[a.role] for a in f.args) or "void"
     space = "" if f.returns.endswith("*") else " "
-    return f'{f.returns}{space}_c_{f.name} "{abi.prefix}{f.name}"({args}) nogil'
+    cname = f"{abi.prefix}{f.name}"
+    if not cname.isidentifier() or not cname.isascii():
+        raise ValueError(f"C function name {cname!r} is not an identifier")
+    return f'{f.returns}{space}_c_{f.name} "{cname}"({args}) nogil'
 
 
 class _Extra(str):
@@ -158,7 +153,7 @@ def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
     bnames = [i.var for i in ins] + [index_vars[a.name] for a in f.args if a.role == INDEX]
     bsig = ", ".join([f"object {i.var}" for i in ins] + [f"int {index_vars[a.name]}" for a in f.args
                                                          if a.role == INDEX] + ["object out", "Py_ssize_t nb"])
-    return PyKernel(f.name, f"_c_{f.name}", _doc(doc), sig, tuple(e.prelude for e in extra_args), names[0],
+    return PyKernel(f.name, f"_c_{f.name}", docstring(doc), sig, tuple(e.prelude for e in extra_args), names[0],
                     tuple(ins), repr(shape), ", ".join(call), tuple(ptrs), ", ".join(bcall), bsig,
                     ", ".join(bnames + ["out", "nb"]), ", ".join(i.var for i in ins), stub,
                     batch.name if batch is not None else "")
@@ -187,7 +182,7 @@ def _compute_all(abi) -> dict:
         src = a.source
         key = f"J_{src[2:-len('_world')]}" if src.startswith("J_") and src.endswith("_world") else a.name
         outputs.append((key, repr(tuple(a.shape))))
-        ptrs.append((f"res[{key!r}]", a.size))
+        ptrs.append((f"res[{py_string(key)}]", a.size))
     (fout,) = fr.outputs
     outputs.append(("friction", repr(tuple(fout.shape))))
     ptrs.append(("res['friction']", fout.size))
@@ -203,12 +198,15 @@ def _compute_all(abi) -> dict:
     n_in = len(index)
     calls = [(f"_c_{f.name}", c_args(f, list(range(n_in, n_in + len(f.outputs))))),
              (f"_c_{fr.name}", c_args(fr, [len(ptrs) - 1]))]
-    keys = [k for k, _ in outputs]
+    # the keys as data (_ALL_SHAPES); the docstring names no model string
+    keys = [k for k, _ in outputs if not k.startswith("J_")]
+    keys.insert(len(keys) - 1, "'J_' + name for each name in END_EFFECTORS (world frame)")
     doc = (f"{f.doc} Also the friction torques (the `friction` kernel).\n\nReturns a dict of float64 arrays "
-           "keyed " + ", ".join(repr(k) for k in keys) + ". `out`: None, or a dict holding some of these keys, "
+           "keyed " + ", ".join(k if k.startswith("'J_'") else repr(k) for k in keys)
+           + ". `out`: None, or a dict holding some of these keys, "
            "each an array written in place (the same rules as every `out=`); the keys it lacks get new "
            f"arrays, and the returned dict holds the given arrays themselves.\n{BATCH_DOC}")
-    return dict(signature=", ".join(names) + ", params=None, out=None", doc=_doc(doc), inputs=ins,
+    return dict(signature=", ".join(names) + ", params=None, out=None", doc=docstring(doc), inputs=ins,
                 invars=", ".join(i.var for i in ins),
                 lead=names[0], outputs=outputs, ptrs=[e for e, _ in ptrs], calls=calls,
                 stub=", ".join(f"{n}: ArrayLike" for n in names)
@@ -217,7 +215,7 @@ def _compute_all(abi) -> dict:
 
 def context(abi, model, values, module_name: str, header: str) -> dict:
     """Everything the module templates need, from the ABI description."""
-    if '"' in header or "\\" in header:
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", header):
         raise ValueError(f"header name {header!r}")
     # per-end-effector kernels (a family) are reached through their dispatcher
     kernels = [_kernel(f, batch=abi.batch_form(f.name)) for f in abi.derived
@@ -253,11 +251,11 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
            "order of the output's shape, else TypeError/ValueError naming it.\n"
            "Every kernel also takes a batch of N states (q of shape (N, N_DOF)): outputs\n"
            "(N, ...), computed in C with the GIL released, params shared by the batch.\n"
-           f"End effectors (`ee`, in index order): {', '.join(abi.end_effectors)}.")
+           "End effectors (`ee`): the names in END_EFFECTORS, in index order.")
     return dict(
-        version=__version__, header=header, docstring=_doc(doc, ""), externs=externs,
-        ndof=abi.ndof, nparams=abi.nparams, end_effectors=ascii(tuple(abi.end_effectors)),
-        frames=ascii(tuple(FRAMES)), frame_names=FRAMES, limit_names=[a.name for a in limits.outputs],
+        version=__version__, header=header, docstring=docstring(doc, ""), externs=externs,
+        ndof=abi.ndof, nparams=abi.nparams, end_effectors=py_tuple(abi.end_effectors),
+        frames=py_tuple(FRAMES), frame_names=FRAMES, limit_names=[a.name for a in limits.outputs],
         checks=CHECKS.read_text(), kernels=kernels, all=all_, public=public, batch_block=BATCH_BLOCK,
     )
 
@@ -265,7 +263,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters["py"] = ascii
+    env.filters["py"] = py_string
     return env
 
 
@@ -274,7 +272,7 @@ def write_python_module(abi, model, values, out_dir, module_name: str, header: s
     (the C header `header`, default NAME_kernels.h). `model` and `values` are
     accepted for symmetry with the C renderer; the module reads names,
     defaults and limits from the compiled C itself. Returns the two paths."""
-    if not module_name.isidentifier():
+    if not (module_name.isidentifier() and module_name.isascii()):
         raise ValueError(f"module name {module_name!r} is not a Python identifier")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -290,7 +288,18 @@ def write_python_module(abi, model, values, out_dir, module_name: str, header: s
 
 def compile_module(module_name: str, pyx: Path, c_sources, include_dirs, out_dir: Path,
                    native: bool = False) -> Path:
-    """Cython + setuptools build_ext, in process: the extension lands in out_dir."""
+    """Cython + setuptools build_ext, in process: the extension lands in out_dir.
+    The compilers' output is captured (codegen/emit/build_log.py): nothing is
+    printed; a failure raises BuildError with the first error lines."""
+    log = None
+    try:
+        with captured() as log:
+            return _compile(module_name, pyx, c_sources, include_dirs, out_dir, native)
+    except Exception as exc:  # noqa: BLE001 - Cython's, distutils' and setuptools' errors alike
+        raise failure(module_name, log.text if log is not None else "", exc) from None
+
+
+def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native) -> Path:
     import numpy
     from Cython.Build import cythonize
     from setuptools import Distribution, Extension

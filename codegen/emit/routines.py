@@ -18,7 +18,7 @@ import dataclasses
 
 import sympy as sp
 
-from .cnames import symbol_locals
+from .cnames import routine_name, symbol_locals
 from .cse import Argument, Extra, Kernel, ccode, emit
 from .layout import place_writes
 from ..derive.subtrees import DIRECT
@@ -43,7 +43,7 @@ def _shift(name, offset):
     return f"{name} + {offset}" if offset else name
 
 
-def emit_split(kernel: Kernel, derivation, split, prefix: str, straight: bool) -> Kernel:
+def emit_split(kernel: Kernel, derivation, split, straight: bool) -> Kernel:
     """kernel.sources name its outputs' matrices in `split.outputs`;
     `straight`: also emit the one-line form (batch kernels)."""
     syms = derivation["symbols"]
@@ -52,7 +52,7 @@ def emit_split(kernel: Kernel, derivation, split, prefix: str, straight: bool) -
     plain = emit(dataclasses.replace(kernel, setup=[], body=[], writes=[]), derivation) if straight else None
     helpers, corner, inputs_of = [], [], []
     for n, part in enumerate(split.parts):
-        name = f"{prefix}{kernel.name}_part{n}"
+        name = routine_name(kernel.name, n)
         inputs = _inputs(part, syms)
         inputs_of.append(inputs)
         outs = list(dict.fromkeys(b for b, *_ in part.blocks))  # the blocks it writes

@@ -171,7 +171,9 @@ cdef inline double *_data(object a):
 
 
 cdef int _ee_index(object ee) except -1:
-    """End effector `ee` (a name in END_EFFECTORS or an index) -> its index."""
+    """End effector `ee` (a name in END_EFFECTORS or an index) -> its index.
+    The index is compared as a Python int: 2**63 or -2**70 is out of range
+    (ValueError), not an OverflowError of a C conversion."""
     cdef Py_ssize_t i
     if isinstance(ee, str):
         for i in range(len(END_EFFECTORS)):
@@ -179,12 +181,12 @@ cdef int _ee_index(object ee) except -1:
                 return i
     elif not isinstance(ee, (bool, np.bool_)):
         try:
-            i = operator.index(ee)
+            index = operator.index(ee)
         except TypeError:
             pass
         else:
-            if 0 <= i < len(END_EFFECTORS):
-                return i
+            if 0 <= index < len(END_EFFECTORS):
+                return index
     raise ValueError(f"ee must be one of {list(END_EFFECTORS)} or an index 0..{len(END_EFFECTORS) - 1}, "
                      f"got {ee!r}")
 
