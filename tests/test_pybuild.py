@@ -24,7 +24,9 @@ import pytest
 from codegen.emit.abi import describe
 from codegen.generate import generate
 from codegen.read.model import load_model, load_param_values
-from codegen.emit.python_module import FLAGS, X86_FLAGS, build_python_module, write_python_module
+from codegen.emit.build_log import BuildError
+from codegen.emit.python_module import (FLAGS, X86_FLAGS, build_python_module, compile_module,
+                                         write_python_module)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -225,3 +227,76 @@ def test_setup_uses_the_same_flags():
         (flags,) = [ast.literal_eval(n.value) for n in tree.body
                     if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == name]
         assert flags == want
+
+
+# ---------------------------------------------------------------------------
+# build output (issue 17, point 11): quiet on success, one line on failure
+# ---------------------------------------------------------------------------
+
+# A tiny module (fast to build) whose C source draws a warning gcc gives by
+# default (-Wdiv-by-zero), and the same with a C error or a Cython error.
+TINY_PYX = 'cdef extern from "tiny.h":\n    int tiny_one()\n\ndef one():\n    return tiny_one()\n'
+TINY_C = "#include \"tiny.h\"\nint tiny_one(void) { int zero = 0; (void)zero; return 1 + 0 * (1 / 0); }\n"
+
+
+def _tiny(dest: Path, pyx_extra: str = "", c_extra: str = ""):
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "tiny.h").write_text("int tiny_one(void);\n")
+    (dest / "tiny_impl.c").write_text(TINY_C + c_extra)
+    (dest / "tiny.pyx").write_text(TINY_PYX + pyx_extra)
+    return dest / "tiny.pyx", [dest / "tiny_impl.c"], [dest]
+
+
+def _one_error_line(message: str, *needles):
+    assert "\n" not in message and message.startswith("the Python module tiny did not compile: ")
+    assert len(message) < 1200, message
+    for needle in needles:
+        assert needle in message, message
+
+
+def test_successful_build_prints_nothing(tmp_path, capfd):
+    """No gcc warning (the tiny source draws one), no progress line."""
+    pyx, c_sources, include = _tiny(tmp_path)
+    so = compile_module("tiny", pyx, c_sources, include, tmp_path)
+    printed = capfd.readouterr()
+    assert printed.out == "" and printed.err == "", printed
+    spec = importlib.util.spec_from_file_location("tiny", so)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.one() == 1
+
+
+def test_c_error_is_one_line_with_the_first_compiler_errors(tmp_path, capfd):
+    pyx, c_sources, include = _tiny(tmp_path, c_extra="int kk_broken(void) { return undeclared_thing + ; }\n")
+    with pytest.raises(BuildError) as info:
+        compile_module("tiny", pyx, c_sources, include, tmp_path)
+    _one_error_line(str(info.value), "tiny_impl.c:", "error:", "undeclared_thing")
+    assert str(tmp_path) not in str(info.value)  # directories dropped
+    printed = capfd.readouterr()
+    assert printed.out == "" and printed.err == "", printed
+
+
+def test_cython_error_is_one_line(tmp_path, capfd):
+    pyx, c_sources, include = _tiny(tmp_path, pyx_extra="\ndef broken(:\n    pass\n")
+    with pytest.raises(BuildError) as info:
+        compile_module("tiny", pyx, c_sources, include, tmp_path)
+    _one_error_line(str(info.value), "tiny.pyx:")
+    printed = capfd.readouterr()
+    assert printed.out == "" and printed.err == "", printed
+
+
+def test_cli_build_failure_exit_1_one_line(tmp_path, capsys, monkeypatch):
+    """A compile failure of generated code is an internal error (exit 1),
+    its one line carrying the compiler's first error."""
+    from codegen import cli
+    from codegen.emit import python_module
+
+    monkeypatch.setattr(python_module, "FLAGS", [*FLAGS, "-fno-such-flag-krang"])
+    rc = cli.main([str(MODEL_PATH), str(PARAMS_PATH), "--out", str(tmp_path / "out"), "--python"])
+    err = capsys.readouterr().err
+    assert rc == 1, err
+    lines = [ln for ln in err.splitlines() if not ln.startswith("[codegen]")]  # progress lines of slow steps
+    assert len(lines) == 1 and lines[0].startswith("error: internal error (BuildError): the Python module "
+                                                   "mini_kernels did not compile: "), err
+    assert "-fno-such-flag-krang" in lines[0], err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").glob("mini_kernels*")), "nothing committed"

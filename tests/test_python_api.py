@@ -272,7 +272,7 @@ def test_out_aliasing_inputs(state, shift):
 
 
 @SETTINGS
-@given(st.one_of(st.text(max_size=6), st.integers(-3, 3), st.none(), st.booleans(), st.floats(), st.binary(max_size=4),
+@given(st.one_of(st.text(max_size=6), st.integers(-3, 3), st.integers(), st.none(), st.booleans(), st.floats(), st.binary(max_size=4),
                  st.sampled_from(["left", "right", np.int64(1), np.int32(0), np.bool_(True), np.float64(0.0)])),
        st.one_of(st.sampled_from(["world", "local", "World", "", 0, 1, None, b"world"]), st.text(max_size=6)))
 def test_ee_and_frame(ee, frame):
@@ -290,6 +290,19 @@ def test_ee_and_frame(ee, frame):
         assert valid_ee and valid_frame
         index = names.index(ee) if isinstance(ee, str) else int(ee)
         _same(J, kk.jacobian(q, names[index], frame))
+
+
+@pytest.mark.parametrize("ee", [2**63, -2**63 - 1, -2**70, 2**70, 2**31, -2**31 - 1, 2**64 + 1,
+                                np.uint64(2**63), -1, 2])
+@pytest.mark.parametrize("kernel", ["jacobian", "fk", "jdot_qdot"])
+def test_huge_or_negative_ee_index_is_a_value_error(kernel, ee):
+    """An index beyond a C integer is out of range like any other: the
+    documented ValueError naming `ee`, not an OverflowError."""
+    q = np.linspace(-1, 1, N)
+    args = (q, ee) if kernel != "jdot_qdot" else (q, q, ee)
+    with pytest.raises(ValueError, match="ee must be one of") as info:
+        getattr(kk, kernel)(*args)
+    assert not isinstance(info.value, OverflowError)
 
 
 ACCEPTED = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-10**6, 10**6),
