@@ -180,11 +180,17 @@ def machine_code_sizes(objs, prefix: str):
         return sizes
     for obj in objs:
         for sym, size in _code_symbols(obj).items():
-            if sym.startswith(prefix + "_"):
-                # a kernel's share: its gcc clones (.constprop.0, .cold) and the
-                # static routines it calls (NAME_part<k>, codegen/emit/routines.py)
-                name = re.sub(r"_part[0-9]+$", "", sym.split(".")[0])
-                sizes[name] = sizes.get(name, 0) + size
+            # a kernel's share: its gcc clones (.constprop.0, .cold) and the static
+            # routines it calls (kk_<kernel>_part<k>, codegen/emit/cnames.routine_name)
+            base = sym.split(".")[0]
+            routine = re.fullmatch(r"kk_(\w+?)_part[0-9]+", base)
+            if routine:
+                name = f"{prefix}_{routine.group(1)}"
+            elif sym.startswith(prefix + "_"):
+                name = base
+            else:
+                continue
+            sizes[name] = sizes.get(name, 0) + size
     return sizes
 
 

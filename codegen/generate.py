@@ -102,7 +102,7 @@ def banner(filename, config, kernels, prefix) -> str:
         " * Regenerate with `make generate` (or python -m codegen); edit the model file or the",
         " * generator instead.",
     ]
-    lines += [f" * {label.ljust(16)} {digest}" for label, digest in config.inputs]
+    lines += [f" * {comment_line(label).ljust(16)} {comment_line(digest)}" for label, digest in config.inputs]
     lines += [f" * {'generator'.ljust(16)} {source_digest()}",
               " * operations per function (SymPy count_ops after CSE):"]
     width = max(len(prefix + k.name) for k in kernels)

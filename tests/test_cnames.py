@@ -104,6 +104,23 @@ def test_generator_identifiers_table_is_complete():
     assert declared <= GENERATED, declared - GENERATED
 
 
+def test_generator_functions_are_in_the_reserved_namespace():
+    """Routines and copy helpers are kk_...; no kind prefix (hence no local of
+    a model name) starts with kk_, and no ABI function name (after the C
+    prefix) is a routine's name: whatever the prefix, neither shadows the other."""
+    from codegen.emit.abi import describe
+    from codegen.emit.cnames import RESERVED, routine_name
+
+    assert routine_name("compute_C", 0) == "kk_compute_C_part0" and routine_name("x", 3).startswith(RESERVED)
+    assert not any(k.startswith(RESERVED) or RESERVED.startswith(k) for k in KINDS.values())
+    template = (Path(__file__).resolve().parents[1] / "codegen" / "emit" / "templates" / "kernels.c.j2").read_text()
+    statics = set(re.findall(r"static (?:\w+ )*?(?:int|void) (\w+)\(", template))
+    assert {"kk_overlap", "store_lanes"} <= statics
+    assert all(s.startswith(RESERVED) or s in GENERATED for s in statics), statics - GENERATED
+    abi = describe(_model(ees=("e",)))
+    assert not any(f.name.endswith(tuple(f"_part{n}" for n in range(9))) for f in abi.functions)
+
+
 def test_kind_prefixes_are_prefix_free():
     prefixes = list(KINDS.values())
     for a in prefixes:

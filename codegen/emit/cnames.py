@@ -17,7 +17,13 @@ are arbitrary printable strings. The generated C uses them in three ways:
 * function and macro names: `<prefix>_<function>`, `<prefix>_jacobian_<ee>_<frame>`,
   `<P>_<EE>` (P, EE uppercased). Macros are refused (ModelError) when two
   coincide or one falls into a C library macro namespace (M_PI, FP_..., E...);
-* text: C string literals (c_string) and comments (comment_text), escaped.
+* text: C string literals (c_string), names in comments (comment_text) and
+  free text quoting names in comments (doc_lines / comment_line: escaped
+  after the wrap, line by line), each proven in tests/test_emit_escaping.py.
+
+The generator's own file-scope functions live in the reserved namespace kk_
+(RESERVED, routine_name), which no local made from a model name can reach,
+whatever the C prefix: `--name dq` with a joint `compute_C_part0` compiles.
 
 An identifier fragment keeps ASCII letters, digits and single underscores,
 folds accents (NFKD), writes other characters as u<hex>, and collapses runs
