@@ -24,10 +24,10 @@ from .read.model import ModelError  # noqa: E402
 
 USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--python]
        python -m codegen ROBOT.urdf --out DIR [--name NAME] [--end-effector LINK]...
-                         [--no-snap] [--emit-model] [--no-share-subtrees] [--python]"""
+                         [--floating-base] [--no-snap] [--emit-model] [--no-share-subtrees] [--python]"""
 DESCRIPTION = """Generate C99 rigid-body dynamics kernels (inertia matrix A(q), Coriolis C(q, dq),
 gravity Q(q), end-effector Jacobians and poses, J-dot q-dot, friction, inverse and
-forward dynamics) for a fixed-base tree robot, from a model file and a parameter
+forward dynamics) for a tree robot, fixed or on a free-flying base, from a model file and a parameter
 file (TOML) or from a URDF. Writes DIR/NAME_kernels.h and
 DIR/NAME_kernels.c (and with --python an importable NAME_kernels module); all files
 are replaced together or not at all."""
@@ -51,6 +51,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--end-effector", action="append", default=[], metavar="LINK", dest="end_effectors",
                     help="URDF only: a link to expose as end effector (repeatable; its position in "
                          "this list is the `ee` argument of NAME_jacobian)")
+    ap.add_argument("--floating-base", action="store_true",
+                    help="URDF only: put a free-flyer (Pinocchio's JointModelFreeFlyer, named root_joint) "
+                         "between the world and the root link: q = [x, y, z, qx, qy, qz, qw, joints...], "
+                         "dq = [base linear, base angular velocity (base axes), joints...]. A URDF whose "
+                         "root joint is floating gets it without this flag")
     ap.add_argument("--no-snap", action="store_false", dest="snap",
                     help="URDF only: keep rotation entries within 1e-9 of 0 or +-1 as written "
                          "(default: make them exact, so that they fold away)")
@@ -76,7 +81,8 @@ def _urdf(args, config):
             raise
         raise ModelError("URDF input is not available yet") from None
     path = args.inputs[0]
-    robot = load_urdf(path, name=args.name, end_effectors=tuple(args.end_effectors), snap=args.snap)
+    robot = load_urdf(path, name=args.name, end_effectors=tuple(args.end_effectors), snap=args.snap,
+                      floating_base=args.floating_base)
     extra = {}
     if args.emit_model:
         model_toml, params_toml = robot.to_toml()
@@ -114,7 +120,8 @@ def run(args) -> list:
         raise ModelError("expected MODEL.toml PARAMS.toml or one ROBOT.urdf, got "
                          f"{len(args.inputs)} input file(s)")
     urdf_only = [o for o, given in (("--end-effector", args.end_effectors), ("--no-snap", not args.snap),
-                                    ("--emit-model", args.emit_model)) if given]
+                                    ("--emit-model", args.emit_model),
+                                    ("--floating-base", args.floating_base)) if given]
     if urdf_only:
         raise ModelError(f"{', '.join(urdf_only)}: only for URDF input (edit the model file instead)")
     return generate_from_files(args.inputs[0], args.inputs[1], config)

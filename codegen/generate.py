@@ -130,9 +130,10 @@ def render(abi, names, model, values, kernels, config) -> dict:
     header, source = f"{names.prefix}_kernels.h", f"{names.prefix}_kernels.c"
     ee_macros = [(f"{P}_{e.upper()}", i) for i, e in enumerate(names.ees)]
     ctx = dict(
-        P=P, prefix=prefix, abi=abi, ndof=model.ndof, np=len(model.param_names), header=header,
+        P=P, prefix=prefix, abi=abi, ndof=model.ndof, nq=model.nq, np=len(model.param_names), header=header,
         guard=f"{P}_KERNELS_H", kernels=kernels, ee_macros=ee_macros,
-        batches=[batch(next(k.straight or k for k in kernels if k.name == f.batch_of), f.name)
+        batches=[batch(next(k.straight or k for k in kernels if k.name == f.batch_of), f.name,
+                       simd=not model.floating_base)
                  for f in abi.batched],
         frame_macros=[(f"{P}_WORLD", 0), (f"{P}_LOCAL", 1)],
         # a robot without revolute joints calls no sincos_q (-Wunused-function)

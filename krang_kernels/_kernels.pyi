@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 N_DOF: Final[int]
+N_Q: Final[int]
 N_PARAMS: Final[int]
 JOINT_NAMES: Final[tuple[str, ...]]
 PARAM_NAMES: Final[tuple[str, ...]]
@@ -166,4 +167,4 @@ def link_params(key: str, mass: float, com: ArrayLike, inertia_at_com: ArrayLike
     """The 10 standard parameters of link `key` (name -> value, for params_from_dict) from its mass,
     centre of mass and inertia about the centre of mass (link frame)."""
 
-__all__ = ['N_DOF', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'jacobian', 'fk', 'jdot_qdot', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'jacobian', 'fk', 'jdot_qdot', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

@@ -44,6 +44,8 @@ cdef extern from "krang_kernels.h":
     void _c_compute_C_batch "krang_compute_C_batch"(int, const double *, const double *, const double *, double *) nogil
 
 N_DOF = 17
+# length of q: N_DOF, or N_DOF + 1 on a free-flying base (x, y, z, qx, qy, qz, qw, joints...)
+N_Q = 17
 N_PARAMS = 231
 cdef Py_ssize_t _NDOF = 17
 cdef Py_ssize_t _NP = 231
@@ -857,4 +859,4 @@ def compute_all(q, dq, params=None, out=None):
     return res
 
 
-__all__ = ['N_DOF', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'jacobian', 'fk', 'jdot_qdot', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'jacobian', 'fk', 'jdot_qdot', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

@@ -72,6 +72,8 @@ def articulated_body(kin: Kinematics, vel, tau):
             S = kin.joint_motion(f)
             S6[f.key] = _vec6(S)
             cm = sv.motion_cross(v, ([x * dq[f.index] for x in S[0]], [x * dq[f.index] for x in S[1]]))
+            if f.base:  # the free-flyer's bias is zero (codegen/derive/rnea.py, accelerations)
+                cm = ([sp.S.Zero] * 3, [sp.S.Zero] * 3)
             c[f.key] = prog.mat(_vec6(cm))
     U, Dinv, u = {}, {}, {}
     for f in reversed(model.frames):
@@ -79,7 +81,7 @@ def articulated_body(kin: Kinematics, vel, tau):
         if f.moving:
             S = S6[f.key]
             U[f.key] = prog.mat(Ia * S)
-            Dinv[f.key] = prog.var(1 / ((S.T * U[f.key])[0] + syms.p(f"Ia_{f.key}")))
+            Dinv[f.key] = prog.var(1 / ((S.T * U[f.key])[0] + syms.rotor(f)))
             u[f.key] = prog.var(tau[f.index] - (S.T * pa)[0])
             if f.parent == "0":
                 continue

@@ -80,7 +80,7 @@ def inertia_matrix(kin: Kinematics, comp, given=None):
         else:
             Sj = kin.joint_motion(f)
             F = inertia_times_var(prog, comp[f.key], Sj)
-            A[j, j] = prog.var(pair(Sj, F) + kin.syms.p(f"Ia_{f.key}"))
+            A[j, j] = prog.var(pair(Sj, F) + kin.syms.rotor(f))
             start = f
 
         def visit(a, forces, j=j):
@@ -107,7 +107,7 @@ def gravity_vector(kin: Kinematics, comp, given=None):
             continue
         mass, h, _ = comp[f.key]
         e = list(f.axis)
-        if f.type == "revolute":
+        if f.angular:
             Q[f.index] = prog.var(-sv.dot(g[f.key], sv.cross(e, h)))
         else:
             Q[f.index] = prog.var(-mass * sv.dot(g[f.key], e))

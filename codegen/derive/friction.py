@@ -9,5 +9,8 @@ from .symbols import Symbols
 def friction(syms: Symbols) -> sp.Matrix:
     rows = []
     for f, dq in zip(syms.model.joints, syms.dq):
+        if not syms.model.actuated(f):  # the free-flyer has no friction
+            rows.append(sp.S.Zero)
+            continue
         rows.append(syms.p(f"Fv_{f.key}") * dq + syms.p(f"Fc_{f.key}") * sp.sign(dq))
     return sp.Matrix(rows)

@@ -27,7 +27,7 @@ def world_columns(kin: Kinematics, poses, ee, pn, J, skip=(), fill=None):
             continue
         R, p = poses[f.key]
         e = prog.vec(sv.matvec(R, f.axis))
-        if f.type == "revolute":
+        if f.angular:
             lin = prog.vec(sv.cross(e, [a - b for a, b in zip(pn, p)]))
             ang = e
         else:

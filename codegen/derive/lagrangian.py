@@ -28,6 +28,9 @@ def _transform(syms, f):
 
 
 def derive(model) -> dict:
+    if model.floating_base:
+        raise ValueError("the energy method is for fixed-base models (a free-flyer's velocities are "
+                         "quasi-velocities, not time derivatives of q)")
     syms = Symbols(model)
     n = model.ndof
     zero = sp.zeros(3, 1)

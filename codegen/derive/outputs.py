@@ -26,6 +26,10 @@ def derive(model: Model, share=()) -> dict:
     """`share`: the outputs ("A", "C", "all": compute_all's A, C, Q and world
     Jacobians) to derive also in the form with shared subtree routines
     (OUT_split, None without isomorphic subtrees; codegen/derive/subtrees.py)."""
+    if model.floating_base:
+        # Shared subtree routines assume frame 0 is fixed (their inputs start at
+        # a fixed root pose and zero velocity): not yet on a free-flyer.
+        share = ()
     syms = Symbols(model)
     prog = Program()
     kin = Kinematics(model, syms, prog)

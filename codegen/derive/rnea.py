@@ -52,7 +52,8 @@ def accelerations(kin: Kinematics, vel, ddq, base):
             j = f.index
             S = kin.joint_motion(f)
             Sdq = ([x * dq[j] for x in S[0]], [x * dq[j] for x in S[1]])
-            cw, cv = sv.motion_cross(vel[f.key], Sdq)
+            # the free-flyer's six sum to v x v = 0 (Pinocchio's c_J = 0 for it)
+            cw, cv = (ZERO3, ZERO3) if f.base else sv.motion_cross(vel[f.key], Sdq)
             a = (prog.vec([x + s * ddq[j] + c for x, s, c in zip(a[0], S[0], cw)]),
                  prog.vec([x + s * ddq[j] + c for x, s, c in zip(a[1], S[1], cv)]))
         acc[f.key] = a
@@ -61,7 +62,7 @@ def accelerations(kin: Kinematics, vel, ddq, base):
 
 def gravity_base(kin: Kinematics):
     """Gravity as the base acceleration a_0 = (0, -g), in frame 0."""
-    return (ZERO3, tuple(-x for x in kin.syms.gravity()))
+    return (ZERO3, tuple(-x for x in kin.gravity()))
 
 
 def link_forces(kin: Kinematics, vel, acc):
@@ -91,7 +92,7 @@ def joint_torques(kin: Kinematics, forces, ddq=None):
         if f.moving:
             t = pair(kin.joint_motion(f), F)
             if ddq is not None:
-                t += kin.syms.p(f"Ia_{f.key}") * ddq[f.index]
+                t += kin.syms.rotor(f) * ddq[f.index]
             tau[f.index] = prog.var(t)
         if f.parent != "0":
             n, fl = kin.force_to_parent(f.key, F)

@@ -49,12 +49,34 @@ class Symbols:
         self.s = [make("s", i, f"s_{j}") for i, j in enumerate(joints)]
         self.c = [make("c", i, f"c_{j}") for i, j in enumerate(joints)]
         self.params = {n: make("p", k, n) for k, n in enumerate(model.param_names)}
+        # The free-flyer's configuration (codegen/read/records.py, BASE_TYPES):
+        # q[0:3] the base origin in world, q[3:7] its orientation as a
+        # quaternion (x, y, z, w), read by kind "qb" at q index 0..6. Its six
+        # velocities are dq[0:6] (linear then angular, base axes), its six
+        # accelerations ddq[0:6] and its wrench tau[0:6] (force then moment, base
+        # axes). Joint i >= 6 reads q[i + 1] (model.q_offset). Kernels that extend
+        # to the base (com, centroidal_map, integrate) read base_position and
+        # base_quaternion and take world poses from Kinematics.world_poses(),
+        # which starts at Kinematics.base_pose().
+        if model.floating_base:
+            self.base_position = [make("qb", i, f"_base{i}") for i in range(3)]
+            self.base_quaternion = [make("qb", 3 + i, f"_base{3 + i}") for i in range(4)]
+            self.base_velocity = self.dq[:6]
+        else:
+            self.base_position = self.base_quaternion = self.base_velocity = None
 
     def p(self, name):
         return self.params[name]
 
+    def rotor(self, frame):
+        """Rotor inertia Ia of a joint (0 for the free-flyer's six, which have none)."""
+        return self.params[f"Ia_{frame.key}"] if self.model.actuated(frame) else sp.S.Zero
+
     def inertia(self, frame):
-        """(mass, MS, J) of a frame's link, Khalil-Dombre standard parameters."""
+        """(mass, MS, J) of a frame's link, Khalil-Dombre standard parameters
+        (zero for the massless frames of a free-flyer)."""
+        if frame.massless:
+            return (sp.S.Zero, [sp.S.Zero] * 3, sp.zeros(3, 3))
         k = frame.key
         P = lambda n: self.params[f"{n}_{k}"]  # noqa: E731
         J = sp.Matrix(
@@ -63,6 +85,7 @@ class Symbols:
         return (P("m"), [P("MX"), P("MY"), P("MZ")], J)
 
     def gravity(self):
+        """The gravity vector in world axes (frame 0 of a fixed base)."""
         g = self.params["g"]
         return [g * x for x in self.model.gravity]
 

@@ -76,6 +76,7 @@ class ABI:
     macro: str  # macro prefix, e.g. "KRANG"
     ndof: int
     nparams: int
+    nq: int  # length of q: ndof, or ndof + 1 on a free-flying base (x, y, z, quaternion x, y, z, w first)
     end_effectors: tuple  # end-effector names; position = the `ee` argument of jacobian
     functions: tuple
 
@@ -125,7 +126,7 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None) -> ABI:
         names = cnames(model)
     idents = tuple(names.ees if names is not None else ee_idents)
     name, macro = (names.prefix, names.macro) if names is not None else (model.name, model.name.upper())
-    q, dq, p = Arg("q", (n,), IN), Arg("dq", (n,), IN), Arg("p", (np_,), IN)
+    q, dq, p = Arg("q", (model.nq,), IN), Arg("dq", (n,), IN), Arg("p", (np_,), IN)
     fs = [
         Function("compute_A", "Inertia matrix A(q), NDOF x NDOF, rotor inertia included.",
                  (q, p, Arg("A", (n, n), OUT, "A"))),
@@ -167,7 +168,7 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None) -> ABI:
     ]
     fs += controller_functions(model, idents, q, dq, p)
     fs += batch_functions(fs)
-    return ABI(name, f"{name}_", macro, n, np_, ees, tuple(fs))
+    return ABI(name, f"{name}_", macro, n, np_, model.nq, ees, tuple(fs))
 
 
 def controller_functions(model: Model, idents, q, dq, p) -> list:

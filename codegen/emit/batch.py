@@ -63,11 +63,15 @@ def _vector_rhs(rhs: str) -> str | None:
     return rhs
 
 
-def batch(kernel: Kernel, name: str) -> Batch:
-    """The batch form `name` of an emitted scalar kernel with one output."""
+def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
+    """The batch form `name` of an emitted scalar kernel with one output;
+    simd=False: a loop over the scalar kernel (a free-flying base, whose q
+    is longer than NDOF, which the lane transposition assumes)."""
     (output,) = [a for a in kernel.args if a.output]
     inputs = [a.name for a in kernel.args if not a.output and a.name in VECTOR_INPUTS]
     scalar = Batch(name, kernel.name, False, output=output.name, size=output.length)
+    if not simd:
+        return scalar
     b = Batch(name, kernel.name, True, output=output.name, size=output.length,
               sincos=any(st.startswith("sincos_q(") for st in kernel.setup))
     defined, read = {}, set()  # vector variable -> its position in b.body

@@ -83,7 +83,9 @@ ob kq4 kq4u kq4i r e g u0 u1 u2 u3 e0 e1 e2 e3 d w m splat store_lanes load_lane
 GENERATED_PATTERN = re.compile(r"[tx][0-9]+")
 # Kind prefixes of locals made from model names: none is a prefix of another
 # (and "trq_", not "tau_": tau_ + "f" would be the argument tau_f).
-KINDS = {"q": "q_", "dq": "dq_", "ddq": "ddq_", "tau": "trq_", "s": "s_", "c": "c_", "p": "p_"}
+KINDS = {"q": "q_", "dq": "dq_", "ddq": "ddq_", "tau": "trq_", "s": "s_", "c": "c_", "p": "p_", "qb": "qb_"}
+# The free-flyer's pose q[0:7] (kind "qb", codegen/derive/symbols.py): fixed fragments.
+BASE_Q = ("x", "y", "z", "qx", "qy", "qz", "qw")
 # Macro namespaces of the C library that a name <P>_<X> can reach (our
 # macros always contain "_", so errno's E..., PRI.../SCN... cannot clash):
 # POSIX <math.h> M_ constants, FP_/MATH_, <float.h>, <limits.h>, <stdint.h>,
@@ -172,7 +174,8 @@ def symbol_locals(syms) -> dict:
     its kind's prefix and the per-kind unique fragment of its joint or parameter name."""
     joints = unique_fragments(syms.model.joint_names, "joint")
     params = unique_fragments(syms.model.param_names, "parameter")
-    return {sym: local(kind, (params if kind == "p" else joints)[i]) for sym, (kind, i) in syms.tags.items()}
+    table = {"p": params, "qb": BASE_Q}
+    return {sym: local(kind, table.get(kind, joints)[i]) for sym, (kind, i) in syms.tags.items()}
 
 
 def c_string(text: str) -> str:
@@ -248,7 +251,8 @@ class CNames:
     @property
     def macros(self) -> dict:
         """Every macro of the header: name -> value (None: the include guard)."""
-        m = {f"{self.macro}_NDOF": "ndof", f"{self.macro}_NP": "np"}
+        m = {f"{self.macro}_NDOF": "ndof", f"{self.macro}_NQ": "nq", f"{self.macro}_NV": "ndof",
+             f"{self.macro}_NP": "np"}
         m.update({f"{self.macro}_{e.upper()}": i for i, e in enumerate(self.ees)})
         m.update({f"{self.macro}_WORLD": 0, f"{self.macro}_LOCAL": 1, f"{self.macro}_KERNELS_H": None})
         return m
@@ -256,8 +260,8 @@ class CNames:
 
 def _check_macros(names: CNames, model: Model):
     seen = {}
-    labels = [f"{names.macro}_NDOF", f"{names.macro}_NP"]
-    sources = ["(number of joints)", "(number of parameters)"]
+    labels = [f"{names.macro}_NDOF", f"{names.macro}_NQ", f"{names.macro}_NV", f"{names.macro}_NP"]
+    sources = ["(number of joints)", "(length of q)", "(length of v)", "(number of parameters)"]
     for e, frag in zip(model.ee_names, names.ees):
         labels.append(f"{names.macro}_{frag.upper()}")
         sources.append(f"(end effector {e!r})")

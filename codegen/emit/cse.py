@@ -168,6 +168,14 @@ class Kernel:
 SINCOS_SETUP = ("double sq[NDOF], cq[NDOF]", "sincos_q(q, sq, cq)")
 
 
+def sincos_setup(model) -> list:
+    """SINCOS_SETUP; on a free-flyer sq[i], cq[i] of velocity index i come from
+    q[i + 1] (the first six, of base coordinates, are computed and never read)."""
+    if not model.floating_base:
+        return list(SINCOS_SETUP)
+    return [SINCOS_SETUP[0], f"sincos_q(q + {model.q_offset}, sq, cq)"]
+
+
 def _input_reads(syms, used, link_params=(), sincos=True):
     """Setup statements, and assignments reading q, dq, p into named locals
     (only those used; the right sides are symbols that print as array
@@ -175,13 +183,18 @@ def _input_reads(syms, used, link_params=(), sincos=True):
     (sincos_q in the source template)."""
     reads, setup = [], []
     if sincos and used & (set(syms.s) | set(syms.c)):
-        setup = list(SINCOS_SETUP)
+        setup = sincos_setup(syms.model)
     element = lambda array, i: sp.Symbol(f"{array}[{i}]")  # noqa: E731
+    # a free-flyer's pose is q[0:7] and joint i's coordinate q[i + 1] (codegen/derive/symbols.py)
+    for k, sym in enumerate((syms.base_position or []) + (syms.base_quaternion or [])):
+        if sym in used:
+            reads.append((sym, element("q", k)))
+    shift = {"q": syms.model.q_offset}
     for i in range(syms.model.ndof):
         for sym, source in ((syms.q[i], "q"), (syms.s[i], "sq"), (syms.c[i], "cq"), (syms.dq[i], "dq"),
                             (syms.ddq[i], "ddq"), (syms.tau[i], "tau")):
             if sym in used:
-                reads.append((sym, element(source, i)))
+                reads.append((sym, element(source, i + shift.get(source, 0))))
     for k, name in enumerate(syms.model.param_names):
         if syms.params[name] in used:
             reads.append((syms.params[name], element("pl" if syms.params[name] in link_params else "p", k)))
@@ -309,7 +322,7 @@ def emit(kernel: Kernel, derivation, extra: Extra | None = None) -> Kernel:
         used |= sp.sympify(e).free_symbols
     kernel.setup, reads = _input_reads(syms, used, extra.link_params, not extra.routine)
     if extra.sincos and not kernel.setup:
-        kernel.setup = list(SINCOS_SETUP)
+        kernel.setup = sincos_setup(syms.model)
     kernel.setup += extra.setup
     special = {sym: None if lhs is None else (lhs, rhs) for sym, _, lhs, rhs in extra.statements}
     body = _insert(reads + body, [(sym, sp.Tuple(*deps)) for sym, deps, _, _ in extra.statements])
@@ -335,7 +348,7 @@ def _void_unused_inputs(kernel: Kernel):
     """`(void)x;` for each input array the kernel never reads (a 1-DOF C is
     zero), so that -Wextra's unused-parameter warning stays quiet."""
     read = {m.group(1) for _, rhs in kernel.body for m in [_ELEMENT.fullmatch(rhs)] if m}
-    if any("sincos_q(q," in st for st in kernel.setup):
+    if any(st.startswith("sincos_q(q") for st in kernel.setup):
         read.add("q")
     for _, rhs in kernel.body:  # calls of shared routines read their pointer arguments
         if "(" in rhs and not _ELEMENT.fullmatch(rhs):

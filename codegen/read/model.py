@@ -28,7 +28,8 @@ from .expr import RESERVED_NAMES, ModelError, from_number, parse_expression
 from .model_fields import (MAX_FILE_BYTES, MAX_NAME, ORTHO_TOL, check_identifier, check_length, check_name,  # noqa: F401
                            finite, limits_table, number, read_text, rotation_matrix, show, unit_axis, vector)
 from .physical import check_params
-from .records import ACTUATOR, INERTIAL, JOINT_TYPES, EndEffector, Frame, Limits, Model  # noqa: F401
+from .records import (ACTUATOR, INERTIAL, JOINT_TYPES, EndEffector, Frame, Limits, Model,  # noqa: F401
+                      free_flyer_frames)
 
 # The model name is the C prefix and the file name: a letter first, so the
 # prefix never starts with the reserved "_" (C99 7.1.3).
@@ -97,6 +98,16 @@ def _frame(raw, index, geometry_symbols, where):
     if not isinstance(origin, list) or len(origin) != 3:
         raise ModelError(f"{where}: origin must be a list of 3 expressions")
     origin = tuple(_expression(o, geometry_symbols, f"{where}: origin[{i}]") for i, o in enumerate(origin))
+    if jtype == "floating":
+        # a free-flyer (records.BASE_TYPES): the base pose is q[0:7], so the
+        # frame has no placement of its own, no axis and no limits
+        if raw["parent"] != "0" or index != 0:
+            raise ModelError(f"{where}: a floating frame must be the first frame, a child of the world '0'")
+        if "axis" in raw or "limits" in raw or rot != sp.eye(3) or any(o != 0 for o in origin):
+            raise ModelError(f"{where}: a floating frame has no axis and no limits, "
+                             f"rotation identity and origin zero")
+        joint = check_name(raw.get("joint"), f"{where}: joint name")
+        return free_flyer_frames(key, joint)
     if jtype == "fixed":
         if raw.get("joint") is not None or "axis" in raw or "limits" in raw:
             raise ModelError(f"{where}: a fixed frame has no joint name, no axis and no limits")
@@ -141,18 +152,25 @@ def parse_model(text: str, source: str = "<model>") -> Model:
     if len(raw_frames) > MAX_FRAMES:
         raise ModelError(f"{source}: {len(raw_frames)} frames (the limit is {MAX_FRAMES})")
     frames, known, index = [], {"0"}, 0
+    floating = False
     for n, rf in enumerate(raw_frames):
-        f = _frame(rf, index, gsyms, f"{source}: frame #{n + 1}")
-        if f.key in known:
-            raise ModelError(f"frame {f.key!r} is defined twice")
-        if f.parent not in known:
-            raise ModelError(f"frame {f.key!r}: parent {show(f.parent)} is not defined before it")
-        known.add(f.key)
-        frames.append(f)
-        index += f.moving
+        made = _frame(rf, index, gsyms, f"{source}: frame #{n + 1}")
+        if isinstance(made, tuple):  # a floating frame: the six frames of the free-flyer
+            floating = True
+        elif made.parent == "0" and floating:
+            raise ModelError(f"frame {made.key!r}: on a floating base, the floating frame is the world's only child")
+        for f in made if isinstance(made, tuple) else (made,):
+            if f.key in known:
+                raise ModelError(f"frame {f.key!r} is defined twice")
+            if f.parent not in known:
+                raise ModelError(f"frame {f.key!r}: parent {show(f.parent)} is not defined before it")
+            known.add(f.key)
+            frames.append(f)
+            index += f.moving
         if index > MAX_DOF:
             raise ModelError(f"{source}: more than {MAX_DOF} moving joints (the limit is {MAX_DOF})")
-    model = Model(name, tuple(frames), geometry, gravity, (), hashlib.sha256(text.encode()).hexdigest())
+    model = Model(name, tuple(frames), geometry, gravity, (), hashlib.sha256(text.encode()).hexdigest(),
+                  floating)
     if len(set(model.joint_names)) != model.ndof:
         raise ModelError("joint names must be unique")
     if model.ndof == 0:
@@ -168,7 +186,7 @@ def parse_model(text: str, source: str = "<model>") -> Model:
         if extra:
             raise ModelError(f"{source}: end effector: unknown field(s) {sorted(extra)}")
         ename = check_name(e.get("name"), "end-effector name")
-        if e.get("frame") not in known - {"0"}:
+        if e.get("frame") not in known - {"0"} or "\x1f" in e.get("frame"):
             raise ModelError(f"end effector {ename!r}: unknown frame {show(e.get('frame'))}")
         where = f"end effector {ename!r}"
         rot = sp.ImmutableMatrix(rotation_matrix(e["rotation"], where)) if "rotation" in e else EndEffector.rotation
@@ -180,7 +198,7 @@ def parse_model(text: str, source: str = "<model>") -> Model:
     if len(set(names)) != len(names):  # a parameter file is a table name -> value
         dup = sorted({n for n in names if names.count(n) > 1})
         raise ModelError(f"parameter name clash: {dup}")
-    return Model(name, model.frames, geometry, gravity, tuple(ees), model.sha256)
+    return Model(name, model.frames, geometry, gravity, tuple(ees), model.sha256, floating)
 
 
 def load_model(path) -> Model:

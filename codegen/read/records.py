@@ -11,7 +11,20 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-JOINT_TYPES = ("revolute", "prismatic", "fixed")
+JOINT_TYPES = ("revolute", "prismatic", "fixed", "floating")
+# A free-flying base ("floating" in a model file, a URDF floating root joint or
+# --floating-base) is held in Model.frames as six one-DOF frames in a chain from
+# the world, with identity placements: three "base_linear" (base x, y, z) then
+# three "base_angular" (x, y, z). Their velocities are the quasi-velocities of
+# Pinocchio's JointModelFreeFlyer, v = (linear velocity of the base origin,
+# angular velocity), both in base axes; their motion subspace is the unit twist
+# along the axis, in base axes (Featherstone 2008, sec. 9.3: floating base with
+# S = 1). The first five are massless and parameter-free; the sixth is the base
+# body (the URDF root link) and carries its inertia. The orientation and
+# position (q[0:7]) never enter the chain: codegen/derive/kinematics.py feeds
+# them to gravity (in base axes) and the world poses only.
+BASE_TYPES = ("base_linear", "base_angular")
+BASE_SUFFIXES = ("vx", "vy", "vz", "wx", "wy", "wz")  # velocity names: "<joint>:vx" ...
 # Khalil-Dombre standard inertial parameters: first moments MS = m*S and the
 # inertia J about the frame origin (seed 003 eq. 11, appendix A).
 INERTIAL = ("m", "MX", "MY", "MZ", "XX", "XY", "XZ", "YY", "YZ", "ZZ")
@@ -37,15 +50,28 @@ class Frame:
     axis: tuple  # unit joint axis e in this frame (exact Integers where 0/+-1, else 53-bit Floats)
     rotation: sp.Matrix  # parentR_frame at q = 0 (same number rule as axis)
     origin: tuple  # parentP_frame, sympy expressions in the geometry symbols
-    index: int  # position in q, -1 for a fixed frame
+    index: int  # position in the velocity vector v (= in q for a fixed base), -1 for a fixed frame
     limits: Limits | None = None
+    massless: bool = False  # one of the five parameter-free frames of a free-flyer (BASE_TYPES)
 
     @property
     def moving(self) -> bool:
         return self.type != "fixed"
 
+    @property
+    def base(self) -> bool:
+        """One of the six quasi-velocity frames of a free-flying base."""
+        return self.type in BASE_TYPES
+
+    @property
+    def angular(self) -> bool:
+        """Its motion subspace is a unit rotation (revolute, base angular velocity)."""
+        return self.type in ("revolute", "base_angular")
+
     def param_names(self) -> tuple:
-        names = INERTIAL + (ACTUATOR if self.moving else ())
+        if self.massless:
+            return ()
+        names = INERTIAL + (ACTUATOR if self.moving and not self.base else ())
         return tuple(f"{n}_{self.key}" for n in names)
 
 
@@ -72,6 +98,22 @@ class Model:
     gravity: tuple
     end_effectors: tuple  # EndEffector records, in ee index order
     sha256: str
+    floating_base: bool = False  # frames[:6] are a free-flyer (BASE_TYPES); q has 7 base entries
+
+    @property
+    def nq(self) -> int:
+        """Entries of q: [x, y, z, qx, qy, qz, qw, joints...] on a free-flyer, else NDOF."""
+        return self.ndof + (1 if self.floating_base else 0)
+
+    @property
+    def q_offset(self) -> int:
+        """q index of the coordinate of velocity index i >= 6 (or any i, fixed base) minus i."""
+        return self.nq - self.ndof
+
+    @property
+    def base_body(self) -> str | None:
+        """Key of the base body (the sixth base frame), None for a fixed base."""
+        return self.frames[5].key if self.floating_base else None
 
     @property
     def joints(self) -> tuple:
@@ -108,6 +150,10 @@ class Model:
                 return e
         raise KeyError(name)
 
+    def actuated(self, frame: Frame) -> bool:
+        """The joint has rotor inertia and friction parameters (not the free-flyer)."""
+        return frame.moving and not frame.base
+
     def chain(self, key: str) -> list:
         """Frames from the root to `key` (inclusive)."""
         out = []
@@ -116,3 +162,21 @@ class Model:
             out.append(f)
             key = f.parent
         return out[::-1]
+
+
+def free_flyer_frames(key: str, joint: str, first_index: int = 0) -> tuple:
+    """The six frames of a free-flyer whose base body is link `key` (see
+    BASE_TYPES), named after `joint` (velocity names "<joint>:vx" ... "<joint>:wz").
+    The five massless frames get keys that no model file or URDF name can
+    take (a control character), so they never collide and never reach C."""
+    eye, zero = sp.ImmutableMatrix.eye(3), (sp.S.Zero,) * 3
+    out, parent = [], "0"
+    for k, suffix in enumerate(BASE_SUFFIXES):
+        axis = [0, 0, 0]
+        axis[k % 3] = 1
+        last = k == len(BASE_SUFFIXES) - 1
+        fkey = key if last else f"{key}\x1f{suffix}"
+        out.append(Frame(fkey, parent, f"{joint}:{suffix}", BASE_TYPES[k // 3], tuple(sp.Integer(a) for a in axis),
+                         eye, zero, first_index + k, None, massless=not last))
+        parent = fkey
+    return tuple(out)

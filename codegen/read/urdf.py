@@ -56,6 +56,7 @@ import sympy as sp
 
 from .physical import about_origin
 from .model import ACTUATOR, INERTIAL, EndEffector, Frame, Limits, Model, ModelError, rotation_matrix, unit_axis
+from .records import free_flyer_frames
 from .urdf_parse import Urdf, check_name, parse_urdf, read_bytes
 from .urdf_toml import model_toml, params_toml
 
@@ -214,22 +215,50 @@ def _lump(body, link, R_bl, p_bl):
     body[2] = about_origin(m, c, body[2] + R @ Ic @ R.T)
 
 
-def load_urdf(path, *, name=None, end_effectors=(), snap=True) -> UrdfRobot:
+def load_urdf(path, *, name=None, end_effectors=(), snap=True, floating_base=False) -> UrdfRobot:
     """The robot of the URDF file `path` (see the module docstring)."""
     data = read_bytes(path)
-    return urdf_robot(data, name=name, end_effectors=end_effectors, snap=snap, source=repr(Path(path).name))
+    return urdf_robot(data, name=name, end_effectors=end_effectors, snap=snap, source=repr(Path(path).name),
+                      floating_base=floating_base)
 
 
-def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<urdf>") -> UrdfRobot:
-    """load_urdf on bytes already read."""
+FREE_FLYER_JOINT = "root_joint"  # the free-flyer's name when --floating-base adds it (Pinocchio's)
+
+
+def _floating_root(root, children, floating_base):
+    """(base body link, free-flyer joint name) or (None, None) for a fixed base.
+    A root link whose only joint is `floating` is a dummy world link: its child
+    is the base (Pinocchio's URDF parser makes that joint a JointModelFreeFlyer)."""
+    js = children[root]
+    if len(js) == 1 and js[0].type == "floating":
+        j = js[0]
+        if any(abs(x) > 0 for x in tuple(j.pose.xyz) + tuple(j.pose.rpy)):
+            raise ModelError(f"joint {j.name!r}: a floating root joint must have an identity <origin> "
+                             f"(the base pose is q[0:7])")
+        return j.child, j.name
+    if floating_base:
+        return root, FREE_FLYER_JOINT
+    return None, None
+
+
+def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<urdf>",
+               floating_base=False) -> UrdfRobot:
+    """load_urdf on bytes already read; `floating_base`: a free-flyer between
+    the world and the root link (codegen/read/records.py, BASE_TYPES)."""
     urdf = parse_urdf(data, source)
     links = {x.name: x for x in urdf.links}
     root, children = _tree(urdf)
     model_name = _model_name(name, urdf.name)
+    base, ff_joint = _floating_root(root, children, floating_base)
     # where[link] = (key of the moving body carrying it or "0", R, p of the link in that body)
     where = {root: ("0", np.eye(3), np.zeros(3))}
     frames, inertia, actuator = [], {}, {}
     stack = list(reversed(children[root]))
+    if base is not None:
+        frames += free_flyer_frames(base, ff_joint)
+        where[base] = (base, np.eye(3), np.zeros(3))
+        inertia[base] = [0.0, np.zeros(3), np.zeros((3, 3))]
+        stack = list(reversed(children[base]))
     while stack:  # depth-first preorder, children in joint-name order (Pinocchio's order)
         j = stack.pop()
         stack.extend(reversed(children[j.child]))
@@ -241,8 +270,8 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
             continue
         what = f"joint {j.name!r}"
         if j.type in ("floating", "planar"):
-            raise ModelError(f"{what}: type {j.type!r} is not supported (fixed-base tree robots "
-                             f"only: revolute, continuous, prismatic, fixed)")
+            raise ModelError(f"{what}: type {j.type!r} is not supported (revolute, continuous, prismatic, "
+                             f"fixed; floating only as the root joint, from a dummy world link)")
         lim = dict(j.limit)
         if j.type == "continuous":
             lim.pop("lower", None)
@@ -258,7 +287,7 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
         where[j.child] = (j.child, np.eye(3), np.zeros(3))
         inertia[j.child] = [0.0, np.zeros(3), np.zeros((3, 3))]
         actuator[j.child] = (0.0, j.damping, j.friction)
-    if not frames:
+    if not frames:  # (a free-flyer alone is a model: one rigid body in free flight)
         raise ModelError("the URDF has no moving joint (revolute, continuous or prismatic)")
     for link, (body, R_bl, p_bl) in where.items():
         if body != "0":
@@ -277,15 +306,21 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
                                tuple(_number(x, snap) for x in p_bl)))
     values = {"g": GRAVITY}
     for f in frames:
+        if f.massless:
+            continue
         m, ms, J = inertia[f.key]
-        nums = (m, *ms, J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2], J[2, 2], *actuator[f.key])
+        nums = (m, *ms, J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2], J[2, 2], *actuator.get(f.key, ()))
         for n, v in zip(INERTIAL + ACTUATOR, nums):
             values[f"{n}_{f.key}"] = float(v)
     gravity = (sp.S.Zero, sp.S.Zero, sp.S.NegativeOne)
-    draft = Model(model_name, tuple(frames), (), gravity, tuple(ees), "")
+    floating = base is not None
+    if len(set(f.joint for f in frames if f.moving)) != sum(f.moving for f in frames):
+        raise ModelError("two joints have the same name (the free-flyer's velocities are named "
+                         f"{ff_joint!r}:vx ... :wz)")
+    draft = Model(model_name, tuple(frames), (), gravity, tuple(ees), "", floating)
     if len(set(draft.param_names)) != len(draft.param_names):
         raise ModelError("two links give the same parameter name")
     source_sha = hashlib.sha256(data).hexdigest()
     sha = hashlib.sha256(model_toml(draft, source_sha).encode()).hexdigest()
-    model = Model(model_name, tuple(frames), (), gravity, tuple(ees), sha)
+    model = Model(model_name, tuple(frames), (), gravity, tuple(ees), sha, floating)
     return UrdfRobot(model, tuple(values[n] for n in model.param_names), source_sha)

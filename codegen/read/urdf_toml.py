@@ -55,6 +55,13 @@ def model_toml(model, source_sha256: str) -> str:
              "# (revolute) or [rotation, origin + rotation * axis * q] (prismatic).\n",
              _table("", {"name": model.name, "gravity": [_num(g) for g in model.gravity]})]
     for f in model.frames:
+        if f.massless:  # a free-flyer is written once, as its base body's floating frame
+            continue
+        if f.base:
+            parts.append(_table("\n[[frame]]\n", {
+                "key": f.key, "parent": "0", "joint": f.joint.rsplit(":", 1)[0], "type": "floating",
+                "rotation": _matrix(f.rotation), "origin": ["0", "0", "0"]}))
+            continue
         t = {"key": f.key, "parent": f.parent}
         if f.moving:
             t["joint"] = f.joint
