@@ -6,6 +6,14 @@ model (codegen.read.model.Model), the default parameter vector and `to_toml()`.
 Conventions (ROS URDF specification; Pinocchio's URDF parser agrees):
 * The tree has exactly one root link, fixed to the world. Links attached to
   it through fixed joints are part of the world (their inertia does not act).
+* Free-flying base (codegen/read/records.py, BASE_TYPES): floating_base=True
+  (--floating-base) puts a free-flyer named "root_joint" (Pinocchio's name)
+  between the world and the root link, which becomes the base body (links
+  fixed to it are lumped into it). A root link whose only joint is
+  `floating` is a dummy world link: that joint (identity <origin>) is the
+  free-flyer and its child the base, with or without the flag (Pinocchio's
+  URDF parser makes it a JointModelFreeFlyer). Other floating joints and
+  every planar joint are refused, naming the joint.
 * revolute and continuous joints -> Frame type "revolute" with ONE coordinate
   (the angle; Pinocchio uses (cos, sin) for continuous joints), continuous
   joints without position limits; prismatic -> "prismatic"; floating and
