@@ -29,8 +29,14 @@
 extern "C" {
 #endif
 
-/* Number of degrees of freedom (length of q and dq). */
+/* Number of degrees of freedom: the length of dq (v) and of every vector and
+ * matrix side but q. */
 #define MINI_NDOF 3
+/* Length of q (MINI_NQ = MINI_NV on a fixed base; on a free-flying base
+ * q = [x, y, z, qx, qy, qz, qw, joints...], one more). */
+#define MINI_NQ 3
+/* Length of the velocity vector dq (= MINI_NDOF). */
+#define MINI_NV 3
 /* Number of parameters (length of p). */
 #define MINI_NP 54
 /* End effectors: the `ee` argument of mini_jacobian. */
