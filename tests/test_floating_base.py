@@ -54,7 +54,7 @@ ROBOTS = {  # name: (URDF under example-robot-data, end effectors, its own float
     "solo12": ("solo_description/robots/solo12.urdf", ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]),
     "anymal": ("anymal_b_simple_description/robots/anymal.urdf", ["LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"]),
     "go2": ("go2_description/urdf/go2.urdf", ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]),
-    "simple_humanoid": ("simple_humanoid_description/urdf/simple_humanoid.urdf", ["LLEG_LINK6", "RARM_LINK6"]),
+    "simple_humanoid": ("simple_humanoid_description/urdf/simple_humanoid.urdf", ["l_ankle", "r_wrist"]),
     "talos": ("talos_data/robots/talos_full_v2.urdf", ["left_sole_link", "right_sole_link",
                                                       "gripper_left_base_link"]),
 }

@@ -45,7 +45,8 @@ def velocity_product_accelerations(kin: Kinematics, vel):
 
 
 def jdot_qdot(kin: Kinematics, poses, vel, acc0, ee):
-    """J-dot q-dot of end effector `ee` (6-vector, world axes, linear first)."""
+    """J-dot q-dot of end effector `ee` (6-vector, world axes, linear first);
+    `poses`: Kinematics.base_frame_poses()."""
     prog = kin.prog
     R, _ = poses[ee.frame]
     w, v = vel[ee.frame]
@@ -55,6 +56,6 @@ def jdot_qdot(kin: Kinematics, poses, vel, acc0, ee):
         r = list(ee.origin)
         wr = prog.vec(sv.cross(w, r))
         lin = prog.vec(sv.add(lin, sv.add(sv.cross(dw, r), sv.cross(w, wr))))
-    lin_w = prog.vec(sv.matvec(R, lin))
-    ang_w = prog.vec(sv.matvec(R, dw))
+    lin_w = kin.rotate_to_world(prog.vec(sv.matvec(R, lin)))
+    ang_w = kin.rotate_to_world(prog.vec(sv.matvec(R, dw)))
     return sp.Matrix(lin_w + ang_w)

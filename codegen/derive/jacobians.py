@@ -39,14 +39,21 @@ def world_columns(kin: Kinematics, poses, ee, pn, J, skip=(), fill=None):
 
 
 def jacobians(kin: Kinematics, poses, ee):
+    """(world, local) Jacobians from `poses` = Kinematics.base_frame_poses():
+    the columns are derived in frame 0's axes, which on a free-flyer are the
+    base's, so that the local Jacobian never sees the base orientation and
+    the world one pays one rotation per column (Kinematics.rotate_to_world)."""
     n = kin.model.ndof
     Rn, pn = ee_pose(kin, poses, ee)
-    world = world_columns(kin, poses, ee, pn, sp.zeros(6, n))
+    base = world_columns(kin, poses, ee, pn, sp.zeros(6, n))
     prog = kin.prog
-    local = sp.zeros(6, n)
+    local, world = sp.zeros(6, n), sp.zeros(6, n)
     for col in range(n):
         for half in (0, 3):
-            v = sv.rotate_to_child(Rn, [world[half + r, col] for r in range(3)])
+            b = [base[half + r, col] for r in range(3)]
+            v = sv.rotate_to_child(Rn, b)
+            w = kin.rotate_to_world(b) if any(x != 0 for x in b) else b
             for r in range(3):
                 local[half + r, col] = prog.var(v[r])
+                world[half + r, col] = w[r]
     return world, local

@@ -13,7 +13,7 @@ form one joint: Pinocchio's JointModelFreeFlyer, whose bias c_J is zero). The
 base pose enters only gravity (`gravity()`, in base axes: R^T g) and the
 world poses (`world_poses()` starts at `base_pose()`), so that A, C, the
 inverse and forward dynamics cost as on a fixed base with six more joints,
-and world-frame outputs pay one rotation.
+and world-frame outputs pay one rotation (base_frame_poses, pose_to_world).
 
 For kernels that extend to the base (com, centroidal_map, integrate):
 Symbols.base_position / base_quaternion / base_velocity are the base's q and
@@ -123,6 +123,26 @@ class Kinematics:
         if not self.model.floating_base:
             return (sp.eye(3), [sp.S.Zero] * 3)
         return (self.base_rotation(), list(self.syms.base_position))
+
+    def base_frame_poses(self):
+        """(baseR_j, baseP_j) of every frame: the poses in frame 0 on a fixed
+        base, in the base frame on a free-flyer (no quaternion in them);
+        world-frame outputs take them to the world at the end (pose_to_world,
+        rotate_to_world), one rotation per output instead of one per frame."""
+        return self.world_poses(base=(sp.eye(3), [sp.S.Zero] * 3))
+
+    def rotate_to_world(self, v):
+        """A vector in base axes (frame 0 of a fixed base) in world axes."""
+        if not self.model.floating_base:
+            return v
+        return self.prog.vec(sv.matvec(self.base_rotation(), v))
+
+    def pose_to_world(self, R, p):
+        """A pose in the base frame as a world pose."""
+        if not self.model.floating_base:
+            return R, p
+        Rb, pb = self.base_pose()
+        return self.prog.mat(Rb * R), self.prog.vec(sv.add(pb, sv.matvec(Rb, p)))
 
     def gravity(self):
         """The gravity vector in frame 0: world axes, or base axes (R^T g) on a free-flyer."""

@@ -26,10 +26,6 @@ def derive(model: Model, share=()) -> dict:
     """`share`: the outputs ("A", "C", "all": compute_all's A, C, Q and world
     Jacobians) to derive also in the form with shared subtree routines
     (OUT_split, None without isomorphic subtrees; codegen/derive/subtrees.py)."""
-    if model.floating_base:
-        # Shared subtree routines assume frame 0 is fixed (their inputs start at
-        # a fixed root pose and zero velocity): not yet on a free-flyer.
-        share = ()
     syms = Symbols(model)
     prog = Program()
     kin = Kinematics(model, syms, prog)
@@ -46,11 +42,11 @@ def derive(model: Model, share=()) -> dict:
         if "C" in share:
             out["C_split"] = coriolis_split(kin, vel)
     with stage("derive Jacobians"):
-        poses = kin.world_poses()
+        poses = kin.base_frame_poses()  # = world poses on a fixed base
         for ee in model.end_effectors:
             out[f"J_{ee.name}_world"], out[f"J_{ee.name}_local"] = jacobians(kin, poses, ee)
         if "all" in share:
-            out["all_split"] = all_split(kin, vel, poses, {ee.name: out[f"J_{ee.name}_world"]
+            out["all_split"] = all_split(kin, vel, kin.world_poses(), {ee.name: out[f"J_{ee.name}_world"]
                                                            for ee in model.end_effectors})
     out["friction"] = friction(syms)
     # controller kernels (issue #8): inverse/forward dynamics, poses, J-dot q-dot
@@ -59,7 +55,7 @@ def derive(model: Model, share=()) -> dict:
     out["ddq"] = fd.forward_dynamics(prog, model, out["A"], out["h"], out["friction"], syms.tau)
     acc0 = fk.velocity_product_accelerations(kin, vel)
     for ee in model.end_effectors:
-        out[f"T_{ee.name}"] = fk.homogeneous(*fk.ee_pose(kin, poses, ee))
+        out[f"T_{ee.name}"] = fk.homogeneous(*kin.pose_to_world(*fk.ee_pose(kin, poses, ee)))
         out[f"jdot_qdot_{ee.name}"] = fk.jdot_qdot(kin, poses, vel, acc0, ee)
     return out
 

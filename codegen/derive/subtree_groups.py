@@ -93,4 +93,4 @@ def submodel(model, keys):
     zero = (sp.S.Zero,) * 3
     frames = tuple(dataclasses.replace(f, parent="0", rotation=sp.eye(3), origin=zero) if i == 0 else f
                    for i, f in enumerate(f for f in model.frames if f.key in keys))
-    return dataclasses.replace(model, frames=frames, end_effectors=())
+    return dataclasses.replace(model, frames=frames, end_effectors=(), floating_base=False)
