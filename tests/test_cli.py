@@ -228,8 +228,8 @@ def test_urdf_branch_passes_options_and_writes_model_files(tmp_path, monkeypatch
     urdf.write_text("<robot name='r'/>\n")
     calls = []
 
-    def load_urdf(path, *, name=None, end_effectors=(), snap=True):
-        calls.append((str(path), name, tuple(end_effectors), snap))
+    def load_urdf(path, *, name=None, end_effectors=(), snap=True, floating_base=False):
+        calls.append((str(path), name, tuple(end_effectors), snap, floating_base))
         model = load_model(MINI)
         return types.SimpleNamespace(model=model, values=tuple(load_param_values(MINI_PARAMS, model)),
                                      to_toml=lambda: (MINI.read_text(), MINI_PARAMS.read_text()))
@@ -239,7 +239,7 @@ def test_urdf_branch_passes_options_and_writes_model_files(tmp_path, monkeypatch
     rc = cli.main([str(urdf), "--out", str(out), "--name", "arm 2", "--end-effector", "tool",
                    "--end-effector", "slider", "--no-snap", "--emit-model"])
     assert rc == 0, capsys.readouterr().err
-    assert calls == [(str(urdf), "arm 2", ("tool", "slider"), False)]
+    assert calls == [(str(urdf), "arm 2", ("tool", "slider"), False, False)]
     assert sorted(p.name for p in out.iterdir()) == ["arm_2.toml", "arm_2_kernels.c", "arm_2_kernels.h",
                                                      "arm_2_params.toml"]
     assert (out / "arm_2.toml").read_text() == MINI.read_text()
