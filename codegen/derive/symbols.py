@@ -55,9 +55,12 @@ class Symbols:
         # velocities are dq[0:6] (linear then angular, base axes), its six
         # accelerations ddq[0:6] and its wrench tau[0:6] (force then moment, base
         # axes). Joint i >= 6 reads q[i + 1] (model.q_offset). Kernels that extend
-        # to the base (com, centroidal_map, integrate) read base_position and
-        # base_quaternion and take world poses from Kinematics.world_poses(),
-        # which starts at Kinematics.base_pose().
+        # to the base (com, centroidal_map, integrate) read base_position,
+        # base_quaternion and base_velocity, and take world poses of every
+        # frame from Kinematics.world_poses() (it starts at
+        # Kinematics.base_pose()), or cheaper, poses in the base frame from
+        # Kinematics.base_frame_poses() turned to the world once per output by
+        # Kinematics.pose_to_world() / rotate_to_world().
         if model.floating_base:
             self.base_position = [make("qb", i, f"_base{i}") for i in range(3)]
             self.base_quaternion = [make("qb", 3 + i, f"_base{3 + i}") for i in range(4)]
