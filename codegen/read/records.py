@@ -2,8 +2,9 @@
 
 A model is a tree of frames (Khalil-Dombre style, as in the Krang report, Zafar 2015,
 sections 2.1-2.2 and 5.1). Each frame is a link carried by one joint: revolute,
-prismatic or fixed; a free-flying base is six frames (BASE_TYPES below). The records are built by codegen/read/model.py (model files) and
-codegen/read/urdf.py (URDF files), checked there; nothing here knows about files or C.
+prismatic or fixed; a free-flying base is six frames (BASE_TYPES below). The
+records are built by codegen/read/model.py (model files) and codegen/read/urdf.py
+(URDF files), checked there; nothing here knows about files or C.
 """
 from __future__ import annotations
 
