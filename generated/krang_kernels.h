@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        9cfb7eae6dfc9a0ef55ff402733a65730069b49255ca01612a26cc384e5250b4
+ * generator        5359362cc86cac304a54928e56a96d8e78194fbabc9bac8330fed4e72e822bfa
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -29,8 +29,14 @@
 extern "C" {
 #endif
 
-/* Number of degrees of freedom (length of q and dq). */
+/* Number of degrees of freedom: the length of dq (v) and of every vector and
+ * matrix side but q. */
 #define KRANG_NDOF 17
+/* Length of q (KRANG_NQ = KRANG_NV on a fixed base; on a free-flying base
+ * q = [x, y, z, qx, qy, qz, qw, joints...], one more). */
+#define KRANG_NQ 17
+/* Length of the velocity vector dq (= KRANG_NDOF). */
+#define KRANG_NV 17
 /* Number of parameters (length of p). */
 #define KRANG_NP 231
 /* End effectors: the `ee` argument of krang_jacobian. */
