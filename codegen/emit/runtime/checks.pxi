@@ -166,6 +166,16 @@ cdef dict _out_dict(object out, dict shapes):
             for k, s in shapes.items()}
 
 
+cdef double _real(object x, str name) except? -1.0:
+    """A finite real number passed by value (integrate's dt)."""
+    if isinstance(x, (str, bytes, bool, np.bool_)) or getattr(x, "ndim", 0) != 0:
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
+    cdef double d = float(x)
+    if not isfinite(d):
+        raise ValueError(f"{name} is {d}: inputs must be finite")
+    return d
+
+
 cdef inline double *_data(object a):
     return <double *>cnp.PyArray_DATA(<cnp.ndarray>a)
 
