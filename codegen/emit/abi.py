@@ -236,7 +236,19 @@ def centroidal_functions(model: Model, q, p) -> list:
     """Centre of mass, centroidal momentum and configuration-space kernels
     (issue 19; derivation: codegen/derive/centroidal.py). Fixed base for now:
     q and v both have NDOF entries, q of a revolute or continuous joint is its
-    angle (rad), of a prismatic joint its displacement (m)."""
+    angle (rad), of a prismatic joint its displacement (m).
+
+    Floating base (design note for the free-flyer branch): integrate and
+    neutral become NQ-sized in q, NV in v. integrate is Pinocchio's
+    SpecialEuclideanOperation<3>::integrate on the base block: M' = M exp6(v_b dt)
+    with M = (R(quat), p), v_b = (linear, angular) in base axes, i.e.
+    p' = p + R V(w dt) v_lin dt and quat' = quat * exp3(w dt) (the quaternion
+    of the rotation vector w dt), flipped to quat's hemisphere and normalized
+    (Pinocchio's firstOrderNormalize); the joints stay q + v dt after the base
+    block. neutral: base (0, 0, 0, 0, 0, 0, 1) (x y z, qx qy qz qw), joints 0.
+    These are small enough for the template (kernels.c.j2); V(phi) = I +
+    (1 - cos t)/t^2 hat(phi) + (t - sin t)/t^3 hat(phi)^2 with t = |phi| needs a
+    Taylor branch below t ~ 1e-4 (Pinocchio's exp6 uses one)."""
     n = model.ndof
     moved = ("The mass counted is that of the links the joints move (links fixed to the world are left out, "
              "as in Pinocchio); M is its total, > 0 for physical parameters.")
@@ -254,9 +266,9 @@ def centroidal_functions(model: Model, q, p) -> list:
                  + moved,
                  (q, p, Arg("Ag", (6, n), OUT, "centroidal_map"))),
         Function("integrate",
-                 "q_out = q (+) v dt, Pinocchio's integrate: every joint (revolute and continuous joints "
-                 "are one angle, not cos/sin) moves by v_i dt, NDOF. Fixed base: q_out = q + v dt "
-                 "(q_out may alias q or v).",
+                 "q_out = q (+) v dt, Pinocchio's integrate: q (NDOF; rad for revolute and continuous joints, "
+                 "one angle each, not Pinocchio's cos/sin pair; m for prismatic ones), v (NDOF; rad/s, m/s), "
+                 "dt (s) -> q_out (NDOF). Fixed base: q_out = q + v dt (multiply-adds may be fused).",
                  (q, Arg("v", (n,), IN), Arg("dt", (), REAL), Arg("q_out", (n,), OUT)), TEMPLATE),
         Function("neutral",
                  "The neutral configuration (Pinocchio's neutral: every joint at 0, whatever its limits), NDOF.",
