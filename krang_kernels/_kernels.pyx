@@ -968,9 +968,9 @@ cdef object _batch_integrate(object q, object v, double dt_c, object out, Py_ssi
 
 
 def integrate(q, v, dt, out=None):
-    """q_out = q (+) v dt, Pinocchio's integrate: every joint (revolute and continuous joints are one
-    angle, not cos/sin) moves by v_i dt, NDOF. Fixed base: q_out = q + v dt (q_out may alias q or
-    v).
+    """q_out = q (+) v dt, Pinocchio's integrate: q (NDOF; rad for revolute and continuous joints, one
+    angle each, not Pinocchio's cos/sin pair; m for prismatic ones), v (NDOF; rad/s, m/s), dt (s) ->
+    q_out (NDOF). Fixed base: q_out = q + v dt (multiply-adds may be fused).
 
     Returns a float64 array of shape (17,); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no

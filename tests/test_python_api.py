@@ -50,7 +50,7 @@ CALLS = {
                      (3, N)),
     "centroidal_map": (lambda a, out=None: kk.centroidal_map(a["q"], a["params"], out=out), ("q", "params"),
                        (6, N)),
-    "integrate": (lambda a, out=None: kk.integrate(a["q"], a["dq"], 0.01, out=out), ("q", "dq"), (N,)),
+    "integrate": (lambda a, out=None: kk.integrate(a["q"], a["v"], 0.01, out=out), ("q", "v"), (N,)),
 }
 WITH_OUT = sorted(k for k, v in CALLS.items() if v[2] is not None)
 
@@ -135,7 +135,8 @@ def states(draw):
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     args = {"q": rng.uniform(-3.5, 3.5, N), "dq": rng.uniform(-3, 3, N), "ddq": rng.uniform(-5, 5, N),
-            "tau": rng.uniform(-20, 20, N), "params": DEFAULT * rng.uniform(0.8, 1.2, NP)}
+            "tau": rng.uniform(-20, 20, N), "params": DEFAULT * rng.uniform(0.8, 1.2, NP),
+            "v": rng.uniform(-3, 3, N)}
     return args, rng
 
 

@@ -236,9 +236,10 @@ void mini_com_jacobian(const double *q, const double *p, double *Jc);
  * as in Pinocchio); M is its total, > 0 for physical parameters. */
 void mini_centroidal_map(const double *q, const double *p, double *Ag);
 
-/* q_out = q (+) v dt, Pinocchio's integrate: every joint (revolute and
- * continuous joints are one angle, not cos/sin) moves by v_i dt, NDOF. Fixed
- * base: q_out = q + v dt (q_out may alias q or v). */
+/* q_out = q (+) v dt, Pinocchio's integrate: q (NDOF; rad for revolute and
+ * continuous joints, one angle each, not Pinocchio's cos/sin pair; m for
+ * prismatic ones), v (NDOF; rad/s, m/s), dt (s) -> q_out (NDOF). Fixed base:
+ * q_out = q + v dt (multiply-adds may be fused). */
 void mini_integrate(const double *q, const double *v, double dt, double *q_out);
 
 /* The neutral configuration (Pinocchio's neutral: every joint at 0, whatever
