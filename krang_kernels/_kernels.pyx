@@ -42,6 +42,11 @@ cdef extern from "krang_kernels.h":
     void _c_jdot_qdot "krang_jdot_qdot"(const double *, const double *, const double *, int, double *) nogil
     void _c_compute_A_batch "krang_compute_A_batch"(int, const double *, const double *, double *) nogil
     void _c_compute_C_batch "krang_compute_C_batch"(int, const double *, const double *, const double *, double *) nogil
+    void _c_com "krang_com"(const double *, const double *, double *) nogil
+    void _c_com_jacobian "krang_com_jacobian"(const double *, const double *, double *) nogil
+    void _c_centroidal_map "krang_centroidal_map"(const double *, const double *, double *) nogil
+    void _c_integrate "krang_integrate"(const double *, const double *, double, double *) nogil
+    void _c_neutral "krang_neutral"(double *) nogil
 
 N_DOF = 17
 # length of q: N_DOF, or N_DOF + 1 on a free-flying base (x, y, z, qx, qy, qz, qw, joints...)
@@ -240,6 +245,22 @@ cdef dict _out_dict(object out, dict shapes):
             raise ValueError(f"out has an unknown key {k!r} (compute_all's outputs: {list(shapes)})")
     return {k: _out(out[k], f"out[{k!r}]", s) if k in out else np.empty(s, dtype=np.float64)
             for k, s in shapes.items()}
+
+
+cdef double _real(object x, str name) except? -1.0:
+    """A finite real number passed by value (integrate's dt): int, float or a
+    numpy integer/floating scalar, as params_from_dict takes (not bool, str,
+    complex, arrays)."""
+    cdef double d
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__} {x!r}")
+    try:
+        d = float(x)
+    except OverflowError:  # an int beyond the float range
+        d = float("inf")
+    if not isfinite(d):
+        raise ValueError(f"{name} is {x!r}: inputs must be finite")
+    return d
 
 
 cdef inline double *_data(object a):
@@ -680,6 +701,129 @@ def forward_dynamics(q, dq, tau, params=None, out=None):
     return out
 
 
+cdef object _batch_com(object q, object params, object out, Py_ssize_t nb):
+    """com over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (3,))
+    q, params, = _unalias(out, (q, params,))
+    d_q = _data(q)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_com(d_q + i * 17, d_params, d_out + i * 3)
+    return out
+
+
+def com(q, params=None, out=None):
+    """Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. The mass counted is that
+    of the links the joints move (links fixed to the world are left out, as in Pinocchio); M is its
+    total, > 0 for physical parameters.
+
+    Returns a float64 array of shape (3,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_com(q, params, out, nb)
+    q = _input(q, "q", 17)
+    params = _params(params)
+    out = _out(out, "out", (3,))
+    _c_com(_data(q), _data(params), _data(out))
+    return out
+
+
+cdef object _batch_com_jacobian(object q, object params, object out, Py_ssize_t nb):
+    """com_jacobian over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (3, 17))
+    q, params, = _unalias(out, (q, params,))
+    d_q = _data(q)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_com_jacobian(d_q + i * 17, d_params, d_out + i * 51)
+    return out
+
+
+def com_jacobian(q, params=None, out=None):
+    """Jacobian of the centre of mass Jc(q), 3 x NDOF row-major, frame 0 (world) axes: dc/dt = Jc dq
+    (m/s). Equal to the first three rows of centroidal_map divided by M. The mass counted is that of
+    the links the joints move (links fixed to the world are left out, as in Pinocchio); M is its
+    total, > 0 for physical parameters.
+
+    Returns a float64 array of shape (3, 17); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_com_jacobian(q, params, out, nb)
+    q = _input(q, "q", 17)
+    params = _params(params)
+    out = _out(out, "out", (3, 17))
+    _c_com_jacobian(_data(q), _data(params), _data(out))
+    return out
+
+
+cdef object _batch_centroidal_map(object q, object params, object out, Py_ssize_t nb):
+    """centroidal_map over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (6, 17))
+    q, params, = _unalias(out, (q, params,))
+    d_q = _data(q)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_centroidal_map(d_q + i * 17, d_params, d_out + i * 102)
+    return out
+
+
+def centroidal_map(q, params=None, out=None):
+    """Centroidal momentum matrix Ag(q), 6 x NDOF row-major (Pinocchio's computeCentroidalMap): Ag dq
+    is the momentum of the robot, rows 0-2 linear (kg m/s), rows 3-5 angular about the centre of
+    mass (kg m^2/s), both in frame 0 (world) axes. Rotor inertia Ia is not counted. The mass counted
+    is that of the links the joints move (links fixed to the world are left out, as in Pinocchio); M
+    is its total, > 0 for physical parameters.
+
+    Returns a float64 array of shape (6, 17); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_centroidal_map(q, params, out, nb)
+    q = _input(q, "q", 17)
+    params = _params(params)
+    out = _out(out, "out", (6, 17))
+    _c_centroidal_map(_data(q), _data(params), _data(out))
+    return out
+
+
 cdef object _batch_jacobian(object q, object params, int ee_i, int frame_i, object out, Py_ssize_t nb):
     """jacobian over a batch of nb states."""
     cdef Py_ssize_t i
@@ -806,6 +950,59 @@ def jdot_qdot(q, dq, ee, params=None, out=None):
     return out
 
 
+cdef object _batch_integrate(object q, object v, double dt_c, object out, Py_ssize_t nb):
+    """integrate over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_v
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    v = _rows(v, "v", nb, 17)
+    out = _out(out, "out", (nb,) + (17,))
+    q, v, = _unalias(out, (q, v,))
+    d_q = _data(q)
+    d_v = _data(v)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_integrate(d_q + i * 17, d_v + i * 17, dt_c, d_out + i * 17)
+    return out
+
+
+def integrate(q, v, dt, out=None):
+    """q_out = q (+) v dt, Pinocchio's integrate: q (NQ; rad for revolute and continuous joints, one
+    angle each, not Pinocchio's cos/sin pair; m for prismatic ones), v (NV; rad/s, m/s), dt (s) ->
+    q_out (NQ). Joints: q + v dt (multiply-adds may be fused). A free-flying base moves by the SE(3)
+    exponential of its velocity (base axes) times dt; its quaternion is normalized after the step,
+    so q_out's is unit whatever q's norm.
+
+    Returns a float64 array of shape (17,); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released. Row i equals the single-state call bit for bit (the same C kernel, once per
+    row)."""
+    cdef double dt_c = _real(dt, "dt")
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_integrate(q, v, dt_c, out, nb)
+    q = _input(q, "q", 17)
+    v = _input(v, "v", 17)
+    out = _out(out, "out", (17,))
+    _c_integrate(_data(q), _data(v), dt_c, _data(out))
+    return out
+
+
+
+def neutral(out=None):
+    """The neutral configuration (Pinocchio's neutral: every joint at 0, whatever its limits; a free-
+    flying base at the origin with the identity quaternion (0, 0, 0, 1)), NQ.
+
+    Returns a float64 array of shape (17,); `out`: an array written in place and returned."""
+    out = _out(out, "out", (17,))
+    _c_neutral(_data(out))
+    return out
+
+
 _ALL_SHAPES = {
     'A': (17, 17),
     'C': (17, 17),
@@ -859,4 +1056,4 @@ def compute_all(q, dq, params=None, out=None):
     return res
 
 
-__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'jacobian', 'fk', 'jdot_qdot', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

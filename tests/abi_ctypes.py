@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.emit.abi import INDEX, OUT, describe
+from codegen.emit.abi import INDEX, OUT, REAL, describe
 from codegen.emit.cnames import cnames
 from codegen.generate import generate
 from codegen.read.model import load_model
@@ -55,7 +55,7 @@ class Library:
             if f.returns != "void":
                 continue
             cf = getattr(self.lib, self.abi.prefix + f.name)
-            cf.argtypes = [ctypes.c_int if a.role == INDEX else _D for a in f.args]
+            cf.argtypes = [{INDEX: ctypes.c_int, REAL: ctypes.c_double}.get(a.role, _D) for a in f.args]
             cf.restype = None
 
     def __getattr__(self, name):
@@ -74,6 +74,8 @@ class Library:
             for a in f.args:
                 if a.role == INDEX:
                     args.append(int(next(it)))
+                elif a.role == REAL:
+                    args.append(float(next(it)))
                 elif a.role == OUT:
                     o = np.full(a.shape, np.nan)
                     outs.append(o)

@@ -45,6 +45,12 @@ CALLS = {
     "fk_right": (lambda a, out=None: kk.fk(a["q"], "right", a["params"], out=out), ("q", "params"), (4, 4)),
     "jdot_qdot_0": (lambda a, out=None: kk.jdot_qdot(a["q"], a["dq"], 0, a["params"], out=out),
                     ("q", "dq", "params"), (6,)),
+    "com": (lambda a, out=None: kk.com(a["q"], a["params"], out=out), ("q", "params"), (3,)),
+    "com_jacobian": (lambda a, out=None: kk.com_jacobian(a["q"], params=a["params"], out=out), ("q", "params"),
+                     (3, N)),
+    "centroidal_map": (lambda a, out=None: kk.centroidal_map(a["q"], a["params"], out=out), ("q", "params"),
+                       (6, N)),
+    "integrate": (lambda a, out=None: kk.integrate(a["q"], a["v"], 0.01, out=out), ("q", "v"), (N,)),
 }
 WITH_OUT = sorted(k for k, v in CALLS.items() if v[2] is not None)
 
@@ -129,7 +135,8 @@ def states(draw):
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     args = {"q": rng.uniform(-3.5, 3.5, N), "dq": rng.uniform(-3, 3, N), "ddq": rng.uniform(-5, 5, N),
-            "tau": rng.uniform(-20, 20, N), "params": DEFAULT * rng.uniform(0.8, 1.2, NP)}
+            "tau": rng.uniform(-20, 20, N), "params": DEFAULT * rng.uniform(0.8, 1.2, NP),
+            "v": rng.uniform(-3, 3, N)}
     return args, rng
 
 
@@ -269,6 +276,13 @@ def test_out_aliasing_inputs(state, shift):
     p = np.array(args["params"])
     _same(kk.compute_Q(p[shift:shift + N], p, out=p[:N]), kk.compute_Q(args["params"][shift:shift + N],
                                                                        args["params"]))
+    # integrate over q or v, shifted (its C kernel writes after reading all of q and v)
+    ref_i = kk.integrate(args["q"], args["dq"], 0.25)
+    for inputs in ("q", "dq"):
+        buf = np.zeros(3 * N)
+        buf[N:2 * N] = args[inputs]
+        a = {"q": args["q"], "dq": args["dq"], inputs: buf[N:2 * N]}
+        _same(kk.integrate(a["q"], a["dq"], 0.25, out=buf[shift:shift + N]), ref_i)
 
 
 @SETTINGS
@@ -337,6 +351,27 @@ def test_params_from_dict_strict(values):
         for k, v in values.items():
             want[kk.PARAM_NAMES.index(k)] = float(v)
         _same(p, want)
+
+
+@SETTINGS
+@given(st.one_of(ACCEPTED, REJECTED))
+def test_integrate_dt_strict(dt):
+    """dt follows params_from_dict's rule for a number."""
+    q, v = np.linspace(-1, 1, N), np.linspace(2, -3, N)
+    ok = not isinstance(dt, (bool, np.bool_)) and isinstance(dt, (int, float, np.integer, np.floating))
+    if ok:
+        try:
+            ok = bool(np.isfinite(float(dt)))
+        except OverflowError:
+            ok = False
+    try:
+        got = kk.integrate(q, v, dt)
+    except BAD as exc:
+        assert not ok and "dt" in str(exc), exc
+    else:
+        assert ok
+        # to rounding: the C may fuse the multiply-add
+        np.testing.assert_allclose(got, q + v * float(dt), rtol=5e-16, atol=5e-16 * np.abs(v * float(dt)).max())
 
 
 def test_params_from_dict_base_and_names():

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen.emit.abi import IN, INDEX, OUT, describe
+from codegen.emit.abi import IN, INDEX, OUT, REAL, describe
 from codegen.emit.cnames import cnames
 from codegen.generate import generate_from_files
 from codegen.read.model import load_model
@@ -53,6 +53,10 @@ def _driver(abi) -> str:
             if a.role == INDEX:
                 call.append(f"ix_{a.name}")
                 continue
+            if a.role == REAL:
+                lines.append(f"        const double {a.name} = pick(&st, mode, 0);")
+                call.append(a.name)
+                continue
             size = a.size * 40 if a.batched else a.size  # batch kernels: n < 40 states (the index loop)
             lines.append(f"        double *{a.name} = malloc({size} * sizeof(double));")
             fill = "pick(&st, mode, i)" if a.role == IN else "NAN"
@@ -76,7 +80,7 @@ def _driver(abi) -> str:
                 size = a.size * 40 if a.batched else a.size
                 lines.append(f"        for (int i = 0; i < {size}; ++i) sink += {a.name}[i] == {a.name}[i];")
         for a in f.args:
-            if a.role != INDEX:
+            if a.role not in (INDEX, REAL):
                 lines.append(f"        free({a.name});")
         lines.append("    }")
     lines += ["    }", '    printf("ok %g\\n", sink);', "    return 0;", "}"]

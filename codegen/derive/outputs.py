@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import fk, lagrangian, rnea
 from . import forward_dynamics as fd
+from .centroidal import centroidal
 from .christoffel import coriolis_matrix
 from .composite_inertia import composite_inertias, gravity_vector, inertia_matrix
 from .friction import friction
@@ -57,6 +58,9 @@ def derive(model: Model, share=()) -> dict:
     for ee in model.end_effectors:
         out[f"T_{ee.name}"] = fk.homogeneous(*kin.pose_to_world(*fk.ee_pose(kin, poses, ee)))
         out[f"jdot_qdot_{ee.name}"] = fk.jdot_qdot(kin, poses, vel, acc0, ee)
+    # centre of mass and centroidal momentum (issue 19), derived last: the
+    # intermediates of the kernels above keep their places in the program
+    out["com"], out["com_jacobian"], out["centroidal_map"] = centroidal(kin, comp, poses)
     return out
 
 

@@ -19,6 +19,7 @@ from ..read.model import Model
 from .cnames import CNames, cnames
 
 IN, OUT, INDEX = "in", "out", "index"
+REAL = "real"  # a double passed by value (integrate's time step dt)
 # Derived kernels have their body emitted from the derivation; the others
 # (the Jacobian dispatcher and the model's metadata) are laid out by the
 # source template.
@@ -34,8 +35,8 @@ FRAMES = ("world", "local")  # the `frame` argument of jacobian: 0, 1
 @dataclass(frozen=True)
 class Arg:
     name: str  # C parameter name; also the Python name of an input
-    shape: tuple  # () for an int; (n,) a vector; (rows, cols) a row-major matrix
-    role: str  # IN, OUT or INDEX
+    shape: tuple  # () for an int or a double; (n,) a vector; (rows, cols) a row-major matrix
+    role: str  # IN, OUT, INDEX or REAL
     source: str = ""  # OUT of a derived kernel: the derivation output it receives
     batched: bool = False  # n (the INDEX argument `n`) of these, consecutive: shape is per state
 
@@ -47,6 +48,8 @@ class Arg:
     def decl(self) -> str:
         if self.role == INDEX:
             return f"int {self.name}"
+        if self.role == REAL:
+            return f"double {self.name}"
         return f"{'const ' if self.role == IN else ''}double *{self.name}"
 
 
@@ -168,6 +171,7 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None) -> ABI:
     ]
     fs += controller_functions(model, idents, q, dq, p)
     fs += batch_functions(fs)
+    fs += centroidal_functions(model, q, p)
     return ABI(name, f"{name}_", macro, n, np_, model.nq, ees, tuple(fs))
 
 
@@ -227,3 +231,50 @@ def batch_functions(fs) -> list:
             "overlap inputs. n <= 0 writes nothing.",
             (Arg("n", (), INDEX), *args), BATCH, batch_of=f.name))
     return out
+
+
+def centroidal_functions(model: Model, q, p) -> list:
+    """Centre of mass, centroidal momentum and configuration-space kernels
+    (issue 19; derivation: codegen/derive/centroidal.py). Fixed base for now:
+    q and v both have NDOF entries, q of a revolute or continuous joint is its
+    angle (rad), of a prismatic joint its displacement (m).
+
+    Floating base (design note for the free-flyer branch): integrate and
+    neutral become NQ-sized in q, NV in v. integrate is Pinocchio's
+    SpecialEuclideanOperation<3>::integrate on the base block: M' = M exp6(v_b dt)
+    with M = (R(quat), p), v_b = (linear, angular) in base axes, i.e.
+    p' = p + R V(w dt) v_lin dt and quat' = quat * exp3(w dt) (the quaternion
+    of the rotation vector w dt), flipped to quat's hemisphere and normalized
+    (Pinocchio's firstOrderNormalize); the joints stay q + v dt after the base
+    block. neutral: base (0, 0, 0, 0, 0, 0, 1) (x y z, qx qy qz qw), joints 0.
+    These are small enough for the template (kernels.c.j2); V(phi) = I +
+    (1 - cos t)/t^2 hat(phi) + (t - sin t)/t^3 hat(phi)^2 with t = |phi| needs a
+    Taylor branch below t ~ 1e-4 (Pinocchio's exp6 uses one)."""
+    n = model.ndof
+    moved = ("The mass counted is that of the links the joints move (links fixed to the world are left out, "
+             "as in Pinocchio); M is its total, > 0 for physical parameters.")
+    return [
+        Function("com", f"Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. {moved}",
+                 (q, p, Arg("c", (3,), OUT, "com"))),
+        Function("com_jacobian",
+                 "Jacobian of the centre of mass Jc(q), 3 x NDOF row-major, frame 0 (world) axes: "
+                 f"dc/dt = Jc dq (m/s). Equal to the first three rows of centroidal_map divided by M. {moved}",
+                 (q, p, Arg("Jc", (3, n), OUT, "com_jacobian"))),
+        Function("centroidal_map",
+                 "Centroidal momentum matrix Ag(q), 6 x NDOF row-major (Pinocchio's computeCentroidalMap): "
+                 "Ag dq is the momentum of the robot, rows 0-2 linear (kg m/s), rows 3-5 angular about the "
+                 "centre of mass (kg m^2/s), both in frame 0 (world) axes. Rotor inertia Ia is not counted. "
+                 + moved,
+                 (q, p, Arg("Ag", (6, n), OUT, "centroidal_map"))),
+        Function("integrate",
+                 "q_out = q (+) v dt, Pinocchio's integrate: q (NQ; rad for revolute and continuous joints, "
+                 "one angle each, not Pinocchio's cos/sin pair; m for prismatic ones), v (NV; rad/s, m/s), "
+                 "dt (s) -> q_out (NQ). Joints: q + v dt (multiply-adds may be fused). A free-flying base "
+                 "moves by the SE(3) exponential of its velocity (base axes) times dt; its quaternion is "
+                 "normalized after the step, so q_out's is unit whatever q's norm.",
+                 (q, Arg("v", (n,), IN), Arg("dt", (), REAL), Arg("q_out", (model.nq,), OUT)), TEMPLATE),
+        Function("neutral",
+                 "The neutral configuration (Pinocchio's neutral: every joint at 0, whatever its limits; a "
+                 "free-flying base at the origin with the identity quaternion (0, 0, 0, 1)), NQ.",
+                 (Arg("q", (model.nq,), OUT),), TEMPLATE),
+    ]

@@ -30,7 +30,7 @@ from pathlib import Path
 import jinja2
 
 from .. import __version__
-from .abi import FRAMES, IN, INDEX, OUT
+from .abi import FRAMES, IN, INDEX, OUT, REAL
 from .build_log import captured, failure
 from .pytext import docstring, py_string, py_tuple
 
@@ -47,6 +47,8 @@ X86_FLAGS = ["-mprefer-vector-width=256"]
 NATIVE = ["-march=native"]
 # The ABI's Python-level metadata functions (not wrapped as kernels).
 METADATA = ("default_params", "joint_limits", "param_name", "joint_name")
+# The ABI's functions of no input, wrapped as name(out=None).
+CONSTANTS = ("neutral",)
 SHARED = ("default_params", "params_from_dict", "check_params", "load_params", "link_params")
 
 
@@ -103,7 +105,7 @@ def _check(arg) -> PyInput:
 
 
 def _extern(abi, f) -> str:
-    types = {IN: "const double *", OUT: "double *", INDEX: "int"}
+    types = {IN: "const double *", OUT: "double *", INDEX: "int", REAL: "double"}
     args = ", ".join(types[a.role] for a in f.args) or "void"
     space = "" if f.returns.endswith("*") else " "
     cname = f"{abi.prefix}{f.name}"
@@ -129,7 +131,7 @@ def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
     (out,) = f.outputs
     call, bcall, ptrs = [], [], []
     for a in f.args:
-        if a.role == INDEX:
+        if a.role in (INDEX, REAL):
             call.append(index_vars[a.name])
             bcall.append(index_vars[a.name])
             continue
@@ -139,24 +141,36 @@ def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
         call.append(f"_data({var})")
         bcall.append(ptr if var == "params" else f"{ptr} + i * {a.size}")
     lead = ", ".join(names + list(extra_args))
-    sig = f"{lead}, params=None, out=None"
+    has_params = any(i.var == "params" for i in ins)
+    sig = f"{lead}, params=None, out=None" if has_params else f"{lead}, out=None"
     arr = "NDArray[np.float64]"
     stub_lead = ", ".join([f"{n}: ArrayLike" for n in names] + [e.stub for e in extra_args])
-    stub = f"{stub_lead}, params: ArrayLike | None = None, out: {arr} | None = None"
+    stub = f"{stub_lead}, params: ArrayLike | None = None, out: {arr} | None = None" if has_params else \
+        f"{stub_lead}, out: {arr} | None = None"
     shape = tuple(out.shape)
-    doc = (f"{doc or f.doc}\n\nReturns a float64 array of shape {shape}; `params`: the parameter vector "
-           f"(default: default_params()); `out`: an array written in place and returned.\n{BATCH_DOC} "
-           f"{SIMD_DOC if batch else SCALAR_DOC}")
+    params_doc = "`params`: the parameter vector (default: default_params()); " if has_params else ""
+    batch_doc = BATCH_DOC if has_params else BATCH_DOC.replace("; `params` (N_PARAMS,) is shared by the batch", "")
+    doc = (f"{doc or f.doc}\n\nReturns a float64 array of shape {shape}; {params_doc}`out`: an array written in "
+           f"place and returned.\n{batch_doc} {SIMD_DOC if batch else SCALAR_DOC}")
     # the batch function takes `n` and then f's arguments: bcall (rows i.. of every array) serves both
     if batch is not None and [a.name for a in batch.args] != ["n"] + [a.name for a in f.args]:
         raise ValueError(f"{batch.name}: arguments are not n + those of {f.name}")
-    bnames = [i.var for i in ins] + [index_vars[a.name] for a in f.args if a.role == INDEX]
-    bsig = ", ".join([f"object {i.var}" for i in ins] + [f"int {index_vars[a.name]}" for a in f.args
-                                                         if a.role == INDEX] + ["object out", "Py_ssize_t nb"])
+    ctype = {INDEX: "int", REAL: "double"}
+    bnames = [i.var for i in ins] + [index_vars[a.name] for a in f.args if a.role in ctype]
+    bsig = ", ".join([f"object {i.var}" for i in ins] + [f"{ctype[a.role]} {index_vars[a.name]}" for a in f.args
+                                                         if a.role in ctype] + ["object out", "Py_ssize_t nb"])
     return PyKernel(f.name, f"_c_{f.name}", docstring(doc), sig, tuple(e.prelude for e in extra_args), names[0],
                     tuple(ins), repr(shape), ", ".join(call), tuple(ptrs), ", ".join(bcall), bsig,
                     ", ".join(bnames + ["out", "nb"]), ", ".join(i.var for i in ins), stub,
                     batch.name if batch is not None else "")
+
+
+def _constant(f) -> dict:
+    """A function of no input (neutral): the Python function fills `out`."""
+    (out,) = f.outputs
+    shape = repr(tuple(out.shape))
+    doc = f"{f.doc}\n\nReturns a float64 array of shape {shape}; `out`: an array written in place and returned."
+    return dict(name=f.name, cname=f"_c_{f.name}", shape=shape, doc=docstring(doc))
 
 
 def _dispatcher_doc(abi, f) -> str:
@@ -235,13 +249,17 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         f = abi.function(name)
         extra = tuple(ee if a.name == "ee" else frame for a in f.args if a.role == INDEX)
         kernels.append(_kernel(f, extra, index_vars, _dispatcher_doc(abi, f)))
+    # integrate: dt a float shared by a batch, like params
+    dt = _Extra("dt", "dt: float", 'cdef double dt_c = _real(dt, "dt")')
+    kernels.append(_kernel(abi.function("integrate"), (dt,), {"dt": "dt_c"}))
+    constants = [_constant(abi.function(name)) for name in CONSTANTS]
     all_ = _compute_all(abi)
     called = {k.name for k in kernels} | {k.batch for k in kernels if k.batch} | {
-        "compute_all", "friction"} | set(METADATA)
+        "compute_all", "friction"} | set(METADATA) | set(CONSTANTS)
     externs = [_extern(abi, f) for f in abi.functions if f.name in called]
     limits = abi.function("joint_limits")
     public = ["N_DOF", "N_Q", "N_PARAMS", "JOINT_NAMES", "PARAM_NAMES", "END_EFFECTORS", "JOINT_LIMITS",
-              *[k.name for k in kernels], "compute_all", *SHARED]
+              *[k.name for k in kernels], *CONSTANTS, "compute_all", *SHARED]
     doc = (f"{module_name}: compiled dynamics of robot {abi.name} ({abi.ndof} DOF, {abi.nparams} parameters).\n\n"
            "    Gamma = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq)\n\n"
            "Every kernel reads the robot's parameters at run time from a float64 vector in\n"
@@ -256,7 +274,8 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         version=__version__, header=header, docstring=docstring(doc, ""), externs=externs,
         ndof=abi.ndof, nq=abi.nq, nparams=abi.nparams, end_effectors=py_tuple(abi.end_effectors),
         frames=py_tuple(FRAMES), frame_names=FRAMES, limit_names=[a.name for a in limits.outputs],
-        checks=CHECKS.read_text(), kernels=kernels, all=all_, public=public, batch_block=BATCH_BLOCK,
+        checks=CHECKS.read_text(), kernels=kernels, constants=constants, all=all_, public=public,
+        batch_block=BATCH_BLOCK,
     )
 
 

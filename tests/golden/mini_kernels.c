@@ -21,6 +21,9 @@
  *   mini_jdot_qdot_tool             32
  *   mini_fk_slider                  16
  *   mini_jdot_qdot_slider           20
+ *   mini_com                        49
+ *   mini_com_jacobian               59
+ *   mini_centroidal_map            212
  */
 #include <float.h>
 #include <math.h>
@@ -1411,6 +1414,338 @@ void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, d
     a[0] = t434;
 }
 
+/* mini_com with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_com(const double *q, const double *p, double *c)
+{
+    double in_q[3];
+    double in_p[54];
+    mini_com(memcpy(in_q, q, sizeof in_q), memcpy(in_p, p, sizeof in_p), c);
+}
+
+KKCLONES
+/* Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. The
+ * mass counted is that of the links the joints move (links fixed to the world
+ * are left out, as in Pinocchio); M is its total, > 0 for physical
+ * parameters.
+ * 49 operations. */
+void mini_com(const double *q, const double *p, double *c)
+{
+    if (kk_overlap(q, 3, c, 3) || kk_overlap(p, 54, c, 3)) { kk_copy_mini_com(q, p, c); return; }
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    const double p_MY_ta = p[33];
+    const double p_MY_a = p[20];
+    const double t34 = p_MY_a - p_MY_ta;
+    const double p_m_ta = p[31];
+    const double p_m_a = p[18];
+    const double t32 = p_m_a + p_m_ta;
+    const double p_L3 = p[2];
+    const double t51 = p_L3*t32 + t34;
+    const double p_m_b = p[41];
+    const double p_MX_b = p[42];
+    const double p_L1 = p[0];
+    const double t7 = -p_MX_b + p_m_b*(p_L1 + p_L3);
+    const double p_MZ_1 = p[8];
+    const double t17 = p_MZ_1 + t7;
+    const double t62 = t17 + t51;
+    const double p_m_1 = p[5];
+    const double t14 = p_m_1 + p_m_b;
+    const double t59 = t14 + t32;
+    const double t436 = 1.0/t59;
+    const double t439 = t436*(p_L1*t59 + t62);
+    c[2] = t439;
+    const double p_MZ_ta = p[34];
+    const double t25 = -0.5*p_L3*p_m_ta + p_MZ_ta;
+    const double p_MZ_a = p[21];
+    const double t35 = p_MZ_a + t25;
+    const double p_MX_ta = p[32];
+    const double p_L4 = p[3];
+    const double t24 = p_L4*p_m_ta - p_MX_ta;
+    const double p_MX_a = p[19];
+    const double t33 = p_MX_a + t24;
+    const double s_q_a = sq[1];
+    const double c_q_a = cq[1];
+    const double t43 = c_q_a*t35 + s_q_a*t33;
+    const double p_L2 = p[1];
+    const double t50 = p_L2*t32 + t43;
+    const double q_q_b = q[2];
+    const double p_MZ_b = p[44];
+    const double t0 = p_MZ_b - p_m_b*q_q_b;
+    const double t5 = -p_L2*p_m_b + t0;
+    const double p_MX_1 = p[6];
+    const double t15 = p_MX_1 + t5;
+    const double t60 = t15 + t50;
+    const double t42 = c_q_a*t33 - s_q_a*t35;
+    const double p_MY_b = p[43];
+    const double t6 = p_L4*p_m_b + p_MY_b;
+    const double p_MY_1 = p[7];
+    const double t16 = p_MY_1 + t6;
+    const double t61 = t16 + t42;
+    const double s_q_base = sq[0];
+    const double c_q_base = cq[0];
+    const double t438 = t436*(c_q_base*t60 - s_q_base*t61);
+    c[1] = t438;
+    const double t437 = t436*(-c_q_base*t61 - s_q_base*t60);
+    c[0] = t437;
+}
+
+/* mini_com_jacobian with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_com_jacobian(const double *q, const double *p, double *Jc)
+{
+    double in_q[3];
+    double in_p[54];
+    mini_com_jacobian(memcpy(in_q, q, sizeof in_q), memcpy(in_p, p, sizeof in_p), Jc);
+}
+
+KKCLONES
+/* Jacobian of the centre of mass Jc(q), 3 x NDOF row-major, frame 0 (world)
+ * axes: dc/dt = Jc dq (m/s). Equal to the first three rows of centroidal_map
+ * divided by M. The mass counted is that of the links the joints move (links
+ * fixed to the world are left out, as in Pinocchio); M is its total, > 0 for
+ * physical parameters.
+ * 59 operations. */
+void mini_com_jacobian(const double *q, const double *p, double *Jc)
+{
+    if (kk_overlap(q, 3, Jc, 9) || kk_overlap(p, 54, Jc, 9)) { kk_copy_mini_com_jacobian(q, p, Jc); return; }
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    Jc[6] = 0.0;
+    Jc[7] = 0.0;
+    Jc[8] = 0.0;
+    const double p_m_ta = p[31];
+    const double p_m_a = p[18];
+    const double t32 = p_m_a + p_m_ta;
+    const double p_m_b = p[41];
+    const double p_m_1 = p[5];
+    const double t14 = p_m_1 + p_m_b;
+    const double t59 = t14 + t32;
+    const double t436 = 1.0/t59;
+    const double c_q_base = cq[0];
+    const double t455 = -c_q_base*p_m_b;
+    const double t460 = t436*t455;
+    Jc[5] = t460;
+    const double s_q_base = sq[0];
+    const double t454 = p_m_b*s_q_base;
+    const double t459 = t436*t454;
+    Jc[2] = t459;
+    const double p_MZ_ta = p[34];
+    const double p_L3 = p[2];
+    const double t25 = -0.5*p_L3*p_m_ta + p_MZ_ta;
+    const double p_MZ_a = p[21];
+    const double t35 = p_MZ_a + t25;
+    const double p_MX_ta = p[32];
+    const double p_L4 = p[3];
+    const double t24 = p_L4*p_m_ta - p_MX_ta;
+    const double p_MX_a = p[19];
+    const double t33 = p_MX_a + t24;
+    const double s_q_a = sq[1];
+    const double c_q_a = cq[1];
+    const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
+    const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
+    const double t448 = -t263*t33 - t264*t35;
+    const double t453 = t436*t448;
+    Jc[4] = t453;
+    const double t447 = -t263*t35 + t264*t33;
+    const double t452 = t436*t447;
+    Jc[1] = t452;
+    const double t43 = c_q_a*t35 + s_q_a*t33;
+    const double p_L2 = p[1];
+    const double t50 = p_L2*t32 + t43;
+    const double q_q_b = q[2];
+    const double p_MZ_b = p[44];
+    const double t0 = p_MZ_b - p_m_b*q_q_b;
+    const double t5 = -p_L2*p_m_b + t0;
+    const double p_MX_1 = p[6];
+    const double t15 = p_MX_1 + t5;
+    const double t60 = t15 + t50;
+    const double t42 = c_q_a*t33 - s_q_a*t35;
+    const double p_MY_b = p[43];
+    const double t6 = p_L4*p_m_b + p_MY_b;
+    const double p_MY_1 = p[7];
+    const double t16 = p_MY_1 + t6;
+    const double t61 = t16 + t42;
+    const double t441 = -c_q_base*t61 - s_q_base*t60;
+    const double t446 = t436*t441;
+    Jc[3] = t446;
+    const double t440 = -c_q_base*t60 + s_q_base*t61;
+    const double t445 = t436*t440;
+    Jc[0] = t445;
+}
+
+/* mini_centroidal_map with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_centroidal_map(const double *q, const double *p, double *Ag)
+{
+    double in_q[3];
+    double in_p[54];
+    mini_centroidal_map(memcpy(in_q, q, sizeof in_q), memcpy(in_p, p, sizeof in_p), Ag);
+}
+
+KKCLONES
+/* Centroidal momentum matrix Ag(q), 6 x NDOF row-major (Pinocchio's
+ * computeCentroidalMap): Ag dq is the momentum of the robot, rows 0-2 linear
+ * (kg m/s), rows 3-5 angular about the centre of mass (kg m^2/s), both in
+ * frame 0 (world) axes. Rotor inertia Ia is not counted. The mass counted is
+ * that of the links the joints move (links fixed to the world are left out,
+ * as in Pinocchio); M is its total, > 0 for physical parameters.
+ * 212 operations. */
+void mini_centroidal_map(const double *q, const double *p, double *Ag)
+{
+    if (kk_overlap(q, 3, Ag, 18) || kk_overlap(p, 54, Ag, 18)) { kk_copy_mini_centroidal_map(q, p, Ag); return; }
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    Ag[6] = 0.0;
+    Ag[7] = 0.0;
+    Ag[8] = 0.0;
+    const double s_q_base = sq[0];
+    const double p_m_b = p[41];
+    const double t454 = p_m_b*s_q_base;
+    Ag[2] = t454;
+    const double c_q_base = cq[0];
+    const double t455 = -c_q_base*p_m_b;
+    Ag[5] = t455;
+    const double p_L3 = p[2];
+    const double p_L1 = p[0];
+    const double x1 = p_L1 + p_L3;
+    const double p_MX_b = p[42];
+    const double t7 = -p_MX_b + p_m_b*x1;
+    const double p_MZ_1 = p[8];
+    const double t17 = p_MZ_1 + t7;
+    const double p_MY_ta = p[33];
+    const double p_MY_a = p[20];
+    const double t34 = p_MY_a - p_MY_ta;
+    const double p_m_ta = p[31];
+    const double p_m_a = p[18];
+    const double t32 = p_m_a + p_m_ta;
+    const double t51 = p_L3*t32 + t34;
+    const double t62 = t17 + t51;
+    const double p_m_1 = p[5];
+    const double t14 = p_m_1 + p_m_b;
+    const double t59 = t14 + t32;
+    const double t436 = 1.0/t59;
+    const double t439 = t436*(p_L1*t59 + t62);
+    const double x14 = -t439;
+    const double t269 = 2.0*p_L1 + p_L3;
+    const double x19 = t269 + x14;
+    const double t456 = -p_MX_b*c_q_base - t455*x19;
+    Ag[11] = t456;
+    const double t457 = -p_MX_b*s_q_base + t454*x19;
+    Ag[14] = t457;
+    const double x7 = (0.5)*p_L3;
+    const double p_MZ_ta = p[34];
+    const double t25 = p_MZ_ta - p_m_ta*x7;
+    const double p_MZ_a = p[21];
+    const double t35 = p_MZ_a + t25;
+    const double p_MX_ta = p[32];
+    const double p_L4 = p[3];
+    const double t24 = p_L4*p_m_ta - p_MX_ta;
+    const double p_MX_a = p[19];
+    const double t33 = p_MX_a + t24;
+    const double s_q_a = sq[1];
+    const double c_q_a = cq[1];
+    const double t43 = c_q_a*t35 + s_q_a*t33;
+    const double p_L2 = p[1];
+    const double x9 = p_L2*t32;
+    const double t50 = t43 + x9;
+    const double q_q_b = q[2];
+    const double p_MZ_b = p[44];
+    const double t0 = p_MZ_b - p_m_b*q_q_b;
+    const double t5 = -p_L2*p_m_b + t0;
+    const double p_MX_1 = p[6];
+    const double t15 = p_MX_1 + t5;
+    const double t60 = t15 + t50;
+    const double t42 = c_q_a*t33 - s_q_a*t35;
+    const double x0 = p_L4*p_m_b;
+    const double p_MY_b = p[43];
+    const double t6 = p_MY_b + x0;
+    const double p_MY_1 = p[7];
+    const double t16 = p_MY_1 + t6;
+    const double t61 = t16 + t42;
+    const double x12 = -c_q_base*t61 - s_q_base*t60;
+    const double t437 = t436*x12;
+    const double x18 = -t437;
+    const double x13 = c_q_base*t60 - s_q_base*t61;
+    const double t438 = t436*x13;
+    const double x17 = -t438;
+    const double x11 = p_L2*c_q_base;
+    const double t268 = -p_L4*s_q_base - x11;
+    const double t271 = -c_q_base*q_q_b + t268;
+    const double x10 = p_L2*s_q_base;
+    const double t267 = -p_L4*c_q_base + x10;
+    const double t270 = q_q_b*s_q_base + t267;
+    const double t458 = p_MY_b - t454*(t271 + x17) + t455*(t270 + x18);
+    Ag[17] = t458;
+    const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
+    const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
+    const double t447 = -t263*t35 + t264*t33;
+    Ag[1] = t447;
+    const double t448 = -t263*t33 - t264*t35;
+    Ag[4] = t448;
+    const double t262 = x1;
+    const double x16 = t262 + x14;
+    const double p_YZ_ta = p[39];
+    const double t30 = -p_MY_ta*x7 - p_YZ_ta;
+    const double p_YZ_a = p[26];
+    const double t40 = p_YZ_a + t30;
+    const double p_XY_ta = p[36];
+    const double t27 = p_L4*p_MY_ta + p_XY_ta;
+    const double p_XY_a = p[23];
+    const double t37 = p_XY_a + t27;
+    const double t449 = -t263*t37 - t264*t40 - t448*x16;
+    Ag[10] = t449;
+    const double t450 = t263*t40 - t264*t37 + t447*x16;
+    Ag[13] = t450;
+    const double x8 = p_L3*p_L3;
+    const double x6 = 2.0*p_L4;
+    const double x3 = p_L4*p_L4;
+    const double p_YY_ta = p[38];
+    const double t29 = -p_L3*p_MZ_ta - p_MX_ta*x6 + p_YY_ta + p_m_ta*(x3 + (0.25)*x8);
+    const double p_YY_a = p[25];
+    const double t39 = p_YY_a + t29;
+    const double t261 = x11;
+    const double t260 = -x10;
+    const double t451 = -t39 - t447*(t261 + x17) + t448*(t260 + x18);
+    Ag[16] = t451;
+    const double t440 = -x13;
+    Ag[0] = t440;
+    const double t441 = x12;
+    Ag[3] = t441;
+    const double x15 = p_L1 + x14;
+    const double t45 = c_q_a*t37 - s_q_a*t40;
+    const double t57 = -p_L3*t42 + t45;
+    const double p_XY_b = p[46];
+    const double t12 = p_L4*p_MX_b - p_MY_b*x1 - p_XY_b - x0*x1;
+    const double p_YZ_1 = p[13];
+    const double t22 = p_YZ_1 + t12;
+    const double t68 = t22 + t57;
+    const double t47 = c_q_a*t40 + s_q_a*t37;
+    const double t54 = -p_L2*t34 - p_L3*t43 - p_L3*x9 + t47;
+    const double p_XZ_b = p[47];
+    const double t2 = p_MX_b*q_q_b + p_XZ_b;
+    const double t10 = -p_L2*p_MX_b + p_L2*p_m_b*x1 - t0*x1 - t2;
+    const double p_XZ_1 = p[11];
+    const double t20 = p_XZ_1 + t10;
+    const double t65 = t20 + t54;
+    const double t442 = -c_q_base*t68 - s_q_base*t65 - t441*x15;
+    Ag[9] = t442;
+    const double t443 = c_q_base*t65 - s_q_base*t68 + t440*x15;
+    Ag[12] = t443;
+    const double x5 = 2.0*p_L2;
+    const double x2 = p_L2*p_L2;
+    const double t58 = -t32*x8 + t32*(x2 + x8) + t39 + t43*x5;
+    const double x4 = x1*x1;
+    const double p_XX_b = p[45];
+    const double t1 = -2.0*p_MZ_b*q_q_b + p_XX_b + p_m_b*q_q_b*q_q_b;
+    const double t13 = p_MY_b*x6 - p_m_b*x4 + p_m_b*(x2 + x3 + x4) - t0*x5 + t1;
+    const double p_ZZ_1 = p[14];
+    const double t23 = p_ZZ_1 + t13;
+    const double t69 = t23 + t58;
+    const double t444 = -t437*t441 + t438*t440 + t69;
+    Ag[15] = t444;
+}
+
 
 #if KKSIMD
 /* States per vector instruction: 8 with AVX-512 (32 registers of 8
@@ -2001,5 +2336,25 @@ const char *mini_joint_name(int i)
     case 1: return "q_a";
     case 2: return "q_b";
     default: return 0;
+    }
+}
+
+/* Pinocchio's integrate (Lie group exponential) reduces to a sum for the
+ * joints of this project: a continuous joint is one angle here, not
+ * Pinocchio's (cos, sin) pair (JointModelRUBZ), so it moves like a revolute
+ * one. A free-flying base would add the SE(3) exponential on its block. */
+void mini_integrate(const double *q, const double *v, double dt, double *q_out)
+{
+    double t[NDOF];  /* q_out may overlap q or v anywhere (the header's promise) */
+    for (int i = 0; i < NDOF; ++i) {
+        t[i] = q[i] + v[i] * dt;
+    }
+    memcpy(q_out, t, sizeof t);
+}
+
+void mini_neutral(double *q)
+{
+    for (int i = 0; i < NDOF; ++i) {
+        q[i] = 0.0;
     }
 }

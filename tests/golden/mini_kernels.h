@@ -21,6 +21,9 @@
  *   mini_jdot_qdot_tool             32
  *   mini_fk_slider                  16
  *   mini_jdot_qdot_slider           20
+ *   mini_com                        49
+ *   mini_com_jacobian               59
+ *   mini_centroidal_map            212
  */
 #ifndef MINI_KERNELS_H
 #define MINI_KERNELS_H
@@ -217,6 +220,37 @@ void mini_compute_A_batch(int n, const double *q, const double *p, double *A);
  * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
  * nothing. */
 void mini_compute_C_batch(int n, const double *q, const double *dq, const double *p, double *C);
+
+/* Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. The
+ * mass counted is that of the links the joints move (links fixed to the world
+ * are left out, as in Pinocchio); M is its total, > 0 for physical
+ * parameters. */
+void mini_com(const double *q, const double *p, double *c);
+
+/* Jacobian of the centre of mass Jc(q), 3 x NDOF row-major, frame 0 (world)
+ * axes: dc/dt = Jc dq (m/s). Equal to the first three rows of centroidal_map
+ * divided by M. The mass counted is that of the links the joints move (links
+ * fixed to the world are left out, as in Pinocchio); M is its total, > 0 for
+ * physical parameters. */
+void mini_com_jacobian(const double *q, const double *p, double *Jc);
+
+/* Centroidal momentum matrix Ag(q), 6 x NDOF row-major (Pinocchio's
+ * computeCentroidalMap): Ag dq is the momentum of the robot, rows 0-2 linear
+ * (kg m/s), rows 3-5 angular about the centre of mass (kg m^2/s), both in
+ * frame 0 (world) axes. Rotor inertia Ia is not counted. The mass counted is
+ * that of the links the joints move (links fixed to the world are left out,
+ * as in Pinocchio); M is its total, > 0 for physical parameters. */
+void mini_centroidal_map(const double *q, const double *p, double *Ag);
+
+/* q_out = q (+) v dt, Pinocchio's integrate: q (NDOF; rad for revolute and
+ * continuous joints, one angle each, not Pinocchio's cos/sin pair; m for
+ * prismatic ones), v (NDOF; rad/s, m/s), dt (s) -> q_out (NDOF). Fixed base:
+ * q_out = q + v dt (multiply-adds may be fused). */
+void mini_integrate(const double *q, const double *v, double dt, double *q_out);
+
+/* The neutral configuration (Pinocchio's neutral: every joint at 0, whatever
+ * its limits), NDOF. */
+void mini_neutral(double *q);
 
 #ifdef __cplusplus
 }

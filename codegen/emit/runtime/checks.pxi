@@ -166,6 +166,22 @@ cdef dict _out_dict(object out, dict shapes):
             for k, s in shapes.items()}
 
 
+cdef double _real(object x, str name) except? -1.0:
+    """A finite real number passed by value (integrate's dt): int, float or a
+    numpy integer/floating scalar, as params_from_dict takes (not bool, str,
+    complex, arrays)."""
+    cdef double d
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__} {x!r}")
+    try:
+        d = float(x)
+    except OverflowError:  # an int beyond the float range
+        d = float("inf")
+    if not isfinite(d):
+        raise ValueError(f"{name} is {x!r}: inputs must be finite")
+    return d
+
+
 cdef inline double *_data(object a):
     return <double *>cnp.PyArray_DATA(<cnp.ndarray>a)
 
