@@ -392,3 +392,35 @@ def test_robot_with_free_flyer_matches_pinocchio(name, tmp_path):
     errs = max_errors(urdf, robot, lib, False, seed=11, n_states=3)
     print(name, {k: f"{e:.1e}" for k, e in sorted(errs.items())})
     check(errs)
+
+
+def test_centroidal_and_configuration_kernels_on_a_floating_base(tiny):
+    """com, com_jacobian, centroidal_map, integrate and neutral on the free-flyer against
+    pin.centerOfMass, jacobianCenterOfMass, computeCentroidalMap, integrate and neutral."""
+    robot, lib = tiny
+    rng = np.random.default_rng(7)
+    for params in (np.array(robot.values), random_physical_params(robot.model, rng)):
+        ref = PinFreeFlyer(TINY, robot.model, params, True)
+        pm, d, P = ref.pm, ref.data, ref.perm
+        qs, dqs = random_base_states(rng, robot.model, 4)
+        for q, dq in zip(qs, dqs):
+            qp = ref.q(q)
+            c = pin.centerOfMass(pm, d, qp)
+            assert rel_err(lib.com(q, params), c) <= TOL
+            assert rel_err(lib.com_jacobian(q, params), pin.jacobianCenterOfMass(pm, d, qp)[:, P]) <= TOL
+            assert rel_err(lib.centroidal_map(q, params), pin.computeCentroidalMap(pm, d, qp)[:, P]) <= TOL
+            for dt in (0.01, 1e-7, 0.7):  # the exponential's Taylor branch and a large step
+                vp = np.zeros(pm.nv)
+                vp[P] = dq
+                got = lib.integrate(q, dq, dt)
+                assert abs(np.linalg.norm(got[3:7]) - 1) <= 1e-15
+                want = pin.integrate(pm, qp, vp * dt)
+                if want[3:7] @ got[3:7] < 0:  # q and -q are one rotation
+                    want[3:7] *= -1
+                assert rel_err(ref.q(got), want) <= TOL, dt
+    np.testing.assert_array_equal(ref.q(lib.neutral()), pin.neutral(pm))
+    # a non-unit quaternion in q: integrate normalizes it, as every kernel does
+    q, dq = qs[0].copy(), dqs[0]
+    q2 = q.copy()
+    q2[3:7] *= 3.0
+    assert rel_err(lib.integrate(q2, dq, 0.1), lib.integrate(q, dq, 0.1)) <= 1e-15

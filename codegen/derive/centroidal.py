@@ -28,7 +28,7 @@ moving no mass. Rotor inertia Ia (armature) is not body momentum and is left
 out, as Pinocchio does. So Ag dq = h_G, the centroidal momentum, and
 M Jc dq = M dc/dt = the linear momentum.
 
-Floating base (design note for the free-flyer branch, issue 19). With q =
+Floating base (issue 19). With q =
 [p_b, quat_b, joints] and v = [v_b, w_b (both base axes), dq], let frame 0 of
 the derivation be the base link's frame b. Everything above is then computed
 in base axes, unchanged, with the base link itself counted (it moves):
@@ -83,7 +83,10 @@ def centroidal(kin: Kinematics, comp, poses):
         R, p = poses[f.key]
         lin = prog.vec(sv.matvec(R, f_j))
         ang = prog.vec(sv.add(sv.matvec(R, n_j), sv.cross([a - b for a, b in zip(p, c)], lin)))
+        # on a free-flyer `poses` are base-frame poses: one rotation to the world per column
+        lin, ang = kin.rotate_to_world(lin), kin.rotate_to_world(ang)
         for r in range(3):
             Ag[r, j], Ag[r + 3, j] = lin[r], ang[r]
             Jc[r, j] = prog.var(inv * lin[r])
+    c = kin.pose_to_world(sp.eye(3), c)[1]
     return sp.Matrix(c), Jc, Ag

@@ -235,21 +235,13 @@ def batch_functions(fs) -> list:
 
 def centroidal_functions(model: Model, q, p) -> list:
     """Centre of mass, centroidal momentum and configuration-space kernels
-    (issue 19; derivation: codegen/derive/centroidal.py). Fixed base for now:
-    q and v both have NDOF entries, q of a revolute or continuous joint is its
-    angle (rad), of a prismatic joint its displacement (m).
-
-    Floating base (design note for the free-flyer branch): integrate and
-    neutral become NQ-sized in q, NV in v. integrate is Pinocchio's
-    SpecialEuclideanOperation<3>::integrate on the base block: M' = M exp6(v_b dt)
-    with M = (R(quat), p), v_b = (linear, angular) in base axes, i.e.
-    p' = p + R V(w dt) v_lin dt and quat' = quat * exp3(w dt) (the quaternion
-    of the rotation vector w dt), flipped to quat's hemisphere and normalized
-    (Pinocchio's firstOrderNormalize); the joints stay q + v dt after the base
-    block. neutral: base (0, 0, 0, 0, 0, 0, 1) (x y z, qx qy qz qw), joints 0.
-    These are small enough for the template (kernels.c.j2); V(phi) = I +
-    (1 - cos t)/t^2 hat(phi) + (t - sin t)/t^3 hat(phi)^2 with t = |phi| needs a
-    Taylor branch below t ~ 1e-4 (Pinocchio's exp6 uses one)."""
+    (issue 19; derivation: codegen/derive/centroidal.py, integrate and neutral in the
+    source template). q has NQ entries: the joints' angles (rad, revolute and
+    continuous joints) and displacements (m, prismatic), after [x, y, z, qx, qy, qz, qw]
+    on a free-flying base; v has NV. integrate is Pinocchio's integrate: on the base
+    M' = M exp6(v_b dt) (p' = p + R V(w dt) v_lin dt, quat' = quat * exp3(w dt),
+    normalized; V(phi) = I + (1 - cos t)/t^2 hat(phi) + (t - sin t)/t^3 hat(phi)^2,
+    t = |phi|, with a Taylor branch below 1e-4), q + v dt on the joints."""
     n = model.ndof
     moved = ("The mass counted is that of the links the joints move (links fixed to the world are left out, "
              "as in Pinocchio); M is its total, > 0 for physical parameters.")
