@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,14 +36,6 @@ ROBOTS = [
     ("Talos (reduced)", "talos_data/robots/talos_reduced.urdf", ["gripper_left_base_link", "gripper_right_base_link"]),
     ("TIAGo", "tiago_description/robots/tiago.urdf", ["arm_tool_link"]),
 ]
-
-
-def robots_dir() -> Path:
-    from .env import cmeel_prefixes
-    for prefix in cmeel_prefixes():
-        if (prefix / "share" / "example-robot-data" / "robots").is_dir():
-            return prefix / "share" / "example-robot-data" / "robots"
-    raise SystemExit("example-robot-data is not installed (pip install example-robot-data)")
 
 
 def _tree_rss(pid: int) -> int:
@@ -85,31 +78,47 @@ class PeakSampler:
         self._thread.join()
 
 
+def _cpu_self() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def one(urdf: str, ees: list) -> dict:
     """Generate and build one robot in this process; the figures as a dict."""
-    from codegen.emit import python_module
+    from codegen.emit import compile_c, python_module
     from codegen.generate import CodegenConfig, generate
     from codegen.read.urdf import load_urdf
 
-    build = {}
-    compile_module = python_module.compile_module
+    build, runs = {}, []
+    compile_module, run_compiler = python_module.compile_module, compile_c.run_compiler
 
     def timed(*args, **kwargs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu_self()
         with PeakSampler() as s:
             out = compile_module(*args, **kwargs)
-        build.update(seconds=time.perf_counter() - t0, peak=s.peak)
+        build.update(seconds=time.perf_counter() - t0, peak=s.peak, python_cpu=_cpu_self() - c0)
         return out
 
-    python_module.compile_module = timed
+    def recorded(command, source):
+        run = run_compiler(command, source)
+        runs.append(run)
+        return run
+
+    python_module.compile_module, compile_c.run_compiler = timed, recorded
     t0 = time.perf_counter()
     robot = load_urdf(urdf, name="bench", end_effectors=ees)
     with tempfile.TemporaryDirectory(prefix="krang_build_times_") as tmp:
         generate(robot.model, robot.values, CodegenConfig(out_dir=Path(tmp), python=True))
         c_bytes = (Path(tmp) / "bench_kernels.c").stat().st_size
     total = time.perf_counter() - t0
+    # the Cython wrapper's C is written under the build's temporary directory (krang_pybuild_*)
+    wrapper = [r for r in runs if "krang_pybuild_" in r.source]
+    kernels = [r for r in runs if "krang_pybuild_" not in r.source]
     return dict(dof=robot.model.ndof, total=total, generation=total - build["seconds"], build=build["seconds"],
+                generation_cpu=_cpu_self() - build["python_cpu"], cython_cpu=build["python_cpu"],
                 build_peak=build["peak"], generation_peak=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                kernels_cpu=sum(r.cpu_seconds for r in kernels), wrapper_cpu=sum(r.cpu_seconds for r in wrapper),
+                kernels_peak=max(r.peak_bytes for r in kernels), wrapper_peak=max(r.peak_bytes for r in wrapper),
                 c_bytes=c_bytes)
 
 
@@ -126,13 +135,19 @@ def machine_line() -> str:
 
 
 def table(rows) -> str:
-    out = ["| Robot | DOF | generation (s) | module build (s) | total (s) | peak RSS generation (MB) "
-           "| peak RSS build, all processes (MB) | kernels C (KB) | load avg |",
+    mb = 2 ** 20
+    out = ["| Robot | DOF | kernels C (KB) | generation wall / CPU (s) | module build wall (s) "
+           "| CPU (s): Cython, kernels TU, wrapper TU | idle 2-core estimate (s) "
+           "| peak RSS (MB): generation, kernels cc1, wrapper cc1, whole build | load avg |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, r in rows:
-        out.append(f"| {name} | {r['dof']} | {r['generation']:.1f} | {r['build']:.1f} | {r['total']:.1f} "
-                   f"| {r['generation_peak'] / 2**20:.0f} | {r['build_peak'] / 2**20:.0f} "
-                   f"| {r['c_bytes'] / 1024:.0f} | {r['load']:.1f} |")
+        # on two idle cores: generation, Cython, then the two translation units side by side
+        idle = r["generation_cpu"] + r["cython_cpu"] + max(r["kernels_cpu"], r["wrapper_cpu"])
+        out.append(f"| {name} | {r['dof']} | {r['c_bytes'] / 1024:.0f} | {r['generation']:.0f} / "
+                   f"{r['generation_cpu']:.0f} | {r['build']:.0f} | {r['cython_cpu']:.0f}, {r['kernels_cpu']:.0f}, "
+                   f"{r['wrapper_cpu']:.0f} | {idle:.0f} | {r['generation_peak'] / mb:.0f}, "
+                   f"{r['kernels_peak'] / mb:.0f}, {r['wrapper_peak'] / mb:.0f}, {r['build_peak'] / mb:.0f} "
+                   f"| {r['load']:.1f} |")
     return "\n".join(out)
 
 
@@ -140,31 +155,39 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.build_times", description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(ROOT / "docs" / "build_times.md"))
     ap.add_argument("--robots", help="comma-separated names (default: all)")
+    ap.add_argument("--jobs", type=int, default=1, help="robots measured at the same time (default 1)")
     ap.add_argument("--one", nargs="+", metavar=("URDF", "EE"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
         print(json.dumps(one(args.one[0], args.one[1:])))
         return 0
+    from .urdf_coverage import robots_dir
+
     base = robots_dir()
     chosen = [r for r in ROBOTS if not args.robots or r[0] in args.robots.split(",")]
-    rows = []
-    for name, rel, ees in chosen:
+    def measure(robot):
+        name, rel, ees = robot
         load = os.getloadavg()[0]
         proc = subprocess.run([sys.executable, "-m", "benchmarks.build_times", "--one", str(base / rel), *ees],
                               capture_output=True, text=True, cwd=ROOT)
         if proc.returncode:
-            print(proc.stderr, file=sys.stderr)
-            return 1
-        r = json.loads(proc.stdout.strip().splitlines()[-1])
-        r["load"] = load
-        rows.append((name, r))
+            raise SystemExit(f"{name}: {proc.stderr}")
+        r = dict(json.loads(proc.stdout.strip().splitlines()[-1]), load=load)
         print(f"{name}: {r}", file=sys.stderr, flush=True)
+        return name, r
+
+    with ThreadPoolExecutor(args.jobs) as pool:
+        rows = list(pool.map(measure, chosen))
+    jobs = f"{args.jobs} robots measured at a time; " if args.jobs > 1 else ""
     text = ("# Build time and memory per robot\n\n"
             "Written by `python -m benchmarks.build_times` (do not edit by hand). Generation: URDF -> C "
             "(derivation, CSE, printing); module build: Cython and the C compiler, the Cython wrapper and "
             "the kernels compiled concurrently (codegen/emit/compile_c.py). Peak RSS of the build: the "
             "largest sum over the build's processes, sampled every 0.1 s. Load avg: the 1-minute load "
-            "average when the robot started (the machine is shared; figures vary with it).\n\n"
+            "average when the robot started. The machine is shared with other jobs (noisy): wall times "
+            "vary with its load, CPU seconds much less; the idle 2-core estimate is generation CPU + Cython "
+            "CPU + the longer of the two concurrent translation units' CPU. Peak RSS of a cc1: wait4's "
+            f"ru_maxrss of the compiler driver and its children. {jobs}\n\n"
             f"{machine_line()}\n\n{table(rows)}\n")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)

@@ -37,7 +37,7 @@ def _no_end_effector_warning(model) -> str:
 def generate_urdf(path, options: UrdfOptions, out_dir) -> tuple:
     """Generate into out_dir (committed atomically by codegen.generate).
     Returns (written paths, summary line, warnings, module name)."""
-    from .read import urdf as reader  # looked up at call time (tests replace the reader)
+    from .read.urdf import load_urdf  # through sys.modules at call time (tests replace the reader)
 
     try:
         data = Path(path).read_bytes()
@@ -47,8 +47,8 @@ def generate_urdf(path, options: UrdfOptions, out_dir) -> tuple:
     read = dict(name=name, end_effectors=tuple(options.end_effectors))
     if options.floating_base:  # codegen.read.urdf: the root link on a free-flying joint
         read["floating_base"] = True
-    robot = reader.load_urdf(path, snap=options.snap, **read)
-    snap = snap_report(robot.model, reader.load_urdf(path, snap=False, **read).model) if options.snap else None
+    robot = load_urdf(path, snap=options.snap, **read)
+    snap = snap_report(robot.model, load_urdf(path, snap=False, **read).model) if options.snap else None
     values = tuple(robot.values) if options.friction else without_friction(robot.model, robot.values)
     warnings = [] if robot.model.end_effectors else [_no_end_effector_warning(robot.model)]
     extra = {}

@@ -39,7 +39,8 @@ def assert_one_error_line(r, *fragments):
 def test_help_documents_every_option():
     r = run("--help")
     assert r.returncode == 0
-    for opt in ("--out", "--name", "--end-effector", "--no-snap", "--emit-model", "--python", "MODEL.toml",
+    for opt in ("--out", "--name", "--end-effector", "--no-snap", "--emit-model", "--python", "--no-friction",
+                "--no-cache", "MODEL.toml",
                 "PARAMS.toml", "ROBOT.urdf"):
         assert opt in r.stdout, opt
 

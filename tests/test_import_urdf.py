@@ -106,9 +106,14 @@ def test_corrupt_or_incomplete_entry_is_rebuilt_never_used(env):
     (entry,) = [base / "cache" / "v1" / n for n in entries(base)]
     so = next(p for p in entry.iterdir() if p.suffix == ".so")
     good = so.read_bytes()
-    so.write_bytes(good[:len(good) // 2])  # truncated extension: importing it could crash
+    # a truncated extension (importing it could crash). Written as a new file: this test
+    # process has the entry's module mapped (test_same_process...), and truncating a mapped
+    # file in place is SIGBUS for its users (the cache itself never rewrites a file in place)
+    (entry / "cut").write_bytes(good[:len(good) // 2])
+    os.replace(entry / "cut", so)
     again, err = child(e, IMPORT.format(urdf=str(urdf), extra=""))
     assert "[codegen] NAME=two_link" in err, "a corrupt entry must be rebuilt"
+    assert again["file"] == str(so)  # the same entry (same key), rebuilt in place
     assert so.read_bytes() != good[:len(good) // 2]
     (entry / "two_link_kernels.h").unlink()  # a file missing
     _, err = child(e, IMPORT.format(urdf=str(urdf), extra=""))

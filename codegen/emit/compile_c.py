@@ -24,7 +24,10 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from setuptools.command.build_ext import build_ext
 
@@ -64,15 +67,33 @@ def first_errors(output: str, limit: int = ERROR_LINES) -> str:
     return "\n".join(lines[start:start + limit])
 
 
-def run_compiler(command, source) -> None:
+@dataclass(frozen=True)
+class CompilerRun:
+    """One compiler run: its source, wall and CPU seconds, and peak resident bytes
+    (the compiler driver and its waited children, cc1 and as, from wait4)."""
+    source: str
+    seconds: float
+    cpu_seconds: float
+    peak_bytes: int
+
+
+def run_compiler(command, source) -> CompilerRun:
     """Run one compiler command; its warnings go to stderr, its failure raises CompileFailed."""
-    proc = subprocess.run([os.fspath(a) for a in command], capture_output=True, text=True, errors="replace")
-    output = (proc.stderr + proc.stdout).strip()
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen([os.fspath(a) for a in command], stdout=log, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        log.seek(0)
+        output = log.read().decode(errors="replace").strip()
+    run = CompilerRun(os.fspath(source), time.perf_counter() - t0, usage.ru_utime + usage.ru_stime,
+                      usage.ru_maxrss * 1024)  # Linux: kilobytes
     if proc.returncode != 0:
         raise CompileFailed(f"compiling {os.path.basename(source)} failed (exit status {proc.returncode}; "
                             f"{shlex.join(map(str, command[:1]))}):\n{first_errors(output)}")
     if output:
         print(output, file=sys.stderr)
+    return run
 
 
 def _concurrent_compile(compiler, debug_info: bool):
