@@ -15,6 +15,7 @@ with the load average at the start of each robot).
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime
 import json
 import os
@@ -156,6 +157,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(ROOT / "docs" / "build_times.md"))
     ap.add_argument("--robots", help="comma-separated names (default: all)")
     ap.add_argument("--jobs", type=int, default=1, help="robots measured at the same time (default 1)")
+    ap.add_argument("--from-log", metavar="LOG", help="write the table from the `NAME: {...}` lines a run "
+                    "printed on stderr (the robots that finished), without measuring")
     ap.add_argument("--one", nargs="+", metavar=("URDF", "EE"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
@@ -176,8 +179,13 @@ def main(argv=None) -> int:
         print(f"{name}: {r}", file=sys.stderr, flush=True)
         return name, r
 
-    with ThreadPoolExecutor(args.jobs) as pool:
-        rows = list(pool.map(measure, chosen))
+    if args.from_log:
+        rows = [(name, ast.literal_eval(text)) for name, _, text in
+                (line.partition(": ") for line in Path(args.from_log).read_text().splitlines())
+                if name in {r[0] for r in ROBOTS} and text.startswith("{")]
+    else:
+        with ThreadPoolExecutor(args.jobs) as pool:
+            rows = list(pool.map(measure, chosen))
     jobs = f"{args.jobs} robots measured at a time; " if args.jobs > 1 else ""
     text = ("# Build time and memory per robot\n\n"
             "Written by `python -m benchmarks.build_times` (do not edit by hand). Generation: URDF -> C "

@@ -100,7 +100,7 @@ def test_same_process_returns_the_imported_module(env, monkeypatch):
     assert again is m and time.perf_counter() - t0 < 0.5
 
 
-def test_corrupt_or_incomplete_entry_is_rebuilt_never_used(env):
+def test_corrupt_entry_is_rebuilt_never_used(env):
     base, urdf, e = env
     child(e, IMPORT.format(urdf=str(urdf), extra=""))
     (entry,) = [base / "cache" / "v1" / n for n in entries(base)]
@@ -114,14 +114,8 @@ def test_corrupt_or_incomplete_entry_is_rebuilt_never_used(env):
     again, err = child(e, IMPORT.format(urdf=str(urdf), extra=""))
     assert "[codegen] NAME=two_link" in err, "a corrupt entry must be rebuilt"
     assert again["file"] == str(so)  # the same entry (same key), rebuilt in place
-    assert so.read_bytes() != good[:len(good) // 2]
-    (entry / "two_link_kernels.h").unlink()  # a file missing
-    _, err = child(e, IMPORT.format(urdf=str(urdf), extra=""))
-    assert "[codegen] NAME=two_link" in err
-    (entry / "manifest.json").write_text("{")  # a broken manifest
-    _, err = child(e, IMPORT.format(urdf=str(urdf), extra=""))
-    assert "[codegen] NAME=two_link" in err
-    assert len(entries(base)) == 1
+    assert len(so.read_bytes()) > len(good) // 2 and again["A"] is not None  # a new, whole extension
+    assert len(entries(base)) == 1  # other damage (missing file, bad manifest): tests/test_build_cache.py
 
 
 def test_two_concurrent_processes_build_once(tmp_path, env):
