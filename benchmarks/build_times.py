@@ -195,8 +195,14 @@ def main(argv=None) -> int:
             "average when the robot started. The machine is shared with other jobs (noisy): wall times "
             "vary with its load, CPU seconds much less; the idle 2-core estimate is generation CPU + Cython "
             "CPU + the longer of the two concurrent translation units' CPU. Peak RSS of a cc1: wait4's "
-            f"ru_maxrss of the compiler driver and its children. {jobs}\n\n"
+            "ru_maxrss of the compiler driver and its children; the driver is forked from the Python "
+            "process and inherits its high-water mark, so a cc1 figure equal to the generation figure means "
+            f"'at most that'. {jobs}\n\n"
             f"{machine_line()}\n\n{table(rows)}\n")
+    missing = [f"{name} ({rel})" for name, rel, _ in chosen if name not in {n for n, _ in rows}]
+    if missing:
+        text += (f"\nNot in this table (the logged run had not finished them): {', '.join(missing)}. "
+                 "Measure them with `python -m benchmarks.build_times --robots NAME`.\n")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)
     print(f"wrote {args.out}")
