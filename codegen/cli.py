@@ -16,7 +16,7 @@ from pathlib import Path
 # 24 DOF for ~40 MB (same output). A user's own setting wins.
 os.environ.setdefault("SYMPY_CACHE_SIZE", "100000")
 
-from .generate import CodegenConfig, generate, generate_from_files  # noqa: E402
+from .generate import CodegenConfig, generate_from_files  # noqa: E402
 from .read.model import ModelError  # noqa: E402
 
 USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--python]
