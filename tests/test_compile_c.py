@@ -10,7 +10,7 @@ import time
 import pytest
 
 from codegen.emit import compile_c
-from codegen.emit.compile_c import BuildExt, CompileFailed, first_errors, without_debug_info
+from codegen.emit.compile_c import BuildExt, CompileFailed, without_debug_info
 
 pytestmark = pytest.mark.skipif(shutil.which(sysconfig.get_config_var("CC").split()[0]) is None,
                                 reason="no C compiler")
@@ -86,7 +86,4 @@ def test_failure_quotes_the_first_error_lines(tmp_path):
 def test_helpers():
     assert without_debug_info(["gcc", "-g", "-O3", "-g3", "-ggdb", "-gno-record-gcc-switches", "-Wall"]) == \
         ["gcc", "-O3", "-gno-record-gcc-switches", "-Wall"]
-    out = "x.c: In function 'f':\nx.c:1:5: error: 'y' undeclared\nnote: each\n"
-    assert first_errors(out).splitlines()[:2] == ["x.c: In function 'f':", "x.c:1:5: error: 'y' undeclared"]
-    assert first_errors("just text\nmore") == "just text\nmore"
     assert compile_c.jobs(1) == 1

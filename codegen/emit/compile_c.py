@@ -31,8 +31,7 @@ from dataclasses import dataclass
 
 from setuptools.command.build_ext import build_ext
 
-ERROR_LINES = 12  # lines of compiler output kept in the exception message
-
+from .build_log import first_errors
 
 class CompileFailed(RuntimeError):
     """A compiler run failed; str() names the source and quotes the first error lines."""
@@ -57,16 +56,6 @@ def without_debug_info(command) -> list:
                                                         and not a.startswith("-gno")))]
 
 
-def first_errors(output: str, limit: int = ERROR_LINES) -> str:
-    """The first lines of compiler output from the first `error` line on (GCC and
-    Clang write "file:line:col: error: ..."), else its first lines."""
-    lines = [x.rstrip() for x in output.splitlines() if x.strip()]
-    start = next((i for i, x in enumerate(lines) if "error" in x.lower()), 0)
-    # keep the "In function ..." line just before the first error, if any
-    start = max(0, start - 1) if start and lines[start - 1].rstrip().endswith(":") else start
-    return "\n".join(lines[start:start + limit])
-
-
 @dataclass(frozen=True)
 class CompilerRun:
     """One compiler run: its source, wall and CPU seconds, and peak resident bytes
@@ -88,11 +77,11 @@ def run_compiler(command, source) -> CompilerRun:
         output = log.read().decode(errors="replace").strip()
     run = CompilerRun(os.fspath(source), time.perf_counter() - t0, usage.ru_utime + usage.ru_stime,
                       usage.ru_maxrss * 1024)  # Linux: kilobytes
+    if output:  # to the build log (codegen/emit/build_log.py captures it), warnings and errors alike
+        print(output, file=sys.stderr, flush=True)
     if proc.returncode != 0:
         raise CompileFailed(f"compiling {os.path.basename(source)} failed (exit status {proc.returncode}; "
-                            f"{shlex.join(map(str, command[:1]))}):\n{first_errors(output)}")
-    if output:
-        print(output, file=sys.stderr)
+                            f"{shlex.join(map(str, command[:1]))}): " + " | ".join(first_errors(output)))
     return run
 
 
