@@ -6,8 +6,6 @@ Every failure is one line `error: ...` on stderr and a non-zero exit status
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import hashlib
 import os
 import sys
 import time
@@ -18,13 +16,13 @@ from pathlib import Path
 # 24 DOF for ~40 MB (same output). A user's own setting wins.
 os.environ.setdefault("SYMPY_CACHE_SIZE", "100000")
 
-from .emit.cnames import fragment  # noqa: E402
-from .generate import CodegenConfig, generate, generate_from_files  # noqa: E402
+from .generate import CodegenConfig, generate_from_files  # noqa: E402
 from .read.model import ModelError  # noqa: E402
 
 USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--python]
        python -m codegen ROBOT.urdf --out DIR [--name NAME] [--end-effector LINK]...
-                         [--floating-base] [--no-snap] [--emit-model] [--no-share-subtrees] [--python]"""
+                         [--floating-base] [--no-snap] [--no-friction] [--emit-model] [--no-share-subtrees]
+                         [--python] [--no-cache]"""
 DESCRIPTION = """Generate C99 rigid-body dynamics kernels (inertia matrix A(q), Coriolis C(q, dq),
 gravity Q(q), end-effector Jacobians and poses, J-dot q-dot, friction, inverse and
 forward dynamics) for a tree robot, fixed or on a free-flying base, from a model file and a parameter
@@ -46,8 +44,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", default="generated", metavar="DIR",
                     help="output directory, created if missing (default: generated)")
     ap.add_argument("--name", metavar="NAME",
-                    help="robot name: C prefix NAME_ and macros NAME_ (uppercased); default: the "
-                         "model's name (TOML) or the URDF's robot name. Any text; made a C identifier")
+                    help="robot name: C prefix NAME_, macros NAME_ (uppercased), module NAME_kernels; "
+                         "default: the model's name (TOML) or the URDF's file name without extension "
+                         "(ur5_robot.urdf -> ur5_robot). Any text; made a C identifier")
     ap.add_argument("--end-effector", action="append", default=[], metavar="LINK", dest="end_effectors",
                     help="URDF only: a link to expose as end effector (repeatable; its position in "
                          "this list is the `ee` argument of NAME_jacobian)")
@@ -70,30 +69,28 @@ def parser() -> argparse.ArgumentParser:
                     help="the same as --share-subtrees none: every kernel one straight line")
     ap.add_argument("--python", action="store_true",
                     help="also build an importable Python module NAME_kernels in DIR")
+    ap.add_argument("--no-friction", action="store_false", dest="friction",
+                    help="URDF only: default friction parameters 0 (the URDF's <dynamics damping friction> "
+                         "ignored), so inverse_dynamics equals Pinocchio's rnea")
+    ap.add_argument("--no-cache", action="store_false", dest="cache",
+                    help="URDF only: generate and build afresh, without the module cache "
+                         "(XDG_CACHE_HOME/krang-kernels, see codegen.import_urdf)")
     return ap
 
 
 def _urdf(args, config):
-    try:
-        from .read.urdf import load_urdf
-    except ImportError as exc:
-        if exc.name not in ("codegen.read.urdf", __package__ + ".read.urdf"):
-            raise
-        raise ModelError("URDF input is not available yet") from None
-    path = args.inputs[0]
-    robot = load_urdf(path, name=args.name, end_effectors=tuple(args.end_effectors), snap=args.snap,
-                      floating_base=args.floating_base)
-    extra = {}
-    if args.emit_model:
-        model_toml, params_toml = robot.to_toml()
-        stem = fragment(config.name or robot.model.name)
-        extra = {f"{stem}.toml": model_toml, f"{stem}_params.toml": params_toml}
-    try:
-        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError as exc:
-        raise ModelError(f"cannot read URDF file {path}: {exc.strerror or exc}") from None
-    config = dataclasses.replace(config, inputs=(("URDF file", digest),))
-    return generate(robot.model, robot.values, config, extra_files=extra)
+    """URDF input: codegen.urdf_build through the module cache (codegen.urdf_import)."""
+    from .urdf_import import generate_urdf_cached
+    from .urdf_options import UrdfOptions
+
+    options = UrdfOptions(end_effectors=tuple(args.end_effectors), name=args.name, snap=args.snap,
+                          friction=args.friction, share_subtrees=tuple(args.share_subtrees), python=args.python,
+                          emit_model=args.emit_model, floating_base=args.floating_base)
+    written, summary, warnings = generate_urdf_cached(args.inputs[0], options, config.out_dir, cache=args.cache)
+    for text in warnings:
+        print(f"warning: {text}", file=sys.stderr)
+    print(summary)
+    return written
 
 
 SHARE_CHOICES = ("A", "C", "all")
@@ -120,7 +117,7 @@ def run(args) -> list:
         raise ModelError("expected MODEL.toml PARAMS.toml or one ROBOT.urdf, got "
                          f"{len(args.inputs)} input file(s)")
     urdf_only = [o for o, given in (("--end-effector", args.end_effectors), ("--no-snap", not args.snap),
-                                    ("--emit-model", args.emit_model),
+                                    ("--emit-model", args.emit_model), ("--no-friction", not args.friction),
                                     ("--floating-base", args.floating_base)) if given]
     if urdf_only:
         raise ModelError(f"{', '.join(urdf_only)}: only for URDF input (edit the model file instead)")

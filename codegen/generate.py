@@ -32,6 +32,7 @@ from .emit.cse import Argument, Kernel, c_double, emit
 from .emit.layout import add_code_prefetch, guard_inputs, place_writes
 from .emit.routines import emit_split
 from .read.model import ModelError, load_model, load_param_values
+from .source_digest import source_digest  # noqa: F401 - banner(); re-exported for existing callers
 
 # The directory holding the codegen package: the repository, or site-packages
 # once installed. The templates ship inside the package (package data).
@@ -81,13 +82,6 @@ def emit_kernel(kernel, d, prefix, batched=()):
     guard_inputs(kernel, prefix + kernel.name)
     add_code_prefetch(kernel)
     return kernel
-
-
-def source_digest() -> str:
-    h = hashlib.sha256()
-    for path in sorted(list((ROOT / "codegen").rglob("*.py")) + list(TEMPLATES.glob("*.j2"))):
-        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 def doc_comment(text: str, indent: str = " * ", width: int = 78) -> list:
@@ -181,9 +175,23 @@ def _remove_stale_stages(out_dir: Path):
             pass
 
 
-def write_atomically(out_dir: Path, files: dict, build=None) -> list:
+# What a Python build leaves next to NAME_kernels.h/.c (python_module): stale
+# once the C is replaced by a generation without it (an old module would serve
+# the old kernels next to the new header, issue 22).
+BUILD_PRODUCTS = (".pyx", ".pyi", ".so", ".pyd")
+
+
+def stale_products(out_dir: Path, stem: str, new_names) -> list:
+    """The build products of `stem` (NAME_kernels) in out_dir that a commit of new_names leaves behind."""
+    found = [p.name for p in Path(out_dir).glob(f"{glob_escape(stem)}.*") if p.suffix in BUILD_PRODUCTS]
+    return sorted(n for n in found if n not in set(new_names))
+
+
+def write_atomically(out_dir: Path, files: dict, build=None, stale_stem=None) -> list:
     """Write `files` (name -> text) into out_dir all or nothing. `build(stage)`
-    may add files to the staging directory before the commit."""
+    may add files to the staging directory before the commit. stale_stem
+    (NAME_kernels): the build products of that name not in the new set are
+    removed in the same commit."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     _remove_stale_stages(out_dir)
@@ -204,6 +212,8 @@ def write_atomically(out_dir: Path, files: dict, build=None) -> list:
                     os.replace(target, previous / name)
                 os.replace(stage / name, target)
                 done.append(name)
+            for name in stale_products(out_dir, stale_stem, names) if stale_stem else ():
+                os.replace(out_dir / name, previous / name)
         except OSError:  # put the old files back
             for name in done:
                 os.unlink(out_dir / name)
@@ -246,7 +256,7 @@ def generate(model, values, config, extra_files=None) -> list:
     files = render(abi, names, model, values, kernels, config)
     files.update(extra_files or {})
     build = _python_builder(abi, model, values, config) if config.python else None
-    return write_atomically(Path(config.out_dir), files, build)
+    return write_atomically(Path(config.out_dir), files, build, stale_stem=f"{names.prefix}_kernels")
 
 
 def _sha256(path, what) -> str:

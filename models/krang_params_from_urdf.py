@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-URDF = REPO / ".." / "shared" / "data" / "krang_fixed_wheel.urdf"
+URDF = REPO / "tests" / "data" / "krang_fixed_wheel.urdf"  # the lab's copy, tests/data/README.md
 MODEL = REPO / "models" / "krang.toml"
 OUTPUT = REPO / "models" / "krang_params.toml"
 URDF_ORIGIN = (

@@ -156,10 +156,13 @@ CMAKE_CONFIG = ["-DCMAKE_BUILD_TYPE=Debug"]
 
 @needs_cmake
 def test_cmake_install_find_package_and_pkg_config(tmp_path, expected):
-    prefix = tmp_path / "prefix"
-    run([CMAKE, "-S", ROOT, "-B", tmp_path / "build", *CMAKE_CONFIG, f"-DCMAKE_INSTALL_PREFIX={prefix}"])
+    # installed into a prefix chosen after configuring (cmake --install --prefix): the
+    # CMake package and the pkg-config file must point into it, not at the configured one
+    prefix, configured = tmp_path / "prefix", tmp_path / "configured"
+    run([CMAKE, "-S", ROOT, "-B", tmp_path / "build", *CMAKE_CONFIG, f"-DCMAKE_INSTALL_PREFIX={configured}"])
     run([CMAKE, "--build", tmp_path / "build", "-j2"])
-    run([CMAKE, "--install", tmp_path / "build"])
+    run([CMAKE, "--install", tmp_path / "build", "--prefix", prefix])
+    assert not configured.exists()
     libdir = next(d for d in (prefix / "lib", prefix / "lib64") if d.is_dir())
     for f in ("libkrang_kernels.a", "libkrang_kernels.so", "pkgconfig/krang_kernels.pc",
               "cmake/krang_kernels/krang_kernelsConfig.cmake", "cmake/krang_kernels/krang_kernelsConfigVersion.cmake"):
@@ -177,6 +180,8 @@ def test_cmake_install_find_package_and_pkg_config(tmp_path, expected):
     pkg_config = shutil.which("pkg-config")
     if pkg_config:
         env = dict(os.environ, PKG_CONFIG_PATH=str(libdir / "pkgconfig"))
+        assert str(configured) not in (libdir / "pkgconfig" / "krang_kernels.pc").read_text()
+        assert Path(run([pkg_config, "--variable=prefix", "krang_kernels"], env=env).strip()).resolve() == prefix.resolve()
         assert "-lm" in run([pkg_config, "--libs", "--static", "krang_kernels"], env=env).split()
         flags = run([pkg_config, "--cflags", "--libs", "krang_kernels"], env=env).split()
         exe = tmp_path / "pc_example"

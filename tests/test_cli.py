@@ -39,7 +39,8 @@ def assert_one_error_line(r, *fragments):
 def test_help_documents_every_option():
     r = run("--help")
     assert r.returncode == 0
-    for opt in ("--out", "--name", "--end-effector", "--no-snap", "--emit-model", "--python", "MODEL.toml",
+    for opt in ("--out", "--name", "--end-effector", "--no-snap", "--emit-model", "--python", "--no-friction",
+                "--no-cache", "MODEL.toml",
                 "PARAMS.toml", "ROBOT.urdf"):
         assert opt in r.stdout, opt
 
@@ -251,3 +252,14 @@ def test_urdf_branch_passes_options_and_writes_model_files(tmp_path, monkeypatch
     assert rc == 0
     strip = lambda t: "\n".join(l for l in t.splitlines() if " file " not in l)  # noqa: E731,E741
     assert strip((tmp_path / "again" / "arm_2_kernels.c").read_text()) == strip((out / "arm_2_kernels.c").read_text())
+
+
+@pytest.mark.parametrize("missing", ["sympy", "jinja2"])
+def test_missing_generator_dependency_is_one_line_naming_the_extra(missing):
+    """`pip install .` without [generate]: python -m codegen --help names the fix in one line
+    (the missing module simulated by a None entry in sys.modules)."""
+    code = (f"import runpy, sys; sys.modules[{missing!r}] = None; sys.argv = ['codegen', '--help']; "
+            "runpy.run_module('codegen', run_name='__main__')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 2
+    assert_one_error_line(r, missing, 'pip install ".[generate]"')

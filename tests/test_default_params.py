@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from codegen.read.model import load_model, load_param_values  # noqa: E402
 
-URDF = ROOT / ".." / "shared" / "data" / "krang_fixed_wheel.urdf"
+URDF = ROOT / "tests" / "data" / "krang_fixed_wheel.urdf"  # see tests/data/README.md
 PARAMS = ROOT / "models" / "krang_params.toml"
 MODEL = ROOT / "models" / "krang.toml"
 SCRIPT = ROOT / "models" / "krang_params_from_urdf.py"

@@ -10,6 +10,7 @@ import pytest
 CODEGEN = Path(__file__).resolve().parent.parent / "codegen"
 ORDER = ["read", "derive", "emit"]  # a stage may import the stages before it
 LEAVES = {"codegen", "codegen.__version__", "codegen.progress"}  # the version and the progress lines
+LAZY = {"codegen.urdf_import"}  # codegen.import_urdf, imported inside codegen.__getattr__
 
 
 def _module(path: Path) -> str:
@@ -57,7 +58,10 @@ SOURCES = sorted(CODEGEN.rglob("*.py"))
 def test_imports_point_down_the_pipeline(path):
     mine = _stage(_module(path))
     if mine < 0:
-        assert not [n for n in _imports(path) if _stage(n) >= 0], "codegen.progress and codegen/__init__ import no stage"
+        # codegen/__init__'s __getattr__ imports codegen.import_urdf's module on first use (never at import)
+        lazy = LAZY if path == CODEGEN / "__init__.py" else set()
+        assert not [n for n in _imports(path) if _stage(n) >= 0 and n not in lazy], \
+            "codegen.progress and codegen/__init__ import no stage"
         return
     up = [n for n in _imports(path) if _stage(n) > mine]
     assert not up, f"{_module(path)} imports a later stage: {up}"

@@ -146,8 +146,11 @@ def test_end_effector_errors(tmp_path):
                  joint("w", "world", "base", type="fixed", axis=None, extra=""), joint("j", "base", "a"))
     with pytest.raises(ModelError, match="'base'.*does not move"):
         load(text, end_effectors=["base"])
-    with pytest.raises(ModelError, match="'nope'.*no such link"):
+    with pytest.raises(ModelError, match="'nope'.*no such link") as exc:
         load(text, end_effectors=["nope"])
+    assert "did you mean" not in str(exc.value)  # nothing close
+    with pytest.raises(ModelError, match=r"'bsae'.*no such link in the URDF \(did you mean 'base'\?\)"):
+        load(text, end_effectors=["bsae"])
     with pytest.raises(ModelError, match="twice"):
         load(text, end_effectors=["a", "a"])
 

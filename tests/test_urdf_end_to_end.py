@@ -39,6 +39,7 @@ pin = pytest.importorskip("pinocchio")
 
 from benchmarks.urdf_coverage import robots_dir  # noqa: E402
 from codegen.read.urdf import SNAP_TOL, load_urdf  # noqa: E402
+from codegen.urdf_build import default_name  # noqa: E402
 from tests.abi_ctypes import Library, compile_shared  # noqa: E402
 from tests.pin_reference import snap_bound, urdf_q  # noqa: E402
 from tests.reference_fk import param_dict, random_physical_params, random_states, rel_err  # noqa: E402
@@ -81,10 +82,11 @@ def cli(urdf, out, name, ees, snap=True, extra=()):
 
 def build(urdf, tmp, name, ees, snap):
     """(UrdfRobot, Library): load_urdf for the reference layout, the C from the CLI."""
-    robot = load_urdf(urdf, name=name, end_effectors=ees, snap=snap)
+    model_name = name or default_name(urdf)  # the command line's default: the URDF file name
+    robot = load_urdf(urdf, name=model_name, end_effectors=ees, snap=snap)
     out = tmp / ("snap" if snap else "exact")
     c_file = cli(urdf, out, name, ees, snap)
-    lib = Library(robot.model, compile_shared(c_file, out / "libkernels.so", STRICT), name)
+    lib = Library(robot.model, compile_shared(c_file, out / "libkernels.so", STRICT), model_name)
     return robot, lib
 
 
@@ -205,12 +207,12 @@ def test_generated_c_matches_pinocchio(robot_name, tmp_path):
 
 def test_hostile_names_compile_and_match(tmp_path):
     urdf = HERE / "models" / "hostile_names.urdf"
-    # no --name: the C prefix comes from the robot name "hostile robot.v2"
+    # no --name: the C prefix comes from the file name hostile_names.urdf (not <robot name>)
     exact, lib = build(urdf, tmp_path, None, HOSTILE_EES, snap=False)
-    assert lib.abi.prefix == "hostile_robot_v2_"
+    assert lib.abi.prefix == "hostile_names_"
     n = exact.model.ndof
-    lib.lib.hostile_robot_v2_joint_name.restype = ctypes.c_char_p
-    names = [lib.lib.hostile_robot_v2_joint_name(i).decode() for i in range(n)]
+    lib.lib.hostile_names_joint_name.restype = ctypes.c_char_p
+    names = [lib.lib.hostile_names_joint_name(i).decode() for i in range(n)]
     assert names == list(pin.buildModelFromUrdf(str(urdf)).names[1:])  # verbatim, Pinocchio's order
     errs = max_errors(urdf, exact, ours_ctypes(lib, len(HOSTILE_EES)), seed=3, n_states=4)
     check(errs, EXACT_TOL)

@@ -323,6 +323,8 @@ def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native) -> Path
     from Cython.Build import cythonize
     from setuptools import Distribution, Extension
 
+    from .compile_c import BuildExt
+
     with tempfile.TemporaryDirectory(prefix="krang_pybuild_") as tmp:
         ext = Extension(module_name, sources=[str(pyx), *map(str, c_sources)],
                         include_dirs=[*map(str, include_dirs), numpy.get_include()],
@@ -332,7 +334,7 @@ def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native) -> Path
         # build_dir: Cython's C goes to tmp, never next to a same-named kernel source
         exts = cythonize([ext], build_dir=tmp, language_level=3, quiet=True, force=True)
         dist = Distribution({"name": module_name, "ext_modules": exts, "script_name": "pybuild"})
-        cmd = dist.get_command_obj("build_ext")
+        cmd = BuildExt(dist)  # no -g, sources compiled concurrently, compiler errors quoted
         cmd.build_lib, cmd.build_temp, cmd.inplace, cmd.force = str(out_dir), tmp, False, True
         cmd.ensure_finalized()
         cmd.run()

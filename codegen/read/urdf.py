@@ -52,6 +52,7 @@ Conventions (ROS URDF specification; Pinocchio's URDF parser agrees):
 """
 from __future__ import annotations
 
+import difflib
 import hashlib
 import keyword
 import math
@@ -304,7 +305,9 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
     for ee in end_effectors:
         ee = check_name(ee, "end effector")
         if ee not in links:
-            raise ModelError(f"end effector {ee!r}: no such link in the URDF")
+            close = difflib.get_close_matches(ee, list(links), n=3)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            raise ModelError(f"end effector {ee!r}: no such link in the URDF{hint}")
         if any(e.name == ee for e in ees):
             raise ModelError(f"end effector {ee!r} is given twice")
         body, R_bl, p_bl = where[ee]

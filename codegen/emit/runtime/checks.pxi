@@ -191,6 +191,9 @@ cdef int _ee_index(object ee) except -1:
     The index is compared as a Python int: 2**63 or -2**70 is out of range
     (ValueError), not an OverflowError of a C conversion."""
     cdef Py_ssize_t i
+    if not END_EFFECTORS:
+        raise ValueError("this module has no end effectors (it was generated without --end-effector LINK "
+                         "or end_effectors=[...]): jacobian, fk and every per-end-effector kernel are unavailable")
     if isinstance(ee, str):
         for i in range(len(END_EFFECTORS)):
             if END_EFFECTORS[i] == ee:

@@ -1,0 +1,215 @@
+"""Generation and module-build time and peak memory per robot -> docs/build_times.md.
+
+    python -m benchmarks.build_times [--out docs/build_times.md] [--robots ur5,baxter,...]
+
+Each robot runs in a fresh child process (`--one`): the URDF generated to C and
+built into the Python module (what `python -m codegen ROBOT.urdf --python
+--no-cache` does), the build (codegen.emit.python_module.compile_module: Cython
+and the C compiler) timed apart from generation. Peak memory: generation is the
+Python process's own peak RSS; the build's is the largest sum of the RSS of the
+process and all its descendants (the concurrent compilers), sampled every 0.1 s
+from /proc, so a peak shorter than that may be missed (an under-estimate).
+The machine is shared: times are wall clock and vary with its load (noted
+with the load average at the start of each robot).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import datetime
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# (name, path under example-robot-data's robots/, end-effector links): 6, 19, 32 and 48 DOF
+ROBOTS = [
+    ("UR5", "ur_description/urdf/ur5_robot.urdf", ["tool0"]),
+    ("Baxter", "baxter_description/urdf/baxter.urdf", ["left_gripper", "right_gripper"]),
+    ("Talos (reduced)", "talos_data/robots/talos_reduced.urdf", ["gripper_left_base_link", "gripper_right_base_link"]),
+    ("TIAGo", "tiago_description/robots/tiago.urdf", ["arm_tool_link"]),
+]
+
+
+def _tree_rss(pid: int) -> int:
+    """Resident bytes of pid and its descendants (Linux /proc)."""
+    children, rss = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        total += rss.get(p, 0)
+        todo.extend(children.get(p, ()))
+    return total
+
+
+class PeakSampler:
+    def __init__(self, period=0.1):
+        self.peak, self.period, self._stop = 0, period, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.peak = max(self.peak, _tree_rss(os.getpid()))
+            self._stop.wait(self.period)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def _cpu_self() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def one(urdf: str, ees: list) -> dict:
+    """Generate and build one robot in this process; the figures as a dict."""
+    from codegen.emit import compile_c, python_module
+    from codegen.generate import CodegenConfig, generate
+    from codegen.read.urdf import load_urdf
+
+    build, runs = {}, []
+    compile_module, run_compiler = python_module.compile_module, compile_c.run_compiler
+
+    def timed(*args, **kwargs):
+        t0, c0 = time.perf_counter(), _cpu_self()
+        with PeakSampler() as s:
+            out = compile_module(*args, **kwargs)
+        build.update(seconds=time.perf_counter() - t0, peak=s.peak, python_cpu=_cpu_self() - c0)
+        return out
+
+    def recorded(command, source):
+        run = run_compiler(command, source)
+        runs.append(run)
+        return run
+
+    python_module.compile_module, compile_c.run_compiler = timed, recorded
+    t0 = time.perf_counter()
+    robot = load_urdf(urdf, name="bench", end_effectors=ees)
+    with tempfile.TemporaryDirectory(prefix="krang_build_times_") as tmp:
+        generate(robot.model, robot.values, CodegenConfig(out_dir=Path(tmp), python=True))
+        c_bytes = (Path(tmp) / "bench_kernels.c").stat().st_size
+    total = time.perf_counter() - t0
+    # the Cython wrapper's C is written under the build's temporary directory (krang_pybuild_*)
+    wrapper = [r for r in runs if "krang_pybuild_" in r.source]
+    kernels = [r for r in runs if "krang_pybuild_" not in r.source]
+    return dict(dof=robot.model.ndof, total=total, generation=total - build["seconds"], build=build["seconds"],
+                generation_cpu=_cpu_self() - build["python_cpu"], cython_cpu=build["python_cpu"],
+                build_peak=build["peak"], generation_peak=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                kernels_cpu=sum(r.cpu_seconds for r in kernels), wrapper_cpu=sum(r.cpu_seconds for r in wrapper),
+                kernels_peak=max(r.peak_bytes for r in kernels), wrapper_peak=max(r.peak_bytes for r in wrapper),
+                c_bytes=c_bytes)
+
+
+def machine_line() -> str:
+    from codegen.emit.python_module import FLAGS, X86_FLAGS
+    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")), platform.processor())
+    cc = os.environ.get("CC", "cc")
+    version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    flags = " ".join(FLAGS + (X86_FLAGS if platform.machine() == "x86_64" else []))
+    return (f"Machine: {cpu}, {len(os.sched_getaffinity(0))} CPUs (shared with other jobs: noisy), "
+            f"{platform.machine()}; compiler: {version}; flags: Python's sysconfig CFLAGS without -g + {flags}; "
+            f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.")
+
+
+def table(rows) -> str:
+    mb = 2 ** 20
+    out = ["| Robot | DOF | kernels C (KB) | generation wall / CPU (s) | module build wall (s) "
+           "| CPU (s): Cython, kernels TU, wrapper TU | idle 2-core estimate (s) "
+           "| peak RSS (MB): generation, kernels cc1, wrapper cc1, whole build | load avg |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, r in rows:
+        # on two idle cores: generation, Cython, then the two translation units side by side
+        idle = r["generation_cpu"] + r["cython_cpu"] + max(r["kernels_cpu"], r["wrapper_cpu"])
+        out.append(f"| {name} | {r['dof']} | {r['c_bytes'] / 1024:.0f} | {r['generation']:.0f} / "
+                   f"{r['generation_cpu']:.0f} | {r['build']:.0f} | {r['cython_cpu']:.0f}, {r['kernels_cpu']:.0f}, "
+                   f"{r['wrapper_cpu']:.0f} | {idle:.0f} | {r['generation_peak'] / mb:.0f}, "
+                   f"{r['kernels_peak'] / mb:.0f}, {r['wrapper_peak'] / mb:.0f}, {r['build_peak'] / mb:.0f} "
+                   f"| {r['load']:.1f} |")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.build_times", description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=str(ROOT / "docs" / "build_times.md"))
+    ap.add_argument("--robots", help="comma-separated names (default: all)")
+    ap.add_argument("--jobs", type=int, default=1, help="robots measured at the same time (default 1)")
+    ap.add_argument("--from-log", metavar="LOG", help="write the table from the `NAME: {...}` lines a run "
+                    "printed on stderr (the robots that finished), without measuring")
+    ap.add_argument("--one", nargs="+", metavar=("URDF", "EE"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(one(args.one[0], args.one[1:])))
+        return 0
+    from .urdf_coverage import robots_dir
+
+    base = robots_dir()
+    chosen = [r for r in ROBOTS if not args.robots or r[0] in args.robots.split(",")]
+    def measure(robot):
+        name, rel, ees = robot
+        load = os.getloadavg()[0]
+        proc = subprocess.run([sys.executable, "-m", "benchmarks.build_times", "--one", str(base / rel), *ees],
+                              capture_output=True, text=True, cwd=ROOT)
+        if proc.returncode:
+            raise SystemExit(f"{name}: {proc.stderr}")
+        r = dict(json.loads(proc.stdout.strip().splitlines()[-1]), load=load)
+        print(f"{name}: {r}", file=sys.stderr, flush=True)
+        return name, r
+
+    if args.from_log:
+        rows = [(name, ast.literal_eval(text)) for name, _, text in
+                (line.partition(": ") for line in Path(args.from_log).read_text().splitlines())
+                if name in {r[0] for r in ROBOTS} and text.startswith("{")]
+    else:
+        with ThreadPoolExecutor(args.jobs) as pool:
+            rows = list(pool.map(measure, chosen))
+    jobs = f"{args.jobs} robots measured at a time; " if args.jobs > 1 else ""
+    text = ("# Build time and memory per robot\n\n"
+            "Written by `python -m benchmarks.build_times` (do not edit by hand). Generation: URDF -> C "
+            "(derivation, CSE, printing); module build: Cython and the C compiler, the Cython wrapper and "
+            "the kernels compiled concurrently (codegen/emit/compile_c.py). Peak RSS of the build: the "
+            "largest sum over the build's processes, sampled every 0.1 s. Load avg: the 1-minute load "
+            "average when the robot started. The machine is shared with other jobs (noisy): wall times "
+            "vary with its load, CPU seconds much less; the idle 2-core estimate is generation CPU + Cython "
+            "CPU + the longer of the two concurrent translation units' CPU (an over-estimate: the Cython "
+            "figure is the Python process's CPU during the build, the /proc sampler's included). Peak RSS "
+            "of a cc1: wait4's "
+            "ru_maxrss of the compiler driver and its children; the driver is forked from the Python "
+            "process and inherits its high-water mark, so a cc1 figure equal to the generation figure means "
+            f"'at most that'. {jobs}\n\n"
+            f"{machine_line()}\n\n{table(rows)}\n")
+    missing = [f"{name} ({rel})" for name, rel, _ in chosen if name not in {n for n, _ in rows}]
+    if missing:
+        text += (f"\nNot in this table (the logged run had not finished them): {', '.join(missing)}. "
+                 "Measure them with `python -m benchmarks.build_times --robots NAME`.\n")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
