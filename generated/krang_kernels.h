@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        9cfb7eae6dfc9a0ef55ff402733a65730069b49255ca01612a26cc384e5250b4
+ * generator        6ebc615802fc843f8653245b1cf2f12fe18b030d7782d977b312e608bc03b911
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -21,6 +21,7 @@
  *   krang_jdot_qdot_left           503
  *   krang_fk_right                 183
  *   krang_jdot_qdot_right          495
+ *   krang_regressor               8496
  */
 #ifndef KRANG_KERNELS_H
 #define KRANG_KERNELS_H
@@ -33,6 +34,8 @@ extern "C" {
 #define KRANG_NDOF 17
 /* Number of parameters (length of p). */
 #define KRANG_NP 231
+/* Number of regressor columns (standard parameters pi, krang_regressor). */
+#define KRANG_NPI 221
 /* End effectors: the `ee` argument of krang_jacobian. */
 #define KRANG_LEFT 0
 #define KRANG_RIGHT 1
@@ -390,6 +393,15 @@ void krang_fk(const double *q, const double *p, int ee, double *T);
 /* Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical
  * acceleration at ddq = 0. An unknown ee fills a with NaN. */
 void krang_jdot_qdot(const double *q, const double *dq, const double *p, int ee, double *a);
+
+/* Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq,
+ * ddq, p) = Y . pi with pi[k] = p[regressor_param_index(k)], the ten standard
+ * inertial parameters of every link and each joint's Ia, Fv, Fc. Y reads only
+ * the geometry and g entries of p. */
+void krang_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Y);
+
+/* Index in p of regressor column k, 0 <= k < NPI (-1 if out of range). */
+int krang_regressor_param_index(int k);
 
 /* compute_A for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar

@@ -18,6 +18,7 @@ from .kinematics import Kinematics
 from ..read.model import Model
 from ..progress import stage
 from .program import Program
+from .regressor import regressor
 from .subtrees import all_split, coriolis_split, inertia_split
 from .symbols import Symbols
 
@@ -57,6 +58,9 @@ def derive(model: Model, share=()) -> dict:
     for ee in model.end_effectors:
         out[f"T_{ee.name}"] = fk.homogeneous(*fk.ee_pose(kin, poses, ee))
         out[f"jdot_qdot_{ee.name}"] = fk.jdot_qdot(kin, poses, vel, acc0, ee)
+    # identification (issue #21) last: the earlier kernels' intermediates keep their numbers
+    with stage("derive regressor"):
+        out["Y"] = regressor(kin, vel, syms.ddq)
     return out
 
 

@@ -21,6 +21,7 @@
  *   mini_jdot_qdot_tool             32
  *   mini_fk_slider                  16
  *   mini_jdot_qdot_slider           20
+ *   mini_regressor                 126
  */
 #include <float.h>
 #include <math.h>
@@ -1411,6 +1412,260 @@ void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, d
     a[0] = t434;
 }
 
+/* mini_regressor with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Y)
+{
+    double in_q[3];
+    double in_dq[3];
+    double in_ddq[3];
+    double in_p[54];
+    mini_regressor(memcpy(in_q, q, sizeof in_q), memcpy(in_dq, dq, sizeof in_dq), memcpy(in_ddq, ddq, sizeof in_ddq), memcpy(in_p, p, sizeof in_p), Y);
+}
+
+KKCLONES
+/* Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq,
+ * ddq, p) = Y . pi with pi[k] = p[regressor_param_index(k)], the ten standard
+ * inertial parameters of every link and each joint's Ia, Fv, Fc. Y reads only
+ * the geometry and g entries of p.
+ * 126 operations. */
+void mini_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Y)
+{
+    if (kk_overlap(q, 3, Y, 147) || kk_overlap(dq, 3, Y, 147) || kk_overlap(ddq, 3, Y, 147) || kk_overlap(p, 54, Y, 147)) { kk_copy_mini_regressor(q, dq, ddq, p, Y); return; }
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    Y[0] = 0.0;
+    Y[3] = 0.0;
+    Y[4] = 0.0;
+    Y[5] = 0.0;
+    Y[6] = 0.0;
+    Y[7] = 0.0;
+    Y[8] = 0.0;
+    Y[15] = 0.0;
+    Y[17] = 0.0;
+    Y[18] = 0.0;
+    Y[19] = 0.0;
+    Y[21] = 0.0;
+    Y[22] = 0.0;
+    Y[23] = 0.0;
+    Y[24] = 0.0;
+    Y[25] = 0.0;
+    Y[28] = 0.0;
+    Y[30] = 0.0;
+    Y[31] = 0.0;
+    Y[32] = 0.0;
+    Y[34] = 0.0;
+    Y[35] = 0.0;
+    Y[37] = 0.0;
+    Y[41] = 0.0;
+    Y[42] = 0.0;
+    Y[43] = 0.0;
+    Y[44] = 0.0;
+    Y[45] = 0.0;
+    Y[46] = 0.0;
+    Y[47] = 0.0;
+    Y[48] = 0.0;
+    Y[49] = 0.0;
+    Y[50] = 0.0;
+    Y[51] = 0.0;
+    Y[52] = 0.0;
+    Y[53] = 0.0;
+    Y[54] = 0.0;
+    Y[55] = 0.0;
+    Y[56] = 0.0;
+    Y[57] = 0.0;
+    Y[58] = 0.0;
+    Y[59] = 0.0;
+    Y[60] = 0.0;
+    Y[61] = 0.0;
+    Y[62] = 0.0;
+    Y[64] = 0.0;
+    Y[66] = 0.0;
+    Y[67] = 0.0;
+    Y[68] = 0.0;
+    Y[70] = 0.0;
+    Y[71] = 0.0;
+    Y[77] = 0.0;
+    Y[79] = 0.0;
+    Y[80] = 0.0;
+    Y[81] = 0.0;
+    Y[83] = 0.0;
+    Y[84] = 0.0;
+    Y[85] = 0.0;
+    Y[86] = 0.0;
+    Y[87] = 0.0;
+    Y[88] = 0.0;
+    Y[89] = 0.0;
+    Y[90] = 0.0;
+    Y[91] = 0.0;
+    Y[92] = 0.0;
+    Y[93] = 0.0;
+    Y[94] = 0.0;
+    Y[95] = 0.0;
+    Y[96] = 0.0;
+    Y[97] = 0.0;
+    Y[98] = 0.0;
+    Y[99] = 0.0;
+    Y[100] = 0.0;
+    Y[101] = 0.0;
+    Y[102] = 0.0;
+    Y[103] = 0.0;
+    Y[104] = 0.0;
+    Y[105] = 0.0;
+    Y[106] = 0.0;
+    Y[107] = 0.0;
+    Y[108] = 0.0;
+    Y[109] = 0.0;
+    Y[110] = 0.0;
+    Y[111] = 0.0;
+    Y[112] = 0.0;
+    Y[113] = 0.0;
+    Y[114] = 0.0;
+    Y[115] = 0.0;
+    Y[116] = 0.0;
+    Y[117] = 0.0;
+    Y[118] = 0.0;
+    Y[119] = 0.0;
+    Y[120] = 0.0;
+    Y[121] = 0.0;
+    Y[122] = 0.0;
+    Y[123] = 0.0;
+    Y[124] = 0.0;
+    Y[125] = 0.0;
+    Y[126] = 0.0;
+    Y[127] = 0.0;
+    Y[128] = 0.0;
+    Y[129] = 0.0;
+    Y[130] = 0.0;
+    Y[131] = 0.0;
+    Y[132] = 0.0;
+    Y[133] = 0.0;
+    Y[135] = 0.0;
+    Y[138] = 0.0;
+    Y[139] = 0.0;
+    Y[140] = 0.0;
+    Y[141] = 0.0;
+    Y[142] = 0.0;
+    Y[143] = 0.0;
+    const double dq_q_b = dq[2];
+    Y[145] = dq_q_b;
+    const double t484 = (double)((dq_q_b > 0) - (dq_q_b < 0));
+    Y[146] = t484;
+    const double ddq_q_b = ddq[2];
+    Y[144] = ddq_q_b;
+    const double ddq_q_base = ddq[0];
+    Y[9] = ddq_q_base;
+    Y[10] = ddq_q_base;
+    Y[40] = ddq_q_base;
+    Y[136] = ddq_q_base;
+    const double p_g = p[4];
+    const double t75 = -0.6*p_g;
+    const double c_q_base = cq[0];
+    const double t78 = c_q_base*t75;
+    const double p_L2 = p[1];
+    const double x2 = p_L2*ddq_q_base;
+    const double t289 = -t78 - x2;
+    const double q_q_b = q[2];
+    const double x6 = ddq_q_base*q_q_b;
+    const double t291 = t289 - x6;
+    const double dq_q_base = dq[0];
+    Y[11] = dq_q_base;
+    const double t292 = -dq_q_b*dq_q_base + t291;
+    const double p_L4 = p[3];
+    const double t90 = -p_L4*dq_q_base;
+    const double t92 = -dq_q_b + t90;
+    const double t471 = dq_q_base*t92 + t292;
+    const double t482 = -t471 + x6;
+    const double t436 = -dq_q_base*dq_q_base;
+    Y[137] = -t436;
+    const double t483 = -p_L4*t436 - t482 - x2;
+    Y[39] = t483;
+    const double s_q_base = sq[0];
+    const double t77 = s_q_base*t75;
+    Y[2] = t77;
+    const double x5 = p_L4*ddq_q_base;
+    const double t290 = -t77 - x5;
+    const double t293 = -ddq_q_b + t290;
+    const double t84 = p_L2*dq_q_base;
+    const double t91 = -dq_q_base*q_q_b - t84;
+    const double t472 = -dq_q_base*t91 + t293;
+    Y[134] = -t472;
+    const double t478 = q_q_b*t436 + t472;
+    const double t481 = -p_L2*t436 - t478 + x5;
+    Y[38] = t481;
+    const double t473 = q_q_b*t471;
+    const double t477 = -p_L2*t471 - p_L4*t472 - t473;
+    Y[36] = t477;
+    const double ddq_q_a = ddq[1];
+    Y[72] = ddq_q_a;
+    const double t284 = ddq_q_base - ddq_q_a;
+    Y[20] = t284;
+    Y[33] = t284;
+    const double x12 = -t284;
+    Y[69] = x12;
+    Y[82] = x12;
+    const double x1 = -t78;
+    Y[1] = x1;
+    const double t281 = x1 + x2;
+    const double s_q_a = sq[1];
+    const double c_q_a = cq[1];
+    const double t282 = c_q_a*t281 - s_q_a*t77;
+    const double t86 = -s_q_a*t84;
+    const double dq_q_a = dq[1];
+    Y[73] = dq_q_a;
+    const double t285 = dq_q_a*t86 + t282;
+    const double p_L3 = p[2];
+    const double x0 = (0.5)*p_L3;
+    const double x3 = t284*x0;
+    const double t287 = -t285 + x3;
+    const double t87 = -dq_q_a + dq_q_base;
+    const double t89 = -p_L4*t87 + t86;
+    const double t455 = t287 - t87*t89;
+    const double t440 = -t87*t87;
+    const double t469 = -p_L4*t440 - t455 - x3;
+    const double x11 = -t469;
+    Y[78] = x11;
+    const double t449 = -c_q_a*t284 + s_q_a*t440;
+    const double x9 = p_L2*t449;
+    const double t470 = -x11 - x9;
+    Y[29] = t470;
+    const double t283 = -c_q_a*t77 - s_q_a*t281;
+    const double t85 = c_q_a*t84;
+    const double t286 = -dq_q_a*t85 + t283;
+    const double x4 = p_L4*t284;
+    const double t288 = t286 - x4;
+    const double t88 = -t85 + t87*x0;
+    const double t456 = t288 + t87*t88;
+    const double t467 = t440*x0 + t456 - x4;
+    const double x10 = -t467;
+    Y[76] = x10;
+    const double t448 = c_q_a*t440 + s_q_a*t284;
+    const double x7 = p_L2*t448;
+    const double t468 = -x10 - x7;
+    Y[27] = t468;
+    const double t462 = -c_q_a*t455 - s_q_a*t456;
+    const double t458 = -p_L4*t456 + t455*x0;
+    Y[75] = -t458;
+    const double t466 = p_L2*t462 + t458;
+    Y[26] = t466;
+    const double t454 = (double)((dq_q_a > 0) - (dq_q_a < 0));
+    Y[74] = t454;
+    const double t438 = t285 + t86*t87;
+    const double x8 = -t438;
+    Y[65] = x8;
+    const double t453 = -x8 - x9;
+    Y[16] = t453;
+    const double t439 = t286 - t85*t87;
+    Y[63] = t439;
+    const double t452 = -t439 + x7;
+    Y[14] = t452;
+    const double t441 = c_q_a*t438 - s_q_a*t439;
+    const double t445 = p_L2*t441;
+    Y[13] = t445;
+    const double t437 = (double)((dq_q_base > 0) - (dq_q_base < 0));
+    Y[12] = t437;
+}
+
 
 #if KKSIMD
 /* States per vector instruction: 8 with AVX-512 (32 registers of 8
@@ -1992,6 +2247,12 @@ const char *mini_param_name(int i)
     case 53: return "Fc_b";
     default: return 0;
     }
+}
+
+int mini_regressor_param_index(int k)
+{
+    /* the regressor's columns are p[5], ..., p[53] */
+    return (k >= 0 && k < 49) ? k + 5 : -1;
 }
 
 const char *mini_joint_name(int i)

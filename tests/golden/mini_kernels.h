@@ -21,6 +21,7 @@
  *   mini_jdot_qdot_tool             32
  *   mini_fk_slider                  16
  *   mini_jdot_qdot_slider           20
+ *   mini_regressor                 126
  */
 #ifndef MINI_KERNELS_H
 #define MINI_KERNELS_H
@@ -33,6 +34,8 @@ extern "C" {
 #define MINI_NDOF 3
 /* Number of parameters (length of p). */
 #define MINI_NP 54
+/* Number of regressor columns (standard parameters pi, mini_regressor). */
+#define MINI_NPI 49
 /* End effectors: the `ee` argument of mini_jacobian. */
 #define MINI_TOOL 0
 #define MINI_SLIDER 1
@@ -199,6 +202,15 @@ void mini_fk(const double *q, const double *p, int ee, double *T);
 /* Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical
  * acceleration at ddq = 0. An unknown ee fills a with NaN. */
 void mini_jdot_qdot(const double *q, const double *dq, const double *p, int ee, double *a);
+
+/* Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq,
+ * ddq, p) = Y . pi with pi[k] = p[regressor_param_index(k)], the ten standard
+ * inertial parameters of every link and each joint's Ia, Fv, Fc. Y reads only
+ * the geometry and g entries of p. */
+void mini_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Y);
+
+/* Index in p of regressor column k, 0 <= k < NPI (-1 if out of range). */
+int mini_regressor_param_index(int k);
 
 /* compute_A for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
