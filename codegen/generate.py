@@ -24,7 +24,7 @@ from pathlib import Path
 import jinja2
 
 from . import __version__
-from .emit.abi import OUT, describe
+from .emit.abi import OUT, describe, regressor_columns
 from .emit.cnames import c_string, cnames, comment_line, comment_text, doc_lines
 from .derive.outputs import derive
 from .emit.batch import batch
@@ -125,6 +125,7 @@ def render(abi, names, model, values, kernels, config) -> dict:
     ee_macros = [(f"{P}_{e.upper()}", i) for i, e in enumerate(names.ees)]
     ctx = dict(
         P=P, prefix=prefix, abi=abi, ndof=model.ndof, nq=model.nq, np=len(model.param_names), header=header,
+        npi=len(regressor_columns(model)), regressor_first=len(model.geometry) + 1,
         guard=f"{P}_KERNELS_H", kernels=kernels, ee_macros=ee_macros,
         batches=[batch(next(k.straight or k for k in kernels if k.name == f.batch_of), f.name,
                        simd=not model.floating_base)

@@ -36,6 +36,7 @@ KERNELS = {
     "inverse_dynamics": lambda s, p, out=None: kk.inverse_dynamics(s["q"], s["dq"], s["ddq"], p, out=out),
     "bias": lambda s, p, out=None: kk.bias(s["q"], s["dq"], p, out=out),
     "forward_dynamics": lambda s, p, out=None: kk.forward_dynamics(s["q"], s["dq"], s["tau"], p, out=out),
+    "regressor": lambda s, p, out=None: kk.regressor(s["q"], s["dq"], s["ddq"], p, out=out),
 }
 for _ee in kk.END_EFFECTORS:
     for _frame in ("world", "local"):

@@ -70,6 +70,8 @@ def _driver(abi) -> str:
         invoke = f"{abi.prefix}{f.name}({', '.join(call)})"
         if f.returns.strip() == "void":
             lines.append(f"{indent}{invoke};")
+        elif f.returns.strip() == "int":
+            lines.append(f"{indent}sink += (double){invoke};")
         else:
             lines.append(f"{indent}{{ const char *r = {invoke}; if (r) sink += (double)r[0]; }}")
         for _ in indexes:

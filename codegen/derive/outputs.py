@@ -19,6 +19,7 @@ from .kinematics import Kinematics
 from ..read.model import Model
 from ..progress import stage
 from .program import Program
+from .regressor import regressor
 from .subtrees import all_split, coriolis_split, inertia_split
 from .symbols import Symbols
 
@@ -58,9 +59,11 @@ def derive(model: Model, share=()) -> dict:
     for ee in model.end_effectors:
         out[f"T_{ee.name}"] = fk.homogeneous(*kin.pose_to_world(*fk.ee_pose(kin, poses, ee)))
         out[f"jdot_qdot_{ee.name}"] = fk.jdot_qdot(kin, poses, vel, acc0, ee)
-    # centre of mass and centroidal momentum (issue 19), derived last: the
-    # intermediates of the kernels above keep their places in the program
+    # centre of mass and centroidal momentum (issue 19), then the regressor (issue 21), derived
+    # last: the intermediates of the kernels above keep their places in the program
     out["com"], out["com_jacobian"], out["centroidal_map"] = centroidal(kin, comp, poses)
+    with stage("derive regressor"):
+        out["Y"] = regressor(kin, vel, syms.ddq)
     return out
 
 

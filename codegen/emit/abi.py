@@ -170,6 +170,7 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None) -> ABI:
                  (Arg("i", (), INDEX),), TEMPLATE, "const char *"),
     ]
     fs += controller_functions(model, idents, q, dq, p)
+    fs += identification_functions(model, q, dq, p)
     fs += batch_functions(fs)
     fs += centroidal_functions(model, q, p)
     return ABI(name, f"{name}_", macro, n, np_, model.nq, ees, tuple(fs))
@@ -212,6 +213,28 @@ def controller_functions(model: Model, idents, q, dq, p) -> list:
                  (q, dq, p, Arg("ee", (), INDEX), Arg("a", (6,), OUT)), TEMPLATE),
     ]
     return fs
+
+
+def regressor_columns(model: Model) -> tuple:
+    """Index in p of each regressor column (codegen/derive/regressor.py): every
+    parameter but the geometry and g, in p order."""
+    first = len(model.geometry) + 1
+    return tuple(range(first, len(model.param_names)))
+
+
+def identification_functions(model: Model, q, dq, p) -> list:
+    """The joint-torque regressor (issue #21)."""
+    n, npi = model.ndof, len(regressor_columns(model))
+    return [
+        Function("regressor",
+                 "Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq, ddq, p) = Y . pi "
+                 "with pi[k] = p[regressor_param_index(k)], the ten standard inertial parameters of every "
+                 "link and each joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p.",
+                 (q, dq, Arg("ddq", (n,), IN), p, Arg("Y", (n, npi), OUT, "Y"))),
+        Function("regressor_param_index",
+                 "Index in p of regressor column k, 0 <= k < NPI (-1 if out of range).",
+                 (Arg("k", (), INDEX),), TEMPLATE, "int"),
+    ]
 
 
 def batch_functions(fs) -> list:

@@ -46,7 +46,7 @@ FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
 X86_FLAGS = ["-mprefer-vector-width=256"]
 NATIVE = ["-march=native"]
 # The ABI's Python-level metadata functions (not wrapped as kernels).
-METADATA = ("default_params", "joint_limits", "param_name", "joint_name")
+METADATA = ("default_params", "joint_limits", "param_name", "joint_name", "regressor_param_index")
 # The ABI's functions of no input, wrapped as name(out=None).
 CONSTANTS = ("neutral",)
 SHARED = ("default_params", "params_from_dict", "check_params", "load_params", "link_params")
@@ -258,7 +258,8 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         "compute_all", "friction"} | set(METADATA) | set(CONSTANTS)
     externs = [_extern(abi, f) for f in abi.functions if f.name in called]
     limits = abi.function("joint_limits")
-    public = ["N_DOF", "N_Q", "N_PARAMS", "JOINT_NAMES", "PARAM_NAMES", "END_EFFECTORS", "JOINT_LIMITS",
+    public = ["N_DOF", "N_Q", "N_PARAMS", "N_PI", "JOINT_NAMES", "PARAM_NAMES", "REGRESSOR_PARAMS",
+              "REGRESSOR_PARAM_INDEX", "END_EFFECTORS", "JOINT_LIMITS",
               *[k.name for k in kernels], *CONSTANTS, "compute_all", *SHARED]
     doc = (f"{module_name}: compiled dynamics of robot {abi.name} ({abi.ndof} DOF, {abi.nparams} parameters).\n\n"
            "    Gamma = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq)\n\n"
@@ -272,7 +273,8 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
            "End effectors (`ee`): the names in END_EFFECTORS, in index order.")
     return dict(
         version=__version__, header=header, docstring=docstring(doc, ""), externs=externs,
-        ndof=abi.ndof, nq=abi.nq, nparams=abi.nparams, end_effectors=py_tuple(abi.end_effectors),
+        ndof=abi.ndof, nq=abi.nq, nparams=abi.nparams, npi=abi.function("regressor").outputs[0].shape[1],
+        end_effectors=py_tuple(abi.end_effectors),
         frames=py_tuple(FRAMES), frame_names=FRAMES, limit_names=[a.name for a in limits.outputs],
         checks=CHECKS.read_text(), kernels=kernels, constants=constants, all=all_, public=public,
         batch_block=BATCH_BLOCK,
