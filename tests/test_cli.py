@@ -469,3 +469,36 @@ def test_a_killed_python_builds_temporaries_are_removed_by_the_next_build(tmp_pa
     assert sorted(p.name for p in tmp.iterdir()) == [alive.name]
     commit.recover(tmp_path / "out")  # and the killed run's staging directory goes with the next commit
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def _urdf_chain(n, inertia='ixx="0.3" iyy="0.25" izz="0.2"', declaration='<?xml version="1.0"?>'):
+    links = "".join(f'<link name="l{i}"><inertial><mass value="1"/><inertia {inertia} ixy="0" ixz="0" iyz="0"/>'
+                    f'</inertial></link>' for i in range(n + 1))
+    joints = "".join(f'<joint name="j{i}" type="revolute"><parent link="l{i - 1}"/><child link="l{i}"/>'
+                     f'<origin xyz="0 0 0.1"/><axis xyz="0 0 1"/></joint>' for i in range(1, n + 1))
+    return f'{declaration}<robot name="chain">{links}{joints}</robot>'
+
+
+@pytest.mark.parametrize("case", ["200 joints", "65 end effectors", "UTF-7 declaration", "negative inertia",
+                                  "name with spaces"])
+def test_hostile_urdfs_are_one_line_exit_2_before_any_derivation(tmp_path, case):
+    import time
+    urdf, extra = tmp_path / "r.urdf", []
+    if case == "200 joints":
+        urdf.write_text(_urdf_chain(200))
+    elif case == "65 end effectors":
+        urdf.write_text(_urdf_chain(3))
+        for _ in range(65):
+            extra += ["--end-effector", "l3"]
+    elif case == "UTF-7 declaration":
+        urdf.write_text(_urdf_chain(2, declaration='<?xml version="1.0" encoding="UTF-7"?>'))
+    elif case == "negative inertia":
+        urdf.write_text(_urdf_chain(2, inertia='ixx="-0.3" iyy="0.25" izz="0.2"'))
+    else:
+        urdf.write_text(_urdf_chain(2).replace('name="j1"', 'name=" j1"'))
+    t0 = time.perf_counter()
+    r = run(urdf, "--out", tmp_path / "out", *extra)
+    assert r.returncode == 2, r.stderr
+    assert_one_error_line(r)
+    assert time.perf_counter() - t0 < 60  # the 200-joint chain derived for minutes before
+    assert not (tmp_path / "out").exists()
