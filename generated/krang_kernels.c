@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        5359362cc86cac304a54928e56a96d8e78194fbabc9bac8330fed4e72e822bfa
+ * generator        57c8be7a10443f75e0088a43dd9b4d08a49107164cf6e4044acea7fbd94ea283
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
