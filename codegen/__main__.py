@@ -18,6 +18,9 @@ def main(argv=None) -> int:
               'pip install ".[generate]" in the source tree (or pip install "krang-kernels[generate]")',
               file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C while the generator's modules load: one line too
+        print("error: interrupted", file=sys.stderr)
+        return 130
     return cli_main(argv)
 
 

@@ -1,12 +1,16 @@
 """Command line: python -m codegen (see --help).
 
 Every failure is one line `error: ...` on stderr and a non-zero exit status
-(2: bad input or usage, 1: anything else), never a traceback.
+(2: bad input or usage, 1: anything else, 130 on SIGINT, 128 + n on SIGTERM and
+SIGHUP, which are raised as exceptions so that staging and build directories are
+removed), never a traceback; a standard output or error that cannot be written
+(a closed pipe, a full disk) included.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -32,9 +36,15 @@ are replaced together or not at all."""
 
 
 class _Parser(argparse.ArgumentParser):
+    write_failed = False  # --help or an error could not be written (argparse itself ignores that)
+
     def error(self, message):  # one line, not usage + message
-        print(f"error: {message} (see --help)", file=sys.stderr)
+        _say(sys.stderr, f"error: {message} (see --help)")
         raise SystemExit(2)
+
+    def _print_message(self, message, file=None):
+        if message and _say(file or sys.stderr, message.rstrip("\n")) is not None:
+            self.write_failed = True
 
 
 def parser() -> argparse.ArgumentParser:
@@ -134,21 +144,106 @@ def _one_line(exc) -> str:
     return " ".join(text.split())
 
 
-def main(argv=None) -> int:
-    args = parser().parse_args(argv)
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the run is, so that every `finally` (staging and
+    build directories, codegen/commit.py, codegen/emit/build_dir.py) cleans up."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum, frame):
+    raise Terminated(signum)
+
+
+def _handle_signals() -> dict:
+    """Install the handlers (main thread only); returns the previous ones."""
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is None:
+            continue
+        try:
+            previous[sig] = signal.signal(sig, _terminate)
+        except (ValueError, OSError):  # not the main thread
+            pass
+    return previous
+
+
+def _say(stream, text: str | None = None):
+    """Print one line (or only flush); None, or the OSError if the stream is gone
+    (EPIPE: `| head -c0`; ENOSPC: `> /dev/full`). The stream is then pointed at
+    /dev/null, so that the interpreter's flush at exit cannot fail a second time
+    with a traceback."""
+    try:
+        if text is not None:
+            print(text, file=stream)
+        stream.flush()
+        return None
+    except (OSError, ValueError) as exc:  # ValueError: a closed stream
+        try:
+            fd = stream.fileno()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+        return exc
+
+
+def _parse(argv):
+    """(args, None) or (None, exit status): after --help, 0 only if the help was written."""
+    ap = parser()
+    try:
+        return ap.parse_args(argv), None
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 2
+        return None, (code or 1) if ap.write_failed else code
+
+
+def _run(argv) -> int:
+    args, code = _parse(argv)
+    if args is None:
+        return code
     t0 = time.perf_counter()
     try:
         files = run(args)
     except ModelError as exc:
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        _say(sys.stderr, f"error: {_one_line(exc)}")
         return 2
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
+        _say(sys.stderr, "error: interrupted")
         return 130
+    except Terminated as exc:
+        _say(sys.stderr, f"error: terminated ({signal.Signals(exc.signum).name})")
+        return 128 + exc.signum
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - one line, never a traceback
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        _say(sys.stderr, f"error: {_one_line(exc)}")
         return 1
-    for f in files:
-        print(f"wrote {f}")
-    print(f"generation took {time.perf_counter() - t0:.1f} s")
+    lines = [f"wrote {f}" for f in files] + [f"generation took {time.perf_counter() - t0:.1f} s"]
+    for line in lines:
+        exc = _say(sys.stdout, line)
+        if exc is not None:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            _say(sys.stderr, f"error: cannot write to standard output ({reason}); the files were written")
+            return 1
     return 0
+
+
+def main(argv=None) -> int:
+    previous = _handle_signals()
+    try:
+        return _run(argv)
+    except Terminated as exc:  # between the stages' own handlers
+        _say(sys.stderr, f"error: terminated ({signal.Signals(exc.signum).name})")
+        return 128 + exc.signum
+    except KeyboardInterrupt:
+        _say(sys.stderr, "error: interrupted")
+        return 130
+    finally:
+        for sig, handler in previous.items():
+            try:
+                signal.signal(sig, handler)
+            except (ValueError, OSError, TypeError):
+                pass

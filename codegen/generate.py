@@ -4,9 +4,9 @@
 `generate_from_files(model.toml, params.toml, config)` loads them first. The
 command line is codegen.cli. Output is byte-for-byte reproducible (no
 timestamps, no absolute paths, stable ordering) and atomic: every file is
-written under a temporary directory inside the output directory and renamed
-into place only after all of them succeeded (the next run removes the
-temporary directory of a run that was killed).
+written under a staging directory inside the output directory and committed
+all together or not at all, across crashes too (codegen/commit.py: a journal
+the next run completes).
 """
 from __future__ import annotations
 
@@ -15,15 +15,13 @@ import hashlib
 import math
 import numbers
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
-from glob import escape as glob_escape
 from pathlib import Path
 
 import jinja2
 
 from . import __version__
+from .commit import write_atomically
 from .emit.abi import OUT, describe, regressor_columns
 from .emit.cnames import c_string, cnames, comment_line, comment_text, doc_lines
 from .derive.outputs import derive
@@ -31,6 +29,7 @@ from .emit.batch import batch
 from .emit.cse import Argument, Kernel, c_double, emit
 from .emit.layout import add_code_prefetch, guard_inputs, place_writes
 from .emit.routines import emit_split
+from .read.expr_value import check_origins
 from .read.model import ModelError, load_model, load_param_values
 from .source_digest import source_digest  # noqa: F401 - banner(); re-exported for existing callers
 
@@ -111,7 +110,9 @@ def _check_values(model, values) -> tuple:
     for n, v in zip(model.param_names, values):
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
             raise ModelError(f"parameter {n!r} = {v!r} is not a finite number")
-    return tuple(float(v) for v in values)
+    values = tuple(float(v) for v in values)
+    check_origins(model, values, "default parameters")  # what the readers check, for callers of generate()
+    return values
 
 
 def render(abi, names, model, values, kernels, config) -> dict:
@@ -147,83 +148,6 @@ def render(abi, names, model, values, kernels, config) -> dict:
     return {filename: env.get_template(template).render(
                 banner=banner(filename, config, kernels, prefix), **ctx)
             for template, filename in (("kernels.h.j2", header), ("kernels.c.j2", source))}
-
-
-def _write(path: Path, data: bytes):
-    path.write_bytes(data)  # one place, so that tests can make a write fail
-
-
-def _stage_prefix() -> str:
-    """Staging directories are named .codegen-HOST-PID-XXXX, so that a later run on the
-    same host can tell one left behind by a killed run (its process is gone)."""
-    host = "".join(c if c.isalnum() else "_" for c in os.uname().nodename)[:32] if hasattr(os, "uname") else "host"
-    return f".codegen-{host}-"
-
-
-def _remove_stale_stages(out_dir: Path):
-    """Remove the staging directories of this host's runs that were killed (SIGKILL,
-    power loss: no `finally` ran). Another live run's directory is left alone."""
-    prefix = _stage_prefix()
-    for d in out_dir.glob(f"{glob_escape(prefix)}*-*"):
-        pid = d.name[len(prefix):].split("-", 1)[0]
-        if not d.is_dir() or d.is_symlink() or not pid.isdigit():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            shutil.rmtree(d, ignore_errors=True)
-        except (OverflowError, OSError):  # alive (PermissionError: another user's) or not a pid
-            pass
-
-
-# What a Python build leaves next to NAME_kernels.h/.c (python_module): stale
-# once the C is replaced by a generation without it (an old module would serve
-# the old kernels next to the new header, issue 22).
-BUILD_PRODUCTS = (".pyx", ".pyi", ".so", ".pyd")
-
-
-def stale_products(out_dir: Path, stem: str, new_names) -> list:
-    """The build products of `stem` (NAME_kernels) in out_dir that a commit of new_names leaves behind."""
-    found = [p.name for p in Path(out_dir).glob(f"{glob_escape(stem)}.*") if p.suffix in BUILD_PRODUCTS]
-    return sorted(n for n in found if n not in set(new_names))
-
-
-def write_atomically(out_dir: Path, files: dict, build=None, stale_stem=None) -> list:
-    """Write `files` (name -> text) into out_dir all or nothing. `build(stage)`
-    may add files to the staging directory before the commit. stale_stem
-    (NAME_kernels): the build products of that name not in the new set are
-    removed in the same commit."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    _remove_stale_stages(out_dir)
-    stage = Path(tempfile.mkdtemp(prefix=f"{_stage_prefix()}{os.getpid()}-", dir=out_dir))
-    try:
-        for name, text in files.items():
-            _write(stage / name, text.encode("utf-8"))
-        if build is not None:
-            build(stage)
-        names = sorted(p.name for p in stage.iterdir())
-        previous = stage / ".previous"
-        previous.mkdir()
-        done = []
-        try:
-            for name in names:
-                target = out_dir / name
-                if target.exists() or target.is_symlink():
-                    os.replace(target, previous / name)
-                os.replace(stage / name, target)
-                done.append(name)
-            for name in stale_products(out_dir, stale_stem, names) if stale_stem else ():
-                os.replace(out_dir / name, previous / name)
-        except OSError:  # put the old files back
-            for name in done:
-                os.unlink(out_dir / name)
-            for old in previous.iterdir():
-                os.replace(old, out_dir / old.name)
-            raise
-        return [out_dir / n for n in names]
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
 
 
 def _python_builder(abi, model, values, config):

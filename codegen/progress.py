@@ -27,7 +27,10 @@ def report(name: str, t0: float) -> None:
     """Print the line for a stage that started at time.perf_counter() == t0."""
     dt = time.perf_counter() - t0
     if dt >= THRESHOLD or verbose():
-        print(f"[codegen] {name}: {dt:.1f} s", file=sys.stderr, flush=True)
+        try:
+            print(f"[codegen] {name}: {dt:.1f} s", file=sys.stderr, flush=True)
+        except (OSError, ValueError):  # stderr gone (a closed pipe, a full disk): progress is optional
+            pass
 
 
 @contextmanager

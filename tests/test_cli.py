@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import codegen.commit as commit
 import codegen.generate as gen
 from codegen.generate import CodegenConfig, generate_from_files
 
@@ -138,7 +139,7 @@ def old_outputs(tmp_path):
 def test_failure_between_files_leaves_old_outputs(old_outputs, monkeypatch):
     before = _snapshot(old_outputs)
     calls = []
-    real = gen._write
+    real = commit._write
 
     def failing(path, data):
         calls.append(path)
@@ -146,7 +147,7 @@ def test_failure_between_files_leaves_old_outputs(old_outputs, monkeypatch):
             raise OSError(28, "No space left on device", str(path))
         real(path, data)
 
-    monkeypatch.setattr(gen, "_write", failing)
+    monkeypatch.setattr(commit, "_write", failing)
     with pytest.raises(OSError):
         generate_from_files(MINI, MINI_PARAMS, CodegenConfig(out_dir=old_outputs))
     assert len(calls) == 2
@@ -201,7 +202,7 @@ def test_a_killed_runs_staging_directory_is_removed_by_the_next_run(old_outputs)
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True, check=True).stdout.strip()  # a process that has exited
-    prefix = gen._stage_prefix()
+    prefix = commit.stage_prefix()
     stale = old_outputs / f"{prefix}{dead}-abc123"
     (stale / ".previous").mkdir(parents=True)
     (stale / "mini_kernels.c").write_text("half written\n")
@@ -263,3 +264,253 @@ def test_missing_generator_dependency_is_one_line_naming_the_extra(missing):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 2
     assert_one_error_line(r, missing, 'pip install ".[generate]"')
+
+
+# ----------------------------------------------------------------------------
+# Issue 17: standard streams that cannot be written, targets the tool did not
+# write, crashes during the commit, killed Python builds
+# ----------------------------------------------------------------------------
+
+def _run_streams(args, stdout, stderr):
+    return subprocess.run([sys.executable, "-m", "codegen", *map(str, args)], stdout=stdout, stderr=stderr,
+                          cwd=ROOT, timeout=300).returncode
+
+
+@pytest.mark.parametrize("case", ["stdout closed pipe", "stdout full", "both full", "help closed pipe",
+                                  "help full", "error to full stderr", "usage error to full stderr"])
+def test_unwritable_standard_streams_are_one_line_and_an_exit_status(tmp_path, case):
+    import os
+    args = [MINI, MINI_PARAMS, "--out", tmp_path / "out"]
+    err_path = tmp_path / "stderr"
+    full = open("/dev/full", "w")
+    with full, open(err_path, "w") as err:
+        if case in ("stdout closed pipe", "help closed pipe"):
+            r, w = os.pipe()
+            os.close(r)  # `| head -c0`: nobody reads
+            try:
+                rc = _run_streams(["--help"] if case.startswith("help") else args, w, err)
+            finally:
+                os.close(w)
+        elif case == "stdout full":
+            rc = _run_streams(args, full, err)
+        elif case == "both full":
+            rc = _run_streams(args, full, full)
+        elif case == "help full":
+            rc = _run_streams(["--help"], full, err)
+        elif case == "error to full stderr":
+            rc = _run_streams([tmp_path / "nope.toml", MINI_PARAMS], subprocess.DEVNULL, full)
+        else:
+            rc = _run_streams(["--frobnicate"], subprocess.DEVNULL, full)
+    text = err_path.read_text()
+    assert "Traceback" not in text and "Exception ignored" not in text, text
+    if case.startswith("error") or case.startswith("usage"):
+        assert rc == 2
+        return
+    assert rc == 1, (rc, text)
+    if case != "both full":
+        assert len(text.splitlines()) == 1 and text.startswith("error: cannot write") or case.startswith("help"), text
+    if not case.startswith("help"):  # the files were written all the same
+        assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["mini_kernels.c", "mini_kernels.h"]
+
+
+@pytest.mark.parametrize("kind", ["directory", "symlink", "fifo"])
+def test_a_target_the_tool_did_not_write_is_refused_and_kept(tmp_path, kind):
+    import os
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mini_kernels.c").write_text("old source\n")
+    target = out / "mini_kernels.h"
+    if kind == "directory":
+        target.mkdir()
+        (target / "notes.txt").write_text("mine\n")
+    elif kind == "symlink":
+        (tmp_path / "elsewhere.h").write_text("mine\n")
+        target.symlink_to(tmp_path / "elsewhere.h")
+    else:
+        os.mkfifo(target)
+    r = run(MINI, MINI_PARAMS, "--out", out)
+    assert r.returncode == 2
+    assert_one_error_line(r, "mini_kernels.h", "nothing was changed")
+    assert (out / "mini_kernels.c").read_text() == "old source\n"
+    if kind == "directory":
+        assert (target / "notes.txt").read_text() == "mine\n"
+    elif kind == "symlink":
+        assert target.is_symlink() and (tmp_path / "elsewhere.h").read_text() == "mine\n"
+    else:
+        assert target.is_fifo()
+    assert sorted(p.name for p in out.iterdir()) == ["mini_kernels.c", "mini_kernels.h"]  # no staging left
+
+
+# A forked child commits NEW over OLD with os.replace and os.unlink counted as steps:
+# "kill" dies (SIGKILL, no cleanup) at step k; "fail-then-kill" gets an I/O error at
+# step k and dies at the next step (of its in-process roll back).
+def _commit_in_a_child(out, k, mode, files) -> int:
+    """The child's wait status as returncode (-9: killed; 1: an error; 0: done)."""
+    import os
+    import signal
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            count = [0]
+
+            def counted(real):
+                def step(*args, **kwargs):
+                    count[0] += 1
+                    if count[0] == k and mode == "fail-then-kill":
+                        raise OSError(5, "Input/output error")
+                    if count[0] >= k:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    return real(*args, **kwargs)
+                return step
+
+            os.replace, os.unlink = counted(os.replace), counted(os.unlink)
+            commit.write_atomically(out, files)
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+OLD = {"r_kernels.h": "old header\n", "r_kernels.c": "old source\n", "r.pyi": "old stub\n"}
+NEW = {"r_kernels.h": "new header\n", "r_kernels.c": "new source\n", "r.pyi": "new stub\n", "r.toml": "new\n"}
+
+
+@pytest.mark.parametrize("mode", ["kill", "fail-then-kill"])
+def test_the_commit_survives_a_kill_at_any_step(tmp_path, mode):
+    import signal
+
+    for k in range(1, 40):
+        out = tmp_path / f"out{k}"
+        out.mkdir()
+        for n, t in OLD.items():
+            (out / n).write_text(t)
+        (out / "unrelated.txt").write_text("keep me\n")
+        rc = _commit_in_a_child(out, k, mode, NEW)
+        if rc == 0:
+            break
+        # (an I/O error on the last step, removing the journal, leaves nothing to roll back: exit 1)
+        assert rc == -signal.SIGKILL or (mode == "fail-then-kill" and rc == 1), rc
+        commit.recover(out)  # what the next run does first
+        names = {p.name: p.read_text() for p in out.iterdir()}
+        assert names.pop("unrelated.txt") == "keep me\n"
+        assert names in (OLD, NEW), (k, names)  # all old or all new, nothing half, no staging left
+        # and the next run's result is its own
+        newer = {n: t.replace("new", "newer") for n, t in NEW.items()}
+        commit.write_atomically(out, newer)
+        assert {p.name: p.read_text() for p in out.iterdir() if p.name != "unrelated.txt"} == {**OLD, **newer}
+    else:
+        pytest.fail("the child never finished")
+    assert k > 8, "the child should have been killed at every step of the commit first"
+
+
+def test_recovery_leaves_other_hosts_users_and_planted_journals_alone(tmp_path):
+    import json
+    import os
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    planted = tmp_path / f"{commit.stage_prefix()}{dead}-evil"
+    planted.mkdir()
+    (planted / "x").write_text("x")
+    (planted / commit.JOURNAL).write_text(json.dumps({"names": ["../victim"]}))
+    (tmp_path / "victim").write_text("mine\n")
+    commit.recover(tmp_path)
+    assert (tmp_path / "victim").read_text() == "mine\n" and planted.is_dir()
+    assert os.path.exists(planted / "x")
+
+
+def _start_python_build(tmp_path):
+    """A --python run with its own TMPDIR, once its build directory exists (mid-build)."""
+    import os
+    import time
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "codegen", MINI, MINI_PARAMS, "--out", tmp_path / "out",
+                             "--python"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(tmp)})
+    deadline = time.monotonic() + 240
+    while not list(tmp.glob("krang_pybuild_*")):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no build directory appeared"
+        time.sleep(0.05)
+    time.sleep(1.0)  # into Cython or the compiler
+    assert proc.poll() is None, "the build finished before it could be interrupted"
+    return proc, tmp
+
+
+def _settled_listing(d, seconds=30):
+    """d's entries once a compiler that outlived its parent has finished."""
+    import time
+    deadline, last = time.monotonic() + seconds, None
+    while time.monotonic() < deadline:
+        now = sorted(p.name for p in d.iterdir())
+        if now == last:
+            return now
+        last = now
+        time.sleep(1.0)
+    return last
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_an_interrupted_python_build_removes_its_temporaries(tmp_path, sig):
+    import signal
+    proc, tmp = _start_python_build(tmp_path)
+    proc.send_signal(getattr(signal, sig))
+    out, err = proc.communicate(timeout=120)
+    # SIGINT: 130, or death by SIGINT once the one-line report is out (CPython re-raises the
+    # signal at exit after a KeyboardInterrupt passed through compiled code); a shell sees 130 either way
+    expected = (130, -signal.SIGINT) if sig == "SIGINT" else (128 + signal.SIGTERM,)
+    assert proc.returncode in expected, err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error: "), err
+    assert _settled_listing(tmp) == []  # no krang_pybuild_*, no compiler temporaries
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())  # nothing committed
+
+
+def test_a_killed_python_builds_temporaries_are_removed_by_the_next_build(tmp_path):
+    import signal
+
+    from codegen.emit import build_dir
+    proc, tmp = _start_python_build(tmp_path)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    stale = [p for p in tmp.iterdir() if p.name.startswith("krang_pybuild_")]
+    assert stale, "SIGKILL leaves the build directory (no cleanup can run)"
+    _settled_listing(tmp)
+    alive = tmp / f"krang_pybuild_{build_dir._host()}_1_x"  # pid 1 is alive: not ours to remove
+    alive.mkdir()
+    assert sorted(build_dir.remove_stale(tmp)) == sorted(stale)  # what every build does first
+    assert sorted(p.name for p in tmp.iterdir()) == [alive.name]
+    commit.recover(tmp_path / "out")  # and the killed run's staging directory goes with the next commit
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def _urdf_chain(n, inertia='ixx="0.3" iyy="0.25" izz="0.2"', declaration='<?xml version="1.0"?>'):
+    links = "".join(f'<link name="l{i}"><inertial><mass value="1"/><inertia {inertia} ixy="0" ixz="0" iyz="0"/>'
+                    f'</inertial></link>' for i in range(n + 1))
+    joints = "".join(f'<joint name="j{i}" type="revolute"><parent link="l{i - 1}"/><child link="l{i}"/>'
+                     f'<origin xyz="0 0 0.1"/><axis xyz="0 0 1"/></joint>' for i in range(1, n + 1))
+    return f'{declaration}<robot name="chain">{links}{joints}</robot>'
+
+
+@pytest.mark.parametrize("case", ["200 joints", "65 end effectors", "UTF-7 declaration", "negative inertia",
+                                  "name with spaces"])
+def test_hostile_urdfs_are_one_line_exit_2_before_any_derivation(tmp_path, case):
+    import time
+    urdf, extra = tmp_path / "r.urdf", []
+    if case == "200 joints":
+        urdf.write_text(_urdf_chain(200))
+    elif case == "65 end effectors":
+        urdf.write_text(_urdf_chain(3))
+        for _ in range(65):
+            extra += ["--end-effector", "l3"]
+    elif case == "UTF-7 declaration":
+        urdf.write_text(_urdf_chain(2, declaration='<?xml version="1.0" encoding="UTF-7"?>'))
+    elif case == "negative inertia":
+        urdf.write_text(_urdf_chain(2, inertia='ixx="-0.3" iyy="0.25" izz="0.2"'))
+    else:
+        urdf.write_text(_urdf_chain(2).replace('name="j1"', 'name=" j1"'))
+    t0 = time.perf_counter()
+    r = run(urdf, "--out", tmp_path / "out", *extra)
+    assert r.returncode == 2, r.stderr
+    assert_one_error_line(r)
+    assert time.perf_counter() - t0 < 60  # the 200-joint chain derived for minutes before
+    assert not (tmp_path / "out").exists()

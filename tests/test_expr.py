@@ -170,6 +170,13 @@ REFUSED = {
     "non-half exponent": ("L1**0.3", ["exponent"]),
     "third power root": ("L1**(1/3)", ["exponent"]),
     "grown constant": ("(10**8)**8", ["constant beyond"]),
+    # bounded in value, not only in syntax (every exponent <= 8, but nested)
+    "grown pi power": ("(pi**8)**8", ["out of range", "pi**64", "1e+12"]),
+    "nested pi tower": ("sin(((((((pi**8)**8)**8)**8)**8)**8)**8)", ["out of range"]),
+    "grown decimal": ("35.5**8", ["beyond 1e+12"]),
+    "grown root": ("sqrt(2*pi)**8*1e9", ["out of range"]),
+    "grown symbolic exponent": ("((L1**8)**8)**8", ["exponent 512", "64"]),
+    "grown symbolic product": ("(L1**8)**8*L1", ["exponent 65"]),
     "grown product": ("1e12*1e12", ["constant beyond"]),
     "grown denominator": ("1/7/7/7/7/7/7/7/7/7/7/7/7/7/7/7", ["constant beyond"]),
     "factorial": ("factorial(10**7)", ["functions"]),
@@ -264,3 +271,22 @@ def test_parse_numbers():
             parse_numbers(bad, 3, "xyz")
     with pytest.raises(ModelError, match="limit"):
         parse_numbers("0 " * 10 ** 6, 3, "xyz")
+
+
+def test_nested_powers_refused_fast_and_never_reach_the_c():
+    """Issue 17: every exponent <= 8 but nested; this ran past 120 s in SymPy's sin()."""
+    import time
+    t0 = time.perf_counter()
+    expect("sin(((((((pi**8)**8)**8)**8)**8)**8)**8)", "out of range")
+    assert time.perf_counter() - t0 < 1.0
+    # the largest constant any accepted result can hold is within the literal bound
+    for text in ("pi**8", "(pi**8)**2*pi", "(2**8)**4", "1e6*1e6", "sqrt(2)**8*pi"):
+        value = float(parse(text))
+        assert abs(value) <= ex.MAX_MAGNITUDE, text
+
+
+def test_every_constant_subexpression_is_bounded():
+    """A sum that ends within the bound is still refused if a term on the way is not
+    (the C evaluates the terms); symbols bound only exponents at parse time."""
+    expect("(pi**8)**8 - (pi**8)**8", "out of range")
+    assert parse("(L1**8)**8") == L1 ** 64  # its value is checked at the default parameters

@@ -199,6 +199,9 @@ def test_payload_through_the_command_line(tmp_path, clean_env):
     ("-" * 900 + "L2", ["deeper"]),
     ("L2" + "+L2" * 300, ["deeper"]),
     ("x" * 10 ** 5, ["limit is 1000"]),
+    ("sin(((((((pi**8)**8)**8)**8)**8)**8)**8)", ["out of range"]),  # minutes in sin() before
+    ("(pi**8)**8", ["out of range"]),  # 6.6e31 in the C before
+    ("((((L1**8)**8)**8)**8)**8", ["exponent"]),
 ], ids=lambda v: v[:24] if isinstance(v, str) else None)
 def test_expensive_origins_refused(tmp_path, origin, words):
     path = tmp_path / "m.toml"

@@ -454,3 +454,43 @@ def test_cli_accepts_the_base_model(tmp_path):
                         "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["toy_kernels.c", "toy_kernels.h"]
+
+
+# ----------------------------------------------------------------------------
+# degenerate geometry at the default parameters (issue 17, point 6)
+# ----------------------------------------------------------------------------
+
+DEGENERATE = {  # origin, L1 where it is degenerate, L1 where it is fine, words
+    "pole": ("1/(L1 - 1)", 1.0, 0.5, "not finite"),
+    "root of a negative": ("sqrt(L1 - 2)", 1.0, 2.5, "not real"),
+    "tan pole": ("tan(pi/2*L1)", 1.0, 0.5, "out of range"),
+    "huge value": ("L1**8 + 1", 100.0, 2.0, "out of range"),
+    "huge intermediate": ("L1**8 - L1**8/2", 100.0, 2.0, "out of range"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DEGENERATE))
+def test_degenerate_origin_at_default_parameters_names_the_expression(tmp_path, case):
+    text, bad, good, words = DEGENERATE[case]
+    m = load_text(tmp_path, mutate(('origin = ["L2 / 2", "0", "0"]', f'origin = ["L2 / 2", "0", "{text}"]')))
+    path = tmp_path / "params.toml"
+    path.write_text(_with(_params_text(m), "L1", repr(bad)))
+    with pytest.raises(ModelError) as info:
+        load_param_values(path, m)
+    msg = str(info.value)
+    for w in ("frame 't'", "origin[2]", "default parameters", f"L1 = {bad:g}", words):
+        assert w in msg, (w, msg)
+    assert "\n" not in msg
+    path.write_text(_with(_params_text(m), "L1", repr(good)))
+    load_param_values(path, m)
+
+
+def test_degenerate_origin_through_the_cli_is_one_line_exit_2(tmp_path):
+    m = load_text(tmp_path, mutate(('origin = ["L2 / 2", "0", "0"]', 'origin = ["L2 / 2", "0", "1/(L1 - 1)"]')),
+                  "m.toml")
+    (tmp_path / "p.toml").write_text(_with(_params_text(m), "L1", "1"))
+    r = subprocess.run([sys.executable, "-m", "codegen", str(tmp_path / "m.toml"), str(tmp_path / "p.toml"),
+                        "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "1/(L1 - 1)" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()

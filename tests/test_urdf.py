@@ -25,7 +25,7 @@ pin = pytest.importorskip("pinocchio")
 from tests.pin_reference import compare_urdf  # noqa: E402
 
 INERTIAL = ('<inertial><origin xyz="{c}" rpy="{r}"/><mass value="{m}"/>'
-            '<inertia ixx="0.3" ixy="0.01" ixz="-0.02" iyy="0.2" iyz="0.03" izz="0.1"/></inertial>')
+            '<inertia ixx="0.3" ixy="0.01" ixz="-0.02" iyy="0.25" iyz="0.03" izz="0.2"/></inertial>')
 
 
 def link(name, m=1.0, c="0.1 -0.05 0.2", r="0.3 -0.2 0.7"):
@@ -166,20 +166,7 @@ def test_model_name_default_and_override():
 
 
 def test_toml_round_trip(tmp_path):
-    r = load_urdf(write(tmp_path, chain()), end_effectors=["d", "b"])
-    mt, pt = r.to_toml()
-    (tmp_path / "m.toml").write_text(mt)
-    (tmp_path / "p.toml").write_text(pt)
-    m2 = load_model(tmp_path / "m.toml")
-    assert tuple(load_param_values(tmp_path / "p.toml", m2)) == r.values
-    m = r.model
-    assert (m2.name, m2.geometry, m2.gravity, m2.end_effectors, m2.sha256) == (
-        m.name, m.geometry, m.gravity, m.end_effectors, m.sha256)
-    for f, g in zip(m.frames, m2.frames, strict=True):
-        assert (f.key, f.parent, f.joint, f.type, f.axis, f.rotation, f.index, f.limits) == (
-            g.key, g.parent, g.joint, g.type, g.axis, g.rotation, g.index, g.limits)
-        # model.py reads origin strings as exact decimals: the same doubles
-        assert [float(o) for o in f.origin] == [float(o) for o in g.origin]
+    _reload(tmp_path, load_urdf(write(tmp_path, chain()), end_effectors=["d", "b"]))
 
 
 def test_toml_escapes_hostile_names():
@@ -313,3 +300,150 @@ def test_hostile_names_verbatim_or_refused(attr, ok):
     else:
         with pytest.raises(ModelError, match="name"):
             load(text)
+
+
+# ---------------------------------------------------------------- the model files' bounds (issue 17)
+
+def _chain_urdf(n_moving: int) -> str:
+    links = [link(f"l{i}", m=None) for i in range(n_moving + 1)]
+    joints = [joint(f"j{i}", f"l{i - 1}", f"l{i}", extra="") for i in range(1, n_moving + 1)]
+    return robot(*links, *joints)
+
+
+def test_dof_cap_is_the_model_readers_and_comes_first(monkeypatch):
+    from codegen.read import model as mdl, urdf as urdf_mod
+
+    assert load(_chain_urdf(mdl.MAX_DOF)).model.ndof == mdl.MAX_DOF
+    # refused while counting, before a single <link> or <joint> is read
+    monkeypatch.setattr(urdf_parse, "_link", lambda el: pytest.fail("read a link"))
+    _err(_chain_urdf(mdl.MAX_DOF + 1), f"more than {mdl.MAX_DOF} moving joints \\(the limit is {mdl.MAX_DOF}")
+    monkeypatch.setattr(urdf_mod, "parse_urdf", lambda *a: pytest.fail("parsed the URDF"))
+    ees = [f"l{i}" for i in range(mdl.MAX_END_EFFECTORS + 1)]
+    _err(_chain_urdf(3), f"{mdl.MAX_END_EFFECTORS + 1} end effectors \\(the limit is {mdl.MAX_END_EFFECTORS}\\)",
+         end_effectors=ees)
+
+
+def test_element_and_number_bounds_are_the_model_files():
+    from codegen.read import expr, model_fields
+    assert urdf_parse.MAX_NAME == model_fields.MAX_NAME
+    big = f"0 {expr.MAX_MAGNITUDE * 2:g} 0"
+    _err(robot(link("base"), link("a"), joint("j", "base", "a", xyz=big)), "joint 'j' <origin xyz>.*out of range")
+    # two in-range placements that compose beyond the bound
+    edge = f"{expr.MAX_MAGNITUDE:g} 0 0"
+    text = robot(link("base"), link("a"), link("b"), joint("f", "base", "a", type="fixed", xyz=edge, rpy="0 0 0",
+                                                              axis=None, extra=""),
+                 joint("j", "a", "b", xyz=edge, rpy="0 0 0"))
+    _err(text, "joint 'j': the origin .* beyond 1e\\+12")
+
+
+@pytest.mark.parametrize("name", [" lead", "trail ", "\u00a0nbsp", "tab\t"])
+def test_names_with_surrounding_whitespace_refused_like_model_files(name):
+    attr = html.escape(name, quote=True).replace("\t", "&#9;")
+    _err(robot(link("base"), f'<link name="{attr}"/>', joint("j", "base", attr)), "name")
+
+
+# one moving link 'a' (mass 1 at the origin, inertia ixx iyy izz, diagonal) on joint 'j'
+def _one_link(ixx="0.3", iyy="0.25", izz="0.2", mass="1", dynamics=""):
+    inertial = (f'<inertial><mass value="{mass}"/><inertia ixx="{ixx}" ixy="0" ixz="0" iyy="{iyy}" iyz="0" '
+                f'izz="{izz}"/></inertial>')
+    return robot(link("base"), f'<link name="a">{inertial}</link>', joint("j", "base", "a", extra=dynamics))
+
+
+PHYSICAL = {
+    "negative inertia": (_one_link(ixx="-0.3"), "not positive semidefinite"),
+    "triangle inequality": (_one_link(ixx="0.1", iyy="0.1", izz="0.3"), "triangle inequality"),
+    "zero mass, nonzero inertia": (_one_link(mass="0"), "mass is 0"),
+    "negative damping": (_one_link(dynamics='<dynamics damping="-0.5"/>'), "viscous friction Fv_a"),
+    "negative friction": (_one_link(dynamics='<dynamics friction="-0.5"/>'), "Coulomb friction Fc_a"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PHYSICAL))
+def test_physically_impossible_urdf_refused_as_by_the_model_reader(tmp_path, monkeypatch, case):
+    from codegen.read import urdf as urdf_mod
+
+    text, words = PHYSICAL[case]
+    with pytest.raises(ModelError, match="physically impossible parameters") as urdf_err:
+        load(text)
+    assert words in str(urdf_err.value)
+    # the same robot as model + parameter files (the URDF reader's checks switched off to write them):
+    # the model reader refuses it with the same words
+    monkeypatch.setattr(urdf_mod, "check_params", lambda *a: None)
+    mt, pt = load(text).to_toml()
+    (tmp_path / "m.toml").write_text(mt)
+    (tmp_path / "p.toml").write_text(pt)
+    with pytest.raises(ModelError, match="physically impossible parameters") as model_err:
+        load_param_values(tmp_path / "p.toml", load_model(tmp_path / "m.toml"))
+    assert str(model_err.value).split("parameters: ", 1)[1] == str(urdf_err.value).split("parameters: ", 1)[1]
+
+
+def _reload(tmp_path, r):
+    """to_toml() written and read back by the model reader; asserts it is the same robot."""
+    from codegen.read.physical import check_params
+
+    mt, pt = r.to_toml()
+    (tmp_path / "m.toml").write_text(mt, encoding="utf-8")
+    (tmp_path / "p.toml").write_text(pt, encoding="utf-8")
+    m2 = load_model(tmp_path / "m.toml")
+    values = tuple(load_param_values(tmp_path / "p.toml", m2))
+    assert values == r.values
+    check_params(m2.param_names, values)
+    m = r.model
+    assert (m2.name, m2.geometry, m2.gravity, m2.end_effectors, m2.sha256) == (
+        m.name, m.geometry, m.gravity, m.end_effectors, m.sha256)
+    for f, g in zip(m.frames, m2.frames, strict=True):
+        assert (f.key, f.parent, f.joint, f.type, f.axis, f.rotation, f.index, f.limits) == (
+            g.key, g.parent, g.joint, g.type, g.axis, g.rotation, g.index, g.limits)
+        assert [float(o) for o in f.origin] == [float(o) for o in g.origin]
+
+
+TEST_URDFS = ["hostile_names.urdf", "merge_fixed.urdf"]
+
+
+@pytest.mark.parametrize("snap", [True, False])
+@pytest.mark.parametrize("urdf", TEST_URDFS)
+def test_emit_model_reloads_for_the_test_urdfs(tmp_path, urdf, snap):
+    path = os.path.join(os.path.dirname(__file__), "models", urdf)
+    _reload(tmp_path, load_urdf(path, snap=snap))
+
+
+@pytest.mark.parametrize("rel", ["talos_data/robots/talos_reduced.urdf", "tiago_description/robots/tiago.urdf",
+                                 "icub_description/robots/icub_reduced.urdf"])
+def test_emit_model_reloads_with_rounding_residues_of_no_snap(tmp_path, rel):
+    from benchmarks.urdf_coverage import robots_dir
+    r = load_urdf(robots_dir() / rel, snap=False)
+    tiny = [o for f in r.model.frames for o in f.origin if o != 0 and abs(float(o)) < 1e-12]
+    assert tiny, "these robots have origin entries below the literal bound with snap=False"
+    _reload(tmp_path, r)
+
+
+# hostile variants: each either refused by the URDF reader or reloaded by the model reader
+HOSTILE_VARIANTS = {
+    "tiny origin": (joint("j", "base", "a", xyz="1e-13 -3e-200 0.1", rpy="0 0 0"), None),
+    "subnormal origin": (joint("j", "base", "a", xyz="5e-324 0 0.1", rpy="0 0 0"), None),
+    "origin at the bound": (joint("j", "base", "a", xyz="1e12 -1e12 0", rpy="0 0 0"), None),
+    "origin beyond the bound": (joint("j", "base", "a", xyz="1.5e12 0 0", rpy="0 0 0"), "out of range"),
+    "name with spaces": (joint(" j ", "base", "a"), "whitespace"),
+    "quotes and backslashes": (joint("q\\&quot;\\&quot;&quot;&quot;'''#", "base", "a"), None),
+    "unicode": (joint("ünï ✓ 名前", "base", "a"), None),
+    "huge limits": (joint("j", "base", "a", extra='<limit lower="-1e300" upper="1e300" effort="0" velocity="0"/>'),
+                    None),
+}
+
+
+@pytest.mark.parametrize("snap", [True, False])
+@pytest.mark.parametrize("case", sorted(HOSTILE_VARIANTS))
+def test_emit_model_reloads_or_the_urdf_is_refused(tmp_path, case, snap):
+    j, refused = HOSTILE_VARIANTS[case]
+    text = robot(link("base"), link("a"), j)
+    if refused:
+        _err(text, refused, snap=snap)
+    else:
+        _reload(tmp_path, load(text, snap=snap, end_effectors=["a"]))
+
+
+@pytest.mark.parametrize("encoding", ["UTF-7", "UTF-32", "shift_jis", "no-such-encoding"])
+def test_xml_declaration_with_an_unreadable_encoding_is_bad_input(encoding):
+    text = robot(link("base"), link("a"), joint("j", "base", "a")).replace(
+        '<?xml version="1.0"?>', f'<?xml version="1.0" encoding="{encoding}"?>')
+    _err(text, "encoding")

@@ -23,7 +23,6 @@ import keyword
 import platform
 import re
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from .. import __version__
 from .abi import FRAMES, IN, INDEX, OUT, REAL
 from .build_log import captured, failure
 from .pytext import docstring, py_string, py_tuple
+from .build_dir import build_directory
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -327,7 +327,8 @@ def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native) -> Path
 
     from .compile_c import BuildExt
 
-    with tempfile.TemporaryDirectory(prefix="krang_pybuild_") as tmp:
+    # removed on any exit, the compiler's temporaries inside; a killed run's by the next (build_dir.py)
+    with build_directory() as tmp:
         ext = Extension(module_name, sources=[str(pyx), *map(str, c_sources)],
                         include_dirs=[*map(str, include_dirs), numpy.get_include()],
                         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

@@ -27,6 +27,12 @@ Exponents must be constant integers or half-integers with |e| <= MAX_EXPONENT
 MAX_MAGNITUDE (and exact ratios within MAX_MAGNITUDE in numerator and
 denominator), so 2**10**10 or (10**8)**8 are refused at once instead of being
 computed.
+
+Values (codegen/read/expr_value.py): every subexpression without geometry names
+is evaluated as it is built and must stay a finite real within MAX_MAGNITUDE
+("(pi**8)**8" is 6.6e31: refused), and no exponent in a result may exceed
+MAX_RESULT_EXPONENT; the model loader evaluates every origin at the default
+parameters the same way.
 """
 from __future__ import annotations
 
@@ -41,7 +47,7 @@ __all__ = [
     "ModelError", "FUNCTIONS", "RESERVED_NAMES", "parse_expression", "from_number",
     "parse_number", "parse_numbers",
     "MAX_TEXT", "MAX_NODES", "MAX_DEPTH", "MAX_LITERAL_CHARS", "MAX_MAGNITUDE",
-    "MIN_MAGNITUDE", "MAX_EXPONENT",
+    "MIN_MAGNITUDE", "MAX_EXPONENT", "MAX_RESULT_EXPONENT",
 ]
 
 
@@ -56,6 +62,9 @@ MAX_LITERAL_CHARS = 64  # characters in one number literal
 MAX_MAGNITUDE = 1e12  # |x| of any literal and of any constant in a result
 MIN_MAGNITUDE = 1e-12  # smallest nonzero |x| of a literal (so 1/x stays bounded)
 MAX_EXPONENT = 8  # |e| of an exponent, which must be an integer or a half-integer
+# |e| of an exponent in a result: (L1**8)**8 is L1**64, while (((L1**8)**8)**8)**8 would
+# put pow(L1, 4096) in the C
+MAX_RESULT_EXPONENT = MAX_EXPONENT ** 2
 
 # name -> (SymPy function, number of arguments)
 FUNCTIONS = {
@@ -110,6 +119,11 @@ def _check_constants(expr: sp.Expr, what: str, text: str) -> sp.Expr:
             raise ModelError(f"{what}: {_show(text)} has a constant beyond {MAX_MAGNITUDE:g}")
         if c.is_Float and not abs(float(c)) <= MAX_MAGNITUDE:
             raise ModelError(f"{what}: {_show(text)} has a constant beyond {MAX_MAGNITUDE:g}")
+    for p in expr.atoms(sp.Pow):
+        if p.exp.is_Number and not abs(p.exp) <= MAX_RESULT_EXPONENT:
+            raise ModelError(f"{what}: {_show(text)}: the exponent {p.exp} of {str(p)[:40]} is beyond "
+                             f"{MAX_RESULT_EXPONENT} (exponents multiply when powers nest)")
+    check_value(expr, what, text)
     return expr
 
 
@@ -260,3 +274,6 @@ def parse_numbers(text, n: int, what: str, bound: float = MAX_MAGNITUDE) -> tupl
     if len(parts) != n:
         raise ModelError(f"{what}: expected {n} numbers, got {len(parts)} in {_show(text)}")
     return tuple(parse_number(p, what, bound) for p in parts)
+
+
+from .expr_value import check_value  # noqa: E402 - it needs ModelError and the bounds above

@@ -27,6 +27,7 @@ import sympy as sp
 from .expr import RESERVED_NAMES, ModelError, from_number, parse_expression
 from .model_fields import (MAX_FILE_BYTES, MAX_NAME, ORTHO_TOL, check_identifier, check_length, check_name,  # noqa: F401
                            finite, limits_table, number, read_text, rotation_matrix, show, unit_axis, vector)
+from .expr_value import check_origins
 from .physical import check_params
 from .records import (ACTUATOR, INERTIAL, JOINT_TYPES, EndEffector, Frame, Limits, Model,  # noqa: F401
                       free_flyer_frames)
@@ -211,7 +212,11 @@ def load_param_values(path, model: Model) -> list:
 
     The file is TOML with a [values] table name -> number. Ia/Fv/Fc default
     to 0; every other parameter must be given. The values must be physically
-    valid (codegen/read/physical.py: masses, inertias, rotor inertia, friction).
+    valid (codegen/read/physical.py: masses, inertias, rotor inertia, friction),
+    and every frame origin at them a bounded finite real (codegen/read/expr_value.py:
+    "1/(L1 - 1)" with L1 = 1 is refused here, naming the frame and the expression).
+    `model` may be any object with `param_names` (the Python modules pass only
+    those); the origins are checked when it has frames.
     """
     path = Path(path)
     raw = _toml(read_text(path, "parameter file"), f"parameter file {path.name}")
@@ -240,4 +245,6 @@ def load_param_values(path, model: Model) -> list:
         check_params(names, out)
     except ValueError as exc:
         raise ModelError(f"{path.name}: physically impossible parameters: {exc}") from None
+    if hasattr(model, "frames"):
+        check_origins(model, out, path.name)
     return out

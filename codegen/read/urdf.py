@@ -47,6 +47,12 @@ Conventions (ROS URDF specification; Pinocchio's URDF parser agrees):
 * Names (links, joints) are kept verbatim: 1..64 printable characters, not
   "0". The model name defaults to the robot name made a C identifier
   (other characters -> "_"); `name=` must be a C identifier.
+* Checks: the model files' (a URDF is a model file by another route): names,
+  numbers and counts (codegen/read/urdf_parse.py; at most MAX_END_EFFECTORS end
+  effectors, refused before parsing), every origin within expr.MAX_MAGNITUDE, and
+  the lumped bodies' parameters through physical.check_params, as a parameter
+  file's (negative or non-triangle inertia, mass 0 with inertia, negative
+  damping or friction): whatever loads here reloads from to_toml().
 * The model has no geometry symbols: origins are numbers. Its sha256 is that
   of the model TOML that to_toml() writes, so loading it gives the same hash.
 """
@@ -63,8 +69,10 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-from .physical import about_origin
-from .model import ACTUATOR, INERTIAL, EndEffector, Frame, Limits, Model, ModelError, rotation_matrix, unit_axis
+from .expr import MAX_MAGNITUDE
+from .physical import about_origin, check_params
+from .model import (ACTUATOR, INERTIAL, MAX_END_EFFECTORS, EndEffector, Frame, Limits, Model, ModelError,
+                    rotation_matrix, unit_axis)
 from .records import free_flyer_frames
 from .urdf_parse import Urdf, check_name, parse_urdf, read_bytes
 from .urdf_toml import model_toml, params_toml
@@ -72,7 +80,8 @@ from .urdf_toml import model_toml, params_toml
 SNAP_TOL = 1e-9
 ORIGIN_SNAP_TOL = 1e-12
 GRAVITY = 9.81
-_C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}", re.ASCII)
+# the model files' name rule (codegen/read/model.py): a letter first
+_C_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}", re.ASCII)
 _C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if "
     "inline int long register restrict return short signed sizeof static struct switch typedef "
@@ -165,7 +174,7 @@ def _model_name(name, robot_name: str) -> str:
                              f"and not a C keyword")
         return name
     base = re.sub(r"[^A-Za-z0-9_]", "_", robot_name, flags=re.ASCII)[:64] or "robot"
-    if base[0].isdigit():
+    if not base[0].isalpha():
         base = ("robot_" + base)[:64]
     if base in _C_KEYWORDS or keyword.iskeyword(base):
         base += "_robot"
@@ -231,6 +240,14 @@ def load_urdf(path, *, name=None, end_effectors=(), snap=True, floating_base=Fal
                       floating_base=floating_base)
 
 
+def _origin(p, snap: bool, what: str) -> tuple:
+    """A placement's origin within the model files' bound on numbers (expr.MAX_MAGNITUDE)."""
+    if not np.all(np.abs(p) <= MAX_MAGNITUDE):
+        raise ModelError(f"{what}: the origin {tuple(float(x) for x in p)} lies beyond {MAX_MAGNITUDE:g} "
+                         f"(the model files' bound on numbers)")
+    return tuple(_number(x, snap) for x in p)
+
+
 FREE_FLYER_JOINT = "root_joint"  # the free-flyer's name when --floating-base adds it (Pinocchio's)
 
 
@@ -254,6 +271,9 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
                floating_base=False) -> UrdfRobot:
     """load_urdf on bytes already read; `floating_base`: a free-flyer between
     the world and the root link (codegen/read/records.py, BASE_TYPES)."""
+    end_effectors = tuple(end_effectors)
+    if len(end_effectors) > MAX_END_EFFECTORS:  # before any work (the model files' bound)
+        raise ModelError(f"{len(end_effectors)} end effectors (the limit is {MAX_END_EFFECTORS})")
     urdf = parse_urdf(data, source)
     links = {x.name: x for x in urdf.links}
     root, children = _tree(urdf)
@@ -291,7 +311,7 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
             key=j.child, parent=body, joint=j.name,
             type="prismatic" if j.type == "prismatic" else "revolute",
             axis=_axis(j.axis, snap, what), rotation=_rotation(R, snap, what),
-            origin=tuple(_number(x, snap) for x in p), index=len(frames),
+            origin=_origin(p, snap, what), index=len(frames),
             limits=Limits(**lim) if lim else None))
         where[j.child] = (j.child, np.eye(3), np.zeros(3))
         inertia[j.child] = [0.0, np.zeros(3), np.zeros((3, 3))]
@@ -314,7 +334,7 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
         if body == "0":
             raise ModelError(f"end effector {ee!r}: the link does not move (it is fixed to the root)")
         ees.append(EndEffector(ee, body, sp.ImmutableMatrix(_rotation(R_bl, snap, f"end effector {ee!r}")),
-                               tuple(_number(x, snap) for x in p_bl)))
+                               _origin(p_bl, snap, f"end effector {ee!r}")))
     values = {"g": GRAVITY}
     for f in frames:
         if f.massless:
@@ -331,6 +351,10 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
     draft = Model(model_name, tuple(frames), (), gravity, tuple(ees), "", floating)
     if len(set(draft.param_names)) != len(draft.param_names):
         raise ModelError("two links give the same parameter name")
+    try:  # the parameter files' checks (codegen/read/model.py load_param_values), on the lumped bodies
+        check_params(draft.param_names, [values[n] for n in draft.param_names])
+    except ValueError as exc:
+        raise ModelError(f"{source}: physically impossible parameters: {exc}") from None
     source_sha = hashlib.sha256(data).hexdigest()
     sha = hashlib.sha256(model_toml(draft, source_sha).encode()).hexdigest()
     model = Model(model_name, tuple(frames), (), gravity, tuple(ees), sha, floating)

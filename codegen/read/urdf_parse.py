@@ -15,7 +15,14 @@ attribute: XML with a DTD, entities or external references (defusedxml; the
 MAX_BYTES or not a regular file, more than MAX_ELEMENTS links or joints, a name
 that is empty, longer than MAX_NAME characters or not printable, and any number
 that is not a plain decimal float literal (no nan/inf, hex, underscores) of
-magnitude <= MAX_MAGNITUDE (joint limits: LIMIT_MAGNITUDE).
+magnitude <= MAX_MAGNITUDE (joint limits: LIMIT_MAGNITUDE), an XML declaration naming
+an encoding the parser cannot read (UTF-7, UTF-32, Shift-JIS...).
+
+The bounds are the model files' (a URDF is a model file by another route,
+codegen/read/model.py): names as model_fields.check_name (no surrounding
+whitespace), numbers within expr.MAX_MAGNITUDE, at most MAX_ELEMENTS links and
+joints (the model's frames and base) and MAX_DOF moving joints, counted before
+any element is read.
 """
 from __future__ import annotations
 
@@ -25,17 +32,20 @@ from xml.etree.ElementTree import ParseError
 import defusedxml.ElementTree as DET
 from defusedxml import DefusedXmlException
 
-from .expr import parse_numbers
-from .model_fields import ModelError
+from . import model_fields
+from .expr import MAX_MAGNITUDE, parse_numbers
+from .model_fields import MAX_NAME, ModelError  # noqa: F401 - MAX_NAME: the model files' bound
 from .model_fields import read_bytes as read_file_bytes
+from .model import MAX_DOF, MAX_FRAMES
 
+# URDFs carry meshes' and sensors' descriptions the model files do not: a larger file
 MAX_BYTES = 10 * 1024 * 1024
-MAX_ELEMENTS = 5000  # links, and joints, each
-MAX_NAME = 64
-MAX_MAGNITUDE = 1e15
+# <link> and <joint> elements, each: a model file's frames and its base (the fixed joints
+# are merged away, so a loaded URDF has at most MAX_DOF frames)
+MAX_ELEMENTS = MAX_FRAMES + 1
 LIMIT_MAGNITUDE = 1e300
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
-
+MOVING_TYPES = ("revolute", "continuous", "prismatic")
 
 
 def _numbers(text, n: int, what: str, bound: float = MAX_MAGNITUDE) -> tuple:
@@ -44,14 +54,12 @@ def _numbers(text, n: int, what: str, bound: float = MAX_MAGNITUDE) -> tuple:
 
 
 def check_name(name, what: str) -> str:
-    """A URDF name, kept verbatim: 1..MAX_NAME printable characters, not '0'
+    """A URDF name, kept verbatim: the model files' rule (model_fields.check_name:
+    1..MAX_NAME printable characters, no surrounding whitespace), and not '0'
     (frame key '0' is the world in our models)."""
     if not isinstance(name, str) or not name:
         raise ModelError(f"{what}: missing or empty name")
-    if len(name) > MAX_NAME:
-        raise ModelError(f"{what}: name {name[:MAX_NAME]!r}... is longer than {MAX_NAME} characters")
-    if not name.isprintable():
-        raise ModelError(f"{what}: name {name!r} contains non-printable characters")
+    model_fields.check_name(name, f"{what}: name")
     if name == "0":
         raise ModelError(f"{what}: name '0' is reserved for the world frame")
     return name
@@ -175,6 +183,9 @@ def parse_urdf(data: bytes, source: str = "<urdf>") -> Urdf:
                          f"external references are not allowed)") from None
     except ParseError as exc:
         raise ModelError(f"{source}: not well-formed XML ({exc})") from None
+    except (ValueError, LookupError) as exc:  # expat: "multi-byte encodings are not supported"
+        raise ModelError(f"{source}: unreadable XML declaration or encoding ({exc}; "
+                         f"a URDF is UTF-8)") from None
     if root.tag != "robot":
         raise ModelError(f"{source}: the root element is <{str(root.tag)[:80]}>, not <robot>")
     name = root.get("name", "")
@@ -184,6 +195,10 @@ def parse_urdf(data: bytes, source: str = "<urdf>") -> Urdf:
     for tag, els in (("link", link_els), ("joint", joint_els)):
         if len(els) > MAX_ELEMENTS:
             raise ModelError(f"{source}: more than {MAX_ELEMENTS} <{tag}> elements")
+    moving = sum(e.get("type") in MOVING_TYPES for e in joint_els)
+    if moving > MAX_DOF:
+        raise ModelError(f"{source}: more than {MAX_DOF} moving joints (the limit is {MAX_DOF}; "
+                         f"{moving} here)")
     links = tuple(_link(e) for e in link_els)
     joints = tuple(_joint(e) for e in joint_els)
     for what, names in (("link", [x.name for x in links]), ("joint", [j.name for j in joints])):

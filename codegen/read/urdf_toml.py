@@ -5,6 +5,12 @@ TOML integers, every other number as the shortest decimal that round-trips
 to the same double (Python's repr); frame origins as strings of those
 (origins are expressions in model files). Names are TOML basic
 strings escaped by tomli_w (keys too), so any printable name survives.
+
+An origin entry below the expression language's smallest literal (MIN_MAGNITUDE,
+1e-12: a URDF read with snap=False keeps rounding residues such as 6e-17) is
+written as an exact power-of-two scaling of a literal within it, "y / 549755813888"
+(2**39) repeated, which the model reader evaluates to the very same double
+(dividing by a power of two is exact in binary floating point).
 """
 from __future__ import annotations
 
@@ -12,6 +18,10 @@ import re
 
 import sympy as sp
 import tomli_w
+
+from .expr import MIN_MAGNITUDE
+
+_POW2 = 2 ** 39  # a literal within the language's bound (5.5e11)
 
 
 def _num(x):
@@ -21,6 +31,17 @@ def _num(x):
     if x.is_Number:
         return float(x)
     raise ValueError(f"not a number: {x!r}")  # URDF models have no geometry symbols
+
+
+def _origin(x) -> str:
+    """An origin entry as an expression string that loads back to the same number."""
+    v = _num(x)
+    if isinstance(v, int) or abs(v) >= MIN_MAGNITUDE:
+        return str(v)
+    y, k = v, 0
+    while abs(y) < MIN_MAGNITUDE:
+        y, k = y * _POW2, k + 1
+    return repr(y) + f" / {_POW2}" * k
 
 
 def _matrix(R):
@@ -71,7 +92,7 @@ def model_toml(model, source_sha256: str) -> str:
         t["rotation"] = _matrix(f.rotation)
         # strings, as origin expressions are written by hand (models/krang.toml);
         # the loader reads a decimal string as the exact decimal, i.e. the same double
-        t["origin"] = [str(_num(o)) for o in f.origin]
+        t["origin"] = [_origin(o) for o in f.origin]
         if f.limits is not None:
             t["limits"] = {k: float(v) for k in ("lower", "upper", "velocity", "effort")
                            if (v := getattr(f.limits, k)) is not None}
