@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        e764ec72de5f13cda4e0b0c424af9f2c7c8b10ed79e1d0a679294bf4126b194a
+ * generator        3ad510594ed2ca6a2a08360710fd30f6c49ea9ddc4659b099a4a7cc8449b8c14
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -21,6 +21,7 @@
  *   krang_jdot_qdot_left           503
  *   krang_fk_right                 183
  *   krang_jdot_qdot_right          495
+ *   krang_regressor               8496
  *   krang_com                      206
  *   krang_com_jacobian             651
  *   krang_centroidal_map          1933
@@ -42,6 +43,8 @@ extern "C" {
 #define KRANG_NV 17
 /* Number of parameters (length of p). */
 #define KRANG_NP 231
+/* Number of regressor columns (standard parameters pi, krang_regressor). */
+#define KRANG_NPI 221
 /* End effectors: the `ee` argument of krang_jacobian. */
 #define KRANG_LEFT 0
 #define KRANG_RIGHT 1
@@ -399,6 +402,15 @@ void krang_fk(const double *q, const double *p, int ee, double *T);
 /* Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical
  * acceleration at ddq = 0. An unknown ee fills a with NaN. */
 void krang_jdot_qdot(const double *q, const double *dq, const double *p, int ee, double *a);
+
+/* Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq,
+ * ddq, p) = Y . pi with pi[k] = p[regressor_param_index(k)], the ten standard
+ * inertial parameters of every link and each joint's Ia, Fv, Fc. Y reads only
+ * the geometry and g entries of p. */
+void krang_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Y);
+
+/* Index in p of regressor column k, 0 <= k < NPI (-1 if out of range). */
+int krang_regressor_param_index(int k);
 
 /* compute_A for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar

@@ -22,8 +22,11 @@ from numpy.typing import ArrayLike, NDArray
 N_DOF: Final[int]
 N_Q: Final[int]
 N_PARAMS: Final[int]
+N_PI: Final[int]
 JOINT_NAMES: Final[tuple[str, ...]]
 PARAM_NAMES: Final[tuple[str, ...]]
+REGRESSOR_PARAMS: Final[tuple[str, ...]]
+REGRESSOR_PARAM_INDEX: Final[tuple[int, ...]]
 END_EFFECTORS: Final[tuple[str, ...]]
 JOINT_LIMITS: Final[Mapping[str, NDArray[np.float64]]]
 
@@ -98,6 +101,18 @@ def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayL
     where every joint moves some inertia or has Ia > 0), NDOF.
 
     Returns a float64 array of shape (17,); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+
+def regressor(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq, ddq, p) = Y . pi with
+    pi[k] = p[regressor_param_index(k)], the ten standard inertial parameters of every link and each
+    joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p.
+
+    Returns a float64 array of shape (17, 221); `params`: the parameter vector (default:
     default_params()); `out`: an array written in place and returned.
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
@@ -226,4 +241,4 @@ def link_params(key: str, mass: float, com: ArrayLike, inertia_at_com: ArrayLike
     """The 10 standard parameters of link `key` (name -> value, for params_from_dict) from its mass,
     centre of mass and inertia about the centre of mass (link frame)."""
 
-__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

@@ -40,6 +40,8 @@ cdef extern from "krang_kernels.h":
     void _c_forward_dynamics "krang_forward_dynamics"(const double *, const double *, const double *, const double *, double *) nogil
     void _c_fk "krang_fk"(const double *, const double *, int, double *) nogil
     void _c_jdot_qdot "krang_jdot_qdot"(const double *, const double *, const double *, int, double *) nogil
+    void _c_regressor "krang_regressor"(const double *, const double *, const double *, const double *, double *) nogil
+    int _c_regressor_param_index "krang_regressor_param_index"(int) nogil
     void _c_compute_A_batch "krang_compute_A_batch"(int, const double *, const double *, double *) nogil
     void _c_compute_C_batch "krang_compute_C_batch"(int, const double *, const double *, const double *, double *) nogil
     void _c_com "krang_com"(const double *, const double *, double *) nogil
@@ -57,6 +59,11 @@ cdef Py_ssize_t _NP = 231
 JOINT_NAMES = tuple(_c_joint_name(i).decode("utf-8") for i in range(_NDOF))
 PARAM_NAMES = tuple(_c_param_name(i).decode("utf-8") for i in range(_NP))
 _PARAM_INDEX = {name: i for i, name in enumerate(PARAM_NAMES)}
+# The regressor's columns (regressor(q, dq, ddq) . params[REGRESSOR_PARAM_INDEX]
+# = inverse_dynamics): their index in params and their names.
+N_PI = 221
+REGRESSOR_PARAM_INDEX = tuple(_c_regressor_param_index(k) for k in range(N_PI))
+REGRESSOR_PARAMS = tuple(PARAM_NAMES[i] for i in REGRESSOR_PARAM_INDEX)
 # End-effector names in the order of the C `ee` index.
 END_EFFECTORS = ('left', 'right')
 _FRAMES = ('world', 'local')
@@ -704,6 +711,54 @@ def forward_dynamics(q, dq, tau, params=None, out=None):
     return out
 
 
+cdef object _batch_regressor(object q, object dq, object ddq, object params, object out, Py_ssize_t nb):
+    """regressor over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_dq
+    cdef double *d_ddq
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    dq = _rows(dq, "dq", nb, 17)
+    ddq = _rows(ddq, "ddq", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (17, 221))
+    q, dq, ddq, params, = _unalias(out, (q, dq, ddq, params,))
+    d_q = _data(q)
+    d_dq = _data(dq)
+    d_ddq = _data(ddq)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_regressor(d_q + i * 17, d_dq + i * 17, d_ddq + i * 17, d_params, d_out + i * 3757)
+    return out
+
+
+def regressor(q, dq, ddq, params=None, out=None):
+    """Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq, ddq, p) = Y . pi with
+    pi[k] = p[regressor_param_index(k)], the ten standard inertial parameters of every link and each
+    joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p.
+
+    Returns a float64 array of shape (17, 221); `params`: the parameter vector (default:
+    default_params()); `out`: an array written in place and returned.
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_regressor(q, dq, ddq, params, out, nb)
+    q = _input(q, "q", 17)
+    dq = _input(dq, "dq", 17)
+    ddq = _input(ddq, "ddq", 17)
+    params = _params(params)
+    out = _out(out, "out", (17, 221))
+    _c_regressor(_data(q), _data(dq), _data(ddq), _data(params), _data(out))
+    return out
+
+
 cdef object _batch_com(object q, object params, object out, Py_ssize_t nb):
     """com over a batch of nb states."""
     cdef Py_ssize_t i
@@ -1059,4 +1114,4 @@ def compute_all(q, dq, params=None, out=None):
     return res
 
 
-__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

@@ -21,6 +21,7 @@
  *   mini_jdot_qdot_tool             32
  *   mini_fk_slider                  16
  *   mini_jdot_qdot_slider           20
+ *   mini_regressor                 126
  *   mini_com                        49
  *   mini_com_jacobian               59
  *   mini_centroidal_map            212
@@ -1414,6 +1415,260 @@ void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, d
     a[0] = t434;
 }
 
+/* mini_regressor with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Y)
+{
+    double in_q[3];
+    double in_dq[3];
+    double in_ddq[3];
+    double in_p[54];
+    mini_regressor(memcpy(in_q, q, sizeof in_q), memcpy(in_dq, dq, sizeof in_dq), memcpy(in_ddq, ddq, sizeof in_ddq), memcpy(in_p, p, sizeof in_p), Y);
+}
+
+KKCLONES
+/* Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq,
+ * ddq, p) = Y . pi with pi[k] = p[regressor_param_index(k)], the ten standard
+ * inertial parameters of every link and each joint's Ia, Fv, Fc. Y reads only
+ * the geometry and g entries of p.
+ * 126 operations. */
+void mini_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Y)
+{
+    if (kk_overlap(q, 3, Y, 147) || kk_overlap(dq, 3, Y, 147) || kk_overlap(ddq, 3, Y, 147) || kk_overlap(p, 54, Y, 147)) { kk_copy_mini_regressor(q, dq, ddq, p, Y); return; }
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    Y[0] = 0.0;
+    Y[3] = 0.0;
+    Y[4] = 0.0;
+    Y[5] = 0.0;
+    Y[6] = 0.0;
+    Y[7] = 0.0;
+    Y[8] = 0.0;
+    Y[15] = 0.0;
+    Y[17] = 0.0;
+    Y[18] = 0.0;
+    Y[19] = 0.0;
+    Y[21] = 0.0;
+    Y[22] = 0.0;
+    Y[23] = 0.0;
+    Y[24] = 0.0;
+    Y[25] = 0.0;
+    Y[28] = 0.0;
+    Y[30] = 0.0;
+    Y[31] = 0.0;
+    Y[32] = 0.0;
+    Y[34] = 0.0;
+    Y[35] = 0.0;
+    Y[37] = 0.0;
+    Y[41] = 0.0;
+    Y[42] = 0.0;
+    Y[43] = 0.0;
+    Y[44] = 0.0;
+    Y[45] = 0.0;
+    Y[46] = 0.0;
+    Y[47] = 0.0;
+    Y[48] = 0.0;
+    Y[49] = 0.0;
+    Y[50] = 0.0;
+    Y[51] = 0.0;
+    Y[52] = 0.0;
+    Y[53] = 0.0;
+    Y[54] = 0.0;
+    Y[55] = 0.0;
+    Y[56] = 0.0;
+    Y[57] = 0.0;
+    Y[58] = 0.0;
+    Y[59] = 0.0;
+    Y[60] = 0.0;
+    Y[61] = 0.0;
+    Y[62] = 0.0;
+    Y[64] = 0.0;
+    Y[66] = 0.0;
+    Y[67] = 0.0;
+    Y[68] = 0.0;
+    Y[70] = 0.0;
+    Y[71] = 0.0;
+    Y[77] = 0.0;
+    Y[79] = 0.0;
+    Y[80] = 0.0;
+    Y[81] = 0.0;
+    Y[83] = 0.0;
+    Y[84] = 0.0;
+    Y[85] = 0.0;
+    Y[86] = 0.0;
+    Y[87] = 0.0;
+    Y[88] = 0.0;
+    Y[89] = 0.0;
+    Y[90] = 0.0;
+    Y[91] = 0.0;
+    Y[92] = 0.0;
+    Y[93] = 0.0;
+    Y[94] = 0.0;
+    Y[95] = 0.0;
+    Y[96] = 0.0;
+    Y[97] = 0.0;
+    Y[98] = 0.0;
+    Y[99] = 0.0;
+    Y[100] = 0.0;
+    Y[101] = 0.0;
+    Y[102] = 0.0;
+    Y[103] = 0.0;
+    Y[104] = 0.0;
+    Y[105] = 0.0;
+    Y[106] = 0.0;
+    Y[107] = 0.0;
+    Y[108] = 0.0;
+    Y[109] = 0.0;
+    Y[110] = 0.0;
+    Y[111] = 0.0;
+    Y[112] = 0.0;
+    Y[113] = 0.0;
+    Y[114] = 0.0;
+    Y[115] = 0.0;
+    Y[116] = 0.0;
+    Y[117] = 0.0;
+    Y[118] = 0.0;
+    Y[119] = 0.0;
+    Y[120] = 0.0;
+    Y[121] = 0.0;
+    Y[122] = 0.0;
+    Y[123] = 0.0;
+    Y[124] = 0.0;
+    Y[125] = 0.0;
+    Y[126] = 0.0;
+    Y[127] = 0.0;
+    Y[128] = 0.0;
+    Y[129] = 0.0;
+    Y[130] = 0.0;
+    Y[131] = 0.0;
+    Y[132] = 0.0;
+    Y[133] = 0.0;
+    Y[135] = 0.0;
+    Y[138] = 0.0;
+    Y[139] = 0.0;
+    Y[140] = 0.0;
+    Y[141] = 0.0;
+    Y[142] = 0.0;
+    Y[143] = 0.0;
+    const double dq_q_b = dq[2];
+    Y[145] = dq_q_b;
+    const double t509 = (double)((dq_q_b > 0) - (dq_q_b < 0));
+    Y[146] = t509;
+    const double ddq_q_b = ddq[2];
+    Y[144] = ddq_q_b;
+    const double ddq_q_base = ddq[0];
+    Y[9] = ddq_q_base;
+    Y[10] = ddq_q_base;
+    Y[40] = ddq_q_base;
+    Y[136] = ddq_q_base;
+    const double p_g = p[4];
+    const double t75 = -0.6*p_g;
+    const double c_q_base = cq[0];
+    const double t78 = c_q_base*t75;
+    const double p_L2 = p[1];
+    const double x2 = p_L2*ddq_q_base;
+    const double t289 = -t78 - x2;
+    const double q_q_b = q[2];
+    const double x6 = ddq_q_base*q_q_b;
+    const double t291 = t289 - x6;
+    const double dq_q_base = dq[0];
+    Y[11] = dq_q_base;
+    const double t292 = -dq_q_b*dq_q_base + t291;
+    const double p_L4 = p[3];
+    const double t90 = -p_L4*dq_q_base;
+    const double t92 = -dq_q_b + t90;
+    const double t496 = dq_q_base*t92 + t292;
+    const double t507 = -t496 + x6;
+    const double t461 = -dq_q_base*dq_q_base;
+    Y[137] = -t461;
+    const double t508 = -p_L4*t461 - t507 - x2;
+    Y[39] = t508;
+    const double s_q_base = sq[0];
+    const double t77 = s_q_base*t75;
+    Y[2] = t77;
+    const double x5 = p_L4*ddq_q_base;
+    const double t290 = -t77 - x5;
+    const double t293 = -ddq_q_b + t290;
+    const double t84 = p_L2*dq_q_base;
+    const double t91 = -dq_q_base*q_q_b - t84;
+    const double t497 = -dq_q_base*t91 + t293;
+    Y[134] = -t497;
+    const double t503 = q_q_b*t461 + t497;
+    const double t506 = -p_L2*t461 - t503 + x5;
+    Y[38] = t506;
+    const double t498 = q_q_b*t496;
+    const double t502 = -p_L2*t496 - p_L4*t497 - t498;
+    Y[36] = t502;
+    const double ddq_q_a = ddq[1];
+    Y[72] = ddq_q_a;
+    const double t284 = ddq_q_base - ddq_q_a;
+    Y[20] = t284;
+    Y[33] = t284;
+    const double x12 = -t284;
+    Y[69] = x12;
+    Y[82] = x12;
+    const double x1 = -t78;
+    Y[1] = x1;
+    const double t281 = x1 + x2;
+    const double s_q_a = sq[1];
+    const double c_q_a = cq[1];
+    const double t282 = c_q_a*t281 - s_q_a*t77;
+    const double t86 = -s_q_a*t84;
+    const double dq_q_a = dq[1];
+    Y[73] = dq_q_a;
+    const double t285 = dq_q_a*t86 + t282;
+    const double p_L3 = p[2];
+    const double x0 = (0.5)*p_L3;
+    const double x3 = t284*x0;
+    const double t287 = -t285 + x3;
+    const double t87 = -dq_q_a + dq_q_base;
+    const double t89 = -p_L4*t87 + t86;
+    const double t480 = t287 - t87*t89;
+    const double t465 = -t87*t87;
+    const double t494 = -p_L4*t465 - t480 - x3;
+    const double x11 = -t494;
+    Y[78] = x11;
+    const double t474 = -c_q_a*t284 + s_q_a*t465;
+    const double x9 = p_L2*t474;
+    const double t495 = -x11 - x9;
+    Y[29] = t495;
+    const double t283 = -c_q_a*t77 - s_q_a*t281;
+    const double t85 = c_q_a*t84;
+    const double t286 = -dq_q_a*t85 + t283;
+    const double x4 = p_L4*t284;
+    const double t288 = t286 - x4;
+    const double t88 = -t85 + t87*x0;
+    const double t481 = t288 + t87*t88;
+    const double t492 = t465*x0 + t481 - x4;
+    const double x10 = -t492;
+    Y[76] = x10;
+    const double t473 = c_q_a*t465 + s_q_a*t284;
+    const double x7 = p_L2*t473;
+    const double t493 = -x10 - x7;
+    Y[27] = t493;
+    const double t487 = -c_q_a*t480 - s_q_a*t481;
+    const double t483 = -p_L4*t481 + t480*x0;
+    Y[75] = -t483;
+    const double t491 = p_L2*t487 + t483;
+    Y[26] = t491;
+    const double t479 = (double)((dq_q_a > 0) - (dq_q_a < 0));
+    Y[74] = t479;
+    const double t463 = t285 + t86*t87;
+    const double x8 = -t463;
+    Y[65] = x8;
+    const double t478 = -x8 - x9;
+    Y[16] = t478;
+    const double t464 = t286 - t85*t87;
+    Y[63] = t464;
+    const double t477 = -t464 + x7;
+    Y[14] = t477;
+    const double t466 = c_q_a*t463 - s_q_a*t464;
+    const double t470 = p_L2*t466;
+    Y[13] = t470;
+    const double t462 = (double)((dq_q_base > 0) - (dq_q_base < 0));
+    Y[12] = t462;
+}
+
 /* mini_com with copies of its inputs (some overlap an output). */
 KKCOLD
 static void kk_copy_mini_com(const double *q, const double *p, double *c)
@@ -2329,6 +2584,12 @@ const char *mini_param_name(int i)
     }
 }
 
+int mini_regressor_param_index(int k)
+{
+    /* the regressor's columns are p[5], ..., p[53] */
+    return (k >= 0 && k < 49) ? k + 5 : -1;
+}
+
 const char *mini_joint_name(int i)
 {
     switch (i) {
@@ -2342,10 +2603,12 @@ const char *mini_joint_name(int i)
 /* Pinocchio's integrate (Lie group exponential) reduces to a sum for the
  * joints of this project: a continuous joint is one angle here, not
  * Pinocchio's (cos, sin) pair (JointModelRUBZ), so it moves like a revolute
- * one. A free-flying base would add the SE(3) exponential on its block. */
+ * one. A free-flying base moves by the SE(3) exponential of its body velocity
+ * (Murray, Li & Sastry 1994, sec. 2.3; Pinocchio's SpecialEuclideanOperationTpl<3>):
+ * p' = p + R V(w dt) v dt, quat' = quat * exp(w dt), normalized. */
 void mini_integrate(const double *q, const double *v, double dt, double *q_out)
 {
-    double t[NDOF];  /* q_out may overlap q or v anywhere (the header's promise) */
+    double t[MINI_NQ];  /* q_out may overlap q or v anywhere (the header's promise) */
     for (int i = 0; i < NDOF; ++i) {
         t[i] = q[i] + v[i] * dt;
     }
@@ -2354,7 +2617,7 @@ void mini_integrate(const double *q, const double *v, double dt, double *q_out)
 
 void mini_neutral(double *q)
 {
-    for (int i = 0; i < NDOF; ++i) {
+    for (int i = 0; i < MINI_NQ; ++i) {
         q[i] = 0.0;
     }
 }

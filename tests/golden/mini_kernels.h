@@ -21,6 +21,7 @@
  *   mini_jdot_qdot_tool             32
  *   mini_fk_slider                  16
  *   mini_jdot_qdot_slider           20
+ *   mini_regressor                 126
  *   mini_com                        49
  *   mini_com_jacobian               59
  *   mini_centroidal_map            212
@@ -42,6 +43,8 @@ extern "C" {
 #define MINI_NV 3
 /* Number of parameters (length of p). */
 #define MINI_NP 54
+/* Number of regressor columns (standard parameters pi, mini_regressor). */
+#define MINI_NPI 49
 /* End effectors: the `ee` argument of mini_jacobian. */
 #define MINI_TOOL 0
 #define MINI_SLIDER 1
@@ -209,6 +212,15 @@ void mini_fk(const double *q, const double *p, int ee, double *T);
  * acceleration at ddq = 0. An unknown ee fills a with NaN. */
 void mini_jdot_qdot(const double *q, const double *dq, const double *p, int ee, double *a);
 
+/* Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq,
+ * ddq, p) = Y . pi with pi[k] = p[regressor_param_index(k)], the ten standard
+ * inertial parameters of every link and each joint's Ia, Fv, Fc. Y reads only
+ * the geometry and g entries of p. */
+void mini_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Y);
+
+/* Index in p of regressor column k, 0 <= k < NPI (-1 if out of range). */
+int mini_regressor_param_index(int k);
+
 /* compute_A for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
  * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
@@ -242,14 +254,17 @@ void mini_com_jacobian(const double *q, const double *p, double *Jc);
  * as in Pinocchio); M is its total, > 0 for physical parameters. */
 void mini_centroidal_map(const double *q, const double *p, double *Ag);
 
-/* q_out = q (+) v dt, Pinocchio's integrate: q (NDOF; rad for revolute and
+/* q_out = q (+) v dt, Pinocchio's integrate: q (NQ; rad for revolute and
  * continuous joints, one angle each, not Pinocchio's cos/sin pair; m for
- * prismatic ones), v (NDOF; rad/s, m/s), dt (s) -> q_out (NDOF). Fixed base:
- * q_out = q + v dt (multiply-adds may be fused). */
+ * prismatic ones), v (NV; rad/s, m/s), dt (s) -> q_out (NQ). Joints: q + v dt
+ * (multiply-adds may be fused). A free-flying base moves by the SE(3)
+ * exponential of its velocity (base axes) times dt; its quaternion is
+ * normalized after the step, so q_out's is unit whatever q's norm. */
 void mini_integrate(const double *q, const double *v, double dt, double *q_out);
 
 /* The neutral configuration (Pinocchio's neutral: every joint at 0, whatever
- * its limits), NDOF. */
+ * its limits; a free-flying base at the origin with the identity quaternion
+ * (0, 0, 0, 1)), NQ. */
 void mini_neutral(double *q);
 
 #ifdef __cplusplus
