@@ -37,6 +37,10 @@ KERNELS = {
     "bias": lambda s, p, out=None: kk.bias(s["q"], s["dq"], p, out=out),
     "forward_dynamics": lambda s, p, out=None: kk.forward_dynamics(s["q"], s["dq"], s["tau"], p, out=out),
     "regressor": lambda s, p, out=None: kk.regressor(s["q"], s["dq"], s["ddq"], p, out=out),
+    "com": lambda s, p, out=None: kk.com(s["q"], p, out=out),
+    "com_jacobian": lambda s, p, out=None: kk.com_jacobian(s["q"], p, out=out),
+    "centroidal_map": lambda s, p, out=None: kk.centroidal_map(s["q"], p, out=out),
+    "integrate": lambda s, p, out=None: kk.integrate(s["q"], s["dq"], 0.01, out=out),
 }
 for _ee in kk.END_EFFECTORS:
     for _frame in ("world", "local"):
@@ -53,7 +57,7 @@ def _row(states, i):
 def test_every_kernel_is_covered():
     kernels = {n for n in kk.__all__ if callable(getattr(kk, n))} - {
         "default_params", "params_from_dict", "check_params", "load_params", "link_params", "compute_all",
-        "jacobian", "fk", "jdot_qdot"}
+        "jacobian", "fk", "jdot_qdot", "neutral"}
     assert kernels <= set(KERNELS)
 
 
