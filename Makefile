@@ -73,13 +73,13 @@ check-generated: $(STAMP)
 bench: build
 	$(PYTHON) -m pip install -q -e ".[bench]" --no-build-isolation
 	$(PYTHON) -m benchmarks $(BENCH_ARGS)
-	$(PYTHON) -m benchmarks.readme_table
+	$(PYTHON) -m benchmarks.docs_tables bench
 
 # Real URDFs (example-robot-data) through the CLI, against Pinocchio C++:
 # benchmarks/results/robots.md. BENCH_ARGS e.g. --robots ur5 talos --rounds 5.
 bench-robots: $(STAMP)
-	$(PYTHON) -m benchmarks.robots_table $(BENCH_ARGS)
-	$(PYTHON) -m benchmarks.readme_table robots
+	$(PYTHON) -m benchmarks.urdf_robots $(BENCH_ARGS)
+	$(PYTHON) -m benchmarks.docs_tables robots
 
 clean:
 	rm -rf build dist benchmarks/build krang_kernels/_kernels.c krang_kernels/*.so

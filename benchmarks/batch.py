@@ -1,6 +1,6 @@
-"""Batch kernels vs scalar kernels (issue #9): `python -m benchmarks.batch`.
+"""Batch kernels vs scalar kernels: `python -m benchmarks.batch`.
 
-A C driver times (`--gen DIR --name NAME` for another robot's kernels), for N = 64 and 1024 random states (one p), the scalar
+A C driver (harness/batch_vs_scalar.c) times (`--gen DIR --name NAME` for another robot's kernels), for N = 64 and 1024 random states (one p), the scalar
 kernel called N times and the batch kernel called once, outputs written to
 N separate matrices in both cases; the best of REPEATS runs, per state, with
 clock_gettime(CLOCK_MONOTONIC); and, as the floor of any kernel that
@@ -25,12 +25,15 @@ a VM, not the turbo clock, so a fraction can be optimistic).
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import re
 import statistics
 import subprocess
 import tempfile
 from pathlib import Path
+
+from .env import cpu_model, first_line, provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 GEN = ROOT / "generated"
@@ -43,52 +46,7 @@ BUILDS = {
     "base": ["-O3", "-march=x86-64", "-ffp-contract=fast"],
 }
 
-DRIVER = r"""
-#define _POSIX_C_SOURCE 199309L
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include "krang_kernels.h"
-#define N KRANG_NDOF
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e9 + t.tv_nsec; }
-int main(void)
-{
-    const int sizes[] = {@SIZES@};
-    double p[KRANG_NP];
-    krang_default_params(p);
-    for (int s = 0; s < (int)(sizeof sizes / sizeof sizes[0]); ++s) {
-        const int n = sizes[s];
-        double *q = malloc(sizeof(double) * n * N), *dq = malloc(sizeof(double) * n * N);
-        double *out = malloc(sizeof(double) * n * N * N);
-        unsigned st = 12345u;
-        for (int i = 0; i < n * N; ++i) {
-            st = st * 1103515245u + 12345u; q[i] = ((double)(st >> 8) / 16777216.0 - 0.5) * 6.0;
-            st = st * 1103515245u + 12345u; dq[i] = ((double)(st >> 8) / 16777216.0 - 0.5) * 4.0;
-        }
-        double best[5] = {1e300, 1e300, 1e300, 1e300, 1e300}, sink = 0.0;
-        for (int r = 0; r < REPEATS; ++r) {
-            double t0 = now();
-            for (int k = 0; k < n; ++k) krang_compute_A(q + k * N, p, out + k * N * N);
-            double t1 = now(); sink += out[n * N * N - 1];
-            krang_compute_A_batch(n, q, p, out);
-            double t2 = now(); sink += out[n * N * N - 1];
-            for (int k = 0; k < n; ++k) krang_compute_C(q + k * N, dq + k * N, p, out + k * N * N);
-            double t3 = now(); sink += out[n * N * N - 1];
-            krang_compute_C_batch(n, q, dq, p, out);
-            double t4 = now(); sink += out[n * N * N - 1];
-            memset(out, r & 1, sizeof(double) * n * N * N);  /* writing the outputs, nothing else */
-            double t5 = now(); sink += out[n * N * N - 1];
-            const double d[5] = {t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4};
-            for (int i = 0; i < 5; ++i) if (d[i] < best[i]) best[i] = d[i];
-        }
-        printf("%d %.3f %.3f %.3f %.3f %.3f %g\n", n, best[0] / n, best[1] / n, best[2] / n, best[3] / n,
-               best[4] / n, sink * 0.0);
-        free(q); free(dq); free(out);
-    }
-    return 0;
-}
-"""
+DRIVER = (Path(__file__).resolve().parent / "harness" / "batch_vs_scalar.c").read_text()
 
 
 def ops(gen: Path = GEN, name: str = "krang") -> dict:
@@ -141,7 +99,9 @@ def median_rounds(rounds: list) -> tuple:
 
 def report(results: dict, gen: Path = GEN, name: str = "krang", rounds: int = 1) -> str:
     ghz, counts = nominal_ghz(), ops(gen, name)
-    lines = [f"{name} batch kernels, ns per state (best of {REPEATS} calls, median of {rounds} rounds); "
+    lines = [provenance(datetime.datetime.now().isoformat(timespec="seconds"), cpu_model(), os.cpu_count(),
+                        first_line(["gcc", "--version"]), "per build, below"),
+             f"{name} batch kernels, ns per state (best of {REPEATS} calls, median of {rounds} rounds); "
              f"nominal {ghz:.2f} GHz; floor = ops / (4 x W) cycles, W = 1 scalar, the build's lanes batch; "
              f"load average {os.getloadavg()[0]:.2f}"]
     for build, res in results.items():

@@ -58,6 +58,12 @@ def cmeel_prefixes() -> list[Path]:
     return found
 
 
+def provenance(date: str, cpu: str, cores, cc: str, flags: str) -> str:
+    """The one line every results table carries: machine, compiler, flags, date
+    (benchmarks.docs_tables copies it with the table into docs/)."""
+    return f"Machine: {cpu}, {cores} cores; compiler: {cc}; flags: `{flags}`; date: {date}."
+
+
 def find_include(prefixes, rel: str) -> Path | None:
     """The first prefix's include/<rel> that exists."""
     for p in prefixes:

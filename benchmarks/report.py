@@ -1,21 +1,23 @@
 """bench.md and bench.json: the benchmark's report, from the summaries (tables.py computes the rows).
 
-The Markdown layout is the one readme_table.py copies into the README: keep the
-section headings ("## C / C++ level", "## Control tick", "### Cold tick",
-"### Flushed tick", "## Issue #9", "## Python level") and the first table under each.
+The Markdown layout is the one docs_tables.py copies into docs/benchmarks.md (and its first
+table into the README): keep the provenance line (env.provenance: machine, compiler, flags, date),
+the section headings ("## C / C++ level", "## Control tick", "### Cold tick", "### Flushed tick",
+"## Efficiency", "## Python level") and the first table under each.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from .env import provenance
 from .robot import KernelSet, group_label, j_key, tick_calls
 from .tables import (add_c_columns, controller_rows, fmt_dus, fmt_ns, fmt_us, headline, our_calls,  # noqa: F401
                      pin_calls, ratio, tick_rows)
 
 
 def report_text(info, summary, agreement, py_rows, py_note, gen_files, gen_time, ees, ks: KernelSet | None = None,
-                tick_summary=None, timer=None, issue9_lines=None, tick_code=None) -> tuple[str, list]:
+                tick_summary=None, timer=None, efficiency_lines=None, tick_code=None) -> tuple[str, list]:
     """bench.md's text and the headline rows (for the plot). ees: end-effector names; ks: our
     kernel set (None: no generated C, the text names the Krang prefix's calls generically)."""
     tick_summary = tick_summary or {}
@@ -27,7 +29,9 @@ def report_text(info, summary, agreement, py_rows, py_note, gen_files, gen_time,
     tick_fns = ", ".join(f"`{f}`" for f in tick_calls(ks)) if ks else "?"
     L = []
     L.append("# krang-kernels benchmark: generated C vs Pinocchio\n")
-    L.append(f"Made by `python -m benchmarks` on {info['date']}. No timing is asserted anywhere; "
+    L.append(provenance(info["date"], info.get("cpu", "?"), info.get("cores", "?"), info.get("cc", "?"),
+                        info.get("flags_ours", "?")) + "\n")
+    L.append("Made by `python -m benchmarks`. No timing is asserted anywhere; "
              "the machine may be shared, so treat differences under ~10 % as noise.\n")
     L.append("| | |\n|---|---|")
     for k in ("cpu", "cpu_flags", "cpu_caches", "cores", "cc", "cxx", "flags_ours", "flags_portable", "flags_pin",
@@ -51,9 +55,9 @@ def report_text(info, summary, agreement, py_rows, py_note, gen_files, gen_time,
              + (f" (here `{pj_name}`)" if pj_name else "") + ".\n")
     crows = controller_rows(summary)
     if crows:
-        L.append("### Controller kernels (issue #8)\n")
+        L.append("### Controller kernels\n")
         L.append("Same loop and flags; end effector 0; ddq and tau are the state's dq (timing only). "
-                 "Target: the issue's bound on ours/Pinocchio.\n")
+                 "Target: the project's bound on ours/Pinocchio.\n")
         L.append("| kernel | ours ns | Pinocchio ns | ratio ours/pin | target | Pinocchio libs ns | our call | "
                  "Pinocchio call |")
         L.append("|---|---:|---:|---:|---:|---:|---|---|")
@@ -139,8 +143,8 @@ def report_text(info, summary, agreement, py_rows, py_note, gen_files, gen_time,
             tick_table("flush")
         L.append("Per-tick 90th percentiles (median over rounds, ns) are in bench.json (`tick_summary`, "
                  "modes `warm_p90`, `cold_p90`, `flush_p90`).\n")
-    if issue9_lines:
-        L += issue9_lines
+    if efficiency_lines:
+        L += efficiency_lines
     L.append("### Every timed call (median [min - max over rounds], ns)\n")
     L.append("| harness | name | median | range | call |")
     L.append("|---|---|---:|---|---|")

@@ -63,7 +63,7 @@ class KernelSet:
     direct: tuple[str, ...] | None   # per-end-effector world Jacobians without dispatch, if generated
     has_all: bool                    # prefix_compute_all(q, dq, p, A, C, Q, J_0, ..., J_n-1)
     has_friction: bool
-    has_controller: bool = False     # inverse_dynamics, bias, forward_dynamics, fk, jdot_qdot (issue #8)
+    has_controller: bool = False     # inverse_dynamics, bias, forward_dynamics, fk, jdot_qdot
 
     def fn(self, what: str) -> str:
         return f"{self.prefix}_{what}"

@@ -14,13 +14,13 @@ In order:
 4. Agreement: outputs of the three harnesses on the first states (--dump).
 5. Timing (harness.py): tight loop and control tick (warm, buffer-evicted, clflushed)
    per harness run, alternating rounds, including `ours-clones` (the portable
-   target_clones build); Python level (pylevel.py); generation figures (build.py);
-   issue #9's figures (issue9.py: code per tick, FMA floor, batch kernels).
+   target_clones build); Python level (python_level.py); generation figures (build.py);
+   efficiency figures (efficiency.py: code per tick, worst tick, FMA floor, batch kernels, portable build).
 6. Writes bench.md, bench.json (report.py) and bench.png (plot.py).
 
 The C-level part works for any robot: `Case` holds a kernel set (generated
 directory, C prefix, end effectors) and the Pinocchio side; `c_level` builds,
-checks and times it. A Case for a URDF robot comes from robots.urdf_case.
+checks and times it. A Case for a URDF robot comes from urdf_case.urdf_case.
 No timing is asserted anywhere: the machine may be shared and noisy.
 """
 from __future__ import annotations
@@ -38,13 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import pin_model
-from . import issue9
+from . import efficiency
 from .build import build_ours, build_pin, generation_figures, machine_code_sizes, tick_code
 from .env import HERE, PORTABLE, ROOT, cmeel_prefixes, default_core, loadavg, log, machine_info
 from .inputs import draw_states, get_params, write_states
 from .timing import compare, dump_outputs, summarize, summarize_tick, summarize_timer, timing_rounds
 from .plot import plot
-from .pylevel import PinEE, pin_ees, python_level, python_pin_outputs
+from .python_level import PinEE, pin_ees, python_level, python_pin_outputs
 from .report import write_json, write_report
 from .robot import KernelSet, end_effectors, kernel_set
 from .tables import add_c_columns
@@ -191,7 +191,7 @@ def c_level(case: Case, args, build: Path, states: Path, q, dq, core):
         extra.append("--flush")
     per_round, tick_per_round, timer_runs = timing_rounds(harnesses, args.rounds, core, extra)
     # the tick as separate calls, and as one compute_all call
-    code, code_all = tick_code(ours_exe, objs, issue9.tick_roots(case.ks), issue9.all_roots(case.ks)) \
+    code, code_all = tick_code(ours_exe, objs, efficiency.tick_roots(case.ks), efficiency.all_roots(case.ks)) \
         if ours_exe else ([], [])
     return dict(objs=objs, agreement=agreement, tick_code=code, tick_code_all=code_all, per_round=per_round,
                 summary=summarize(per_round), tick_per_round=tick_per_round, tick_summary=summarize_tick(tick_per_round),
@@ -232,16 +232,16 @@ def main(argv=None):
     batch_res, batch_note = None, "skipped (--no-batch)"
     if ks and not args.no_batch:
         from . import batch
-        batch_res, batch_note = (issue9.batch_figures(core) if ks.gen_dir.resolve() == batch.GEN.resolve()
+        batch_res, batch_note = (efficiency.batch_figures(core) if ks.gen_dir.resolve() == batch.GEN.resolve()
                                  else (None, "benchmarks.batch drives the Krang kernels in generated/ only"))
     ops = {name: n for f in gen_files for name, n in f["ops"]}
     from .batch import nominal_ghz
     ghz = nominal_ghz()
-    fma = issue9.fma_fractions(ks, summary, ops, ghz) if ks else {}
-    portable = issue9.portable_rows(ks, summary, tick_summary) if ks else []
-    i9_rows = issue9.summary_rows(ks, summary, tick_summary, res["tick_code"], fma, batch_res, portable,
+    fma = efficiency.fma_fractions(ks, summary, ops, ghz) if ks else {}
+    portable = efficiency.portable_rows(ks, summary, tick_summary) if ks else []
+    eff_rows = efficiency.summary_rows(ks, summary, tick_summary, res["tick_code"], fma, batch_res, portable,
                                   res["tick_code_all"])
-    i9_notes = [f"FMA floor: ops / 4 cycles at the nominal {ghz:.2f} GHz (`cpu MHz`; on a VM the TSC "
+    eff_notes = [f"FMA floor: ops / 4 cycles at the nominal {ghz:.2f} GHz (`cpu MHz`; on a VM the TSC "
                 "rate, not the turbo clock).", f"Batch figures: {batch_note}.",
                 "Portable: the harness `ours-clones`, our kernels built as the wheel builds them, timed in the "
                 "same alternating rounds as `ours` (-march=native)."]
@@ -251,12 +251,12 @@ def main(argv=None):
         info["code_bytes"] = ", ".join(f"{f.removeprefix(ks.prefix + '_')} {code[f]:,} B" for f in shown if f in code)
     rows = write_report(args.out, info, summary, res["agreement"], py_rows, py_note, gen_files, gen_time,
                         case.ee_names, ks, tick_summary=tick_summary, timer=res["timer"],
-                        issue9_lines=issue9.section(info, i9_rows, i9_notes), tick_code=res["tick_code"])
+                        efficiency_lines=efficiency.section(info, eff_rows, eff_notes), tick_code=res["tick_code"])
     plot(args.out, rows, py_rows, case.ee_names, summary, tick_summary)
     write_json(args.out, info=info, per_round=res["per_round"], summary=summary, agreement=res["agreement"],
                python=py_rows, python_note=py_note, generation=gen_files, make_generate=gen_time,
                tick_per_round=res["tick_per_round"], tick_summary=tick_summary, tick_timer=res["timer"],
-               issue9=dict(rows=[r.__dict__ for r in i9_rows], tick_code=res["tick_code"],
+               efficiency=dict(rows=[r.__dict__ for r in eff_rows], tick_code=res["tick_code"],
                            tick_code_all=res["tick_code_all"], fma=fma,
                            batch=batch_res, batch_note=batch_note, portable=portable))
     print((args.out / "bench.md").read_text())

@@ -1,6 +1,6 @@
 """Generation scaling: DOF -> generation time, peak memory, C size, compile time.
 
-    python benchmarks/scaling.py [--dofs 8 16 32 48 64] [--shapes chain humanoid]
+    python -m benchmarks.scaling [--dofs 8 16 32 48 64] [--shapes chain humanoid]
                                  [--timeout 600] [--compile-timeout 300] [--opt -O2]
                                  [--root CHECKOUT] [--out benchmarks/results/scaling.md]
 
@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchmarks.env import cpu_model, first_line, provenance
 
 ROOT = Path(__file__).resolve().parent.parent
 INERTIAL = ("m", "MX", "MY", "MZ", "XX", "XY", "XZ", "YY", "YZ", "ZZ")
@@ -209,7 +211,10 @@ def main(argv=None):
                    f"{len(src.encode()) / 1024:.0f} | {cs} |")
             print(row, flush=True)
             rows.append(row)
-    text = (f"# Generation scaling\n\nMeasured by `benchmarks/scaling.py` ({os.cpu_count()} cores); "
+    line = provenance(time.strftime("%Y-%m-%dT%H:%M:%S"), cpu_model(), os.cpu_count(),
+                      first_line([shutil.which("gcc") or "cc", "--version"]), f"{args.opt} -std=c99 -fPIC -c")
+    text = (f"# Generation scaling\n\n{line}\n\nMeasured by `python -m benchmarks.scaling`; load average at the end "
+            f"{os.getloadavg()[0]:.1f} (CPU seconds compare on a loaded machine, wall seconds do not); "
             f"generate: wall and CPU (user + system) seconds of `python -m codegen`; "
             f"compile: CPU seconds of gcc {args.opt} -c of the generated .c. C ops: sum of the per-function "
             "operation counts in the banner.\n\n" + header + "\n" + "\n".join(rows) + "\n")

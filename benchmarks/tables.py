@@ -142,7 +142,7 @@ def add_c_columns(py_rows, summary, tick_summary, ees):
     return py_rows
 
 
-# Issue #8's kernels: (key, our call, Pinocchio call, the issue's target ratio ours/pin).
+# The controller kernels: (key, our call, Pinocchio call, the target ratio ours/pin).
 CONTROLLER_ROWS = (
     ("ID", "inverse_dynamics(q, dq, ddq)", "rnea(q, v, a)", 0.2),
     ("NLE", "bias(q, dq)", "nonLinearEffects(q, v)", 0.2),

@@ -11,7 +11,7 @@ PARAM_NAMES order (default: default_params()). Inputs are converted to float64
 order of the output's shape, else TypeError/ValueError naming it.
 Every kernel also takes a batch of N states (q of shape (N, N_DOF)): outputs
 (N, ...), computed in C with the GIL released, params shared by the batch.
-End effectors (`ee`): the names in END_EFFECTORS, in index order."""
+End effectors (`ee`, in index order): left, right."""
 import os
 from collections.abc import Mapping
 from typing import Final, Literal
@@ -33,8 +33,26 @@ JOINT_LIMITS: Final[Mapping[str, NDArray[np.float64]]]
 def compute_A(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Inertia matrix A(q), NDOF x NDOF, rotor inertia included.
 
-    Returns a float64 array of shape (17, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        joint-space inertia matrix, symmetric positive definite: kg m^2 between two revolute joints,
+        kg between two prismatic ones, kg m across; rotor inertia Ia on the diagonal (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
@@ -45,8 +63,28 @@ def compute_A(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
 def compute_C(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x NDOF.
 
-    Returns a float64 array of shape (17, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        Coriolis and centrifugal matrix (Christoffel symbols of the first kind; dA/dt - 2 C is
+        skew): C dq in N m or N (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
@@ -57,8 +95,25 @@ def compute_C(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out:
 def compute_Q(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Gravity torques Q(q) = dU/dq, NDOF.
 
-    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or N (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -67,8 +122,25 @@ def compute_Q(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
 def friction(dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Friction torques Fv*dq + Fc*sign(dq), NDOF.
 
-    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        friction torques Fv dq + Fc sign(dq): N m or N (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -78,8 +150,29 @@ def inverse_dynamics(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayL
     """Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor inertia included
     (recursive Newton-Euler), NDOF.
 
-    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    ddq : array_like, shape (17,) or (N, 17) for a batch
+        joint accelerations: rad/s^2 or m/s^2.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        joint torques (N m) or forces (N) that produce ddq, friction included (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -88,8 +181,27 @@ def inverse_dynamics(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayL
 def bias(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.
 
-    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        bias torques C(q, dq) dq + Q(q), no friction: N m or N (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -100,8 +212,29 @@ def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayL
     factorization of A (no pivoting: A must be positive definite, as it is for physical parameters
     where every joint moves some inertia or has Ia > 0), NDOF.
 
-    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    tau : array_like, shape (17,) or (N, 17) for a batch
+        joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted).
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        joint accelerations: rad/s^2 or m/s^2 (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -163,8 +296,31 @@ def jacobian(q: ArrayLike, ee: str | int, frame: Literal['world', 'local'] = 'wo
     index) in frame 'world' (the world axes) or 'local' (the end effector's own axes); the linear
     rows are the velocity of the end-effector origin.
 
-    Returns a float64 array of shape (6, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    ee : str or int
+        the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
+    frame : {'world', 'local'}, optional
+        'world': frame 0 (world) axes; 'local': the end effector's own axes.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (6, 17) or (N, 6, 17) for a batch
+        rows 0-2: the linear velocity of the end effector's origin (m/s per unit dq), rows 3-5: its
+        angular velocity (rad/s per unit dq); in frame 0 (world) axes or the end effector's own axes
+        (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -174,8 +330,28 @@ def fk(q: ArrayLike, ee: str | int, params: ArrayLike | None = None, out: NDArra
     """Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (a name in END_EFFECTORS or its index).
     An unknown `ee` raises ValueError.
 
-    Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    ee : str or int
+        the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (4, 4) or (N, 4, 4) for a batch
+        the end effector's pose in frame 0 (world): [[R, p], [0, 0, 0, 1]], R its axes in frame 0, p
+        its origin in m (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -185,8 +361,30 @@ def jdot_qdot(q: ArrayLike, dq: ArrayLike, ee: str | int, params: ArrayLike | No
     """Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical acceleration at ddq =
     0. An unknown `ee` raises ValueError.
 
-    Returns a float64 array of shape (6,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    ee : str or int
+        the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (6,) or (N, 6) for a batch
+        dJ/dt dq, the end effector's classical acceleration at ddq = 0: rows 0-2 linear (m/s^2),
+        rows 3-5 angular (rad/s^2), frame 0 (world) axes (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -216,29 +414,84 @@ def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, ou
     """A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions). Also
     the friction torques (the `friction` kernel).
 
-    Returns a dict of float64 arrays keyed 'A', 'C', 'Q', 'J_' + name for each name in END_EFFECTORS
-    (world frame), 'friction'. `out`: None, or a dict holding some of these keys, each an array
-    written in place (the same rules as every `out=`); the keys it lacks get new arrays, and the
-    returned dict holds the given arrays themselves.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : dict of str to ndarray, optional
+        some of the result's keys, each an array written in place (the rules of every `out=`); the
+        keys it lacks get new arrays, and the result holds the given arrays themselves.
+
+    Returns
+    -------
+    dict of str to ndarray
+        float64 arrays keyed 'A', 'C', 'Q', 'J_left', 'J_right', 'friction':
+
+        - `A`: shape (17, 17), joint-space inertia matrix, symmetric positive definite: kg m^2
+        between two revolute joints, kg between two prismatic ones, kg m across; rotor inertia Ia on
+        the diagonal.
+        - `C`: shape (17, 17), Coriolis and centrifugal matrix (Christoffel symbols of the first
+        kind; dA/dt - 2 C is skew): C dq in N m or N.
+        - `Q`: shape (17,), gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or N.
+        - `J_left`: shape (6, 17), left's Jacobian in frame 0 (world) axes: rows 0-2: the linear
+        velocity of the end effector's origin (m/s per unit dq), rows 3-5: its angular velocity
+        (rad/s per unit dq); in frame 0 (world) axes or the end effector's own axes.
+        - `J_right`: shape (6, 17), right's Jacobian in frame 0 (world) axes: rows 0-2: the linear
+        velocity of the end effector's origin (m/s per unit dq), rows 3-5: its angular velocity
+        (rad/s per unit dq); in frame 0 (world) axes or the end effector's own axes.
+        - `friction`: shape (17,), friction torques Fv dq + Fc sign(dq): N m or N.
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Every array of the result then
+    has a leading axis N."""
 
 def default_params() -> NDArray[np.float64]:
-    """The default parameter vector (a new float64 array, PARAM_NAMES order)."""
+    """The default parameter vector: a new float64 array of shape (N_PARAMS,), PARAM_NAMES order,
+    SI units (m, kg, kg m, kg m^2 about each link frame's origin, N m s/rad, N m)."""
 
 def params_from_dict(values: Mapping[str, float], base: ArrayLike | None = None) -> NDArray[np.float64]:
-    """A parameter vector with `values` (name -> finite real number) set on top of `base`.
-    Setting m_<link> alone moves that link's centre of mass (MS = m c stays): use link_params."""
+    """A parameter vector (float64, shape (N_PARAMS,)) with `values` (name -> real number, SI
+    units) set on top of `base` (shape (N_PARAMS,); default: default_params()). Values must be int, float or numpy
+    integer/floating scalars (not bool, str, complex, arrays) and finite. An
+    unknown name raises KeyError naming it.
+
+    Each value is set alone: a link's 10 standard parameters are its mass m,
+    its first moments MX, MY, MZ = m c and its inertia about the frame origin,
+    so changing only m_<link> moves its centre of mass (c = MS / m) and keeps
+    an inertia that no longer matches. To change a body, set all ten:
+    params_from_dict(link_params(key, mass, com, inertia_at_com))."""
 
 def check_params(p: ArrayLike) -> None:
-    """Raise ValueError naming the link if `p` is not physically consistent."""
+    """Raise ValueError naming the link if the parameter vector `p` (shape (N_PARAMS,)) is not
+    physically consistent (negative mass, inertia not positive definite,
+    negative rotor inertia, ...: codegen.read.physical). Needs the generator
+    package `codegen` importable."""
 
 def load_params(path: str | os.PathLike[str]) -> NDArray[np.float64]:
-    """The parameter vector of a TOML parameter file (a [values] table name -> number)."""
+    """The parameter vector (float64, shape (N_PARAMS,)) of a TOML parameter file (a [values]
+    table name -> number in SI units, the format of the generator's parameter files, e.g.
+    models/krang_params.toml): unknown names, non-numbers and physically
+    impossible values raise ValueError naming them; Ia, Fv and Fc default to
+    0, every other parameter must be given. Needs the generator package
+    `codegen` (same distribution)."""
 
 def link_params(key: str, mass: float, com: ArrayLike, inertia_at_com: ArrayLike) -> dict[str, float]:
-    """The 10 standard parameters of link `key` (name -> value, for params_from_dict) from its mass,
-    centre of mass and inertia about the centre of mass (link frame)."""
+    """The 10 standard parameters of link `key` (m, MX, MY, MZ, XX, XY, XZ,
+    YY, YZ, ZZ about the link frame's origin, in the link frame's axes) from
+    its mass (kg), centre of mass `com` (shape (3,), m, link frame) and inertia about the
+    centre of mass `inertia_at_com` (shape (3, 3), kg m^2, symmetric, link frame axes), as a
+    dict name -> value for params_from_dict: MS = m c and
+    J = I_c + m (c.c 1 - c c^T). Changing only m_<key> keeps MS and J, i.e.
+    moves the centre of mass and changes the inertia; set all ten with this.
+    Raises KeyError for an unknown link, ValueError for an impossible body."""
 
 __all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

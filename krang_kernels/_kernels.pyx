@@ -13,7 +13,7 @@ PARAM_NAMES order (default: default_params()). Inputs are converted to float64
 order of the output's shape, else TypeError/ValueError naming it.
 Every kernel also takes a batch of N states (q of shape (N, N_DOF)): outputs
 (N, ...), computed in C with the GIL released, params shared by the batch.
-End effectors (`ee`): the names in END_EFFECTORS, in index order."""
+End effectors (`ee`, in index order): left, right."""
 cimport numpy as cnp
 from libc.math cimport isfinite
 
@@ -275,9 +275,7 @@ cdef inline double *_data(object a):
 
 
 cdef int _ee_index(object ee) except -1:
-    """End effector `ee` (a name in END_EFFECTORS or an index) -> its index.
-    The index is compared as a Python int: 2**63 or -2**70 is out of range
-    (ValueError), not an OverflowError of a C conversion."""
+    """End effector `ee` (a name in END_EFFECTORS or an index) -> its index."""
     cdef Py_ssize_t i
     if not END_EFFECTORS:
         raise ValueError("this module has no end effectors (it was generated without --end-effector LINK "
@@ -288,12 +286,12 @@ cdef int _ee_index(object ee) except -1:
                 return i
     elif not isinstance(ee, (bool, np.bool_)):
         try:
-            index = operator.index(ee)
+            i = operator.index(ee)
         except TypeError:
             pass
         else:
-            if 0 <= index < len(END_EFFECTORS):
-                return index
+            if 0 <= i < len(END_EFFECTORS):
+                return i
     raise ValueError(f"ee must be one of {list(END_EFFECTORS)} or an index 0..{len(END_EFFECTORS) - 1}, "
                      f"got {ee!r}")
 
@@ -307,13 +305,14 @@ cdef int _frame_index(object frame) except -1:
 
 
 def default_params():
-    """The default parameter vector (a new float64 array, PARAM_NAMES order)."""
+    """The default parameter vector: a new float64 array of shape (N_PARAMS,), PARAM_NAMES order,
+    SI units (m, kg, kg m, kg m^2 about each link frame's origin, N m s/rad, N m)."""
     return _DEFAULT.copy()
 
 
 def params_from_dict(values, base=None):
-    """A parameter vector with `values` (name -> real number) set on top of
-    `base` (default: default_params()). Values must be int, float or numpy
+    """A parameter vector (float64, shape (N_PARAMS,)) with `values` (name -> real number, SI
+    units) set on top of `base` (shape (N_PARAMS,); default: default_params()). Values must be int, float or numpy
     integer/floating scalars (not bool, str, complex, arrays) and finite. An
     unknown name raises KeyError naming it.
 
@@ -343,7 +342,7 @@ def params_from_dict(values, base=None):
 
 
 def check_params(p):
-    """Raise ValueError naming the link if the parameter vector `p` is not
+    """Raise ValueError naming the link if the parameter vector `p` (shape (N_PARAMS,)) is not
     physically consistent (negative mass, inertia not positive definite,
     negative rotor inertia, ...: codegen.read.physical). Needs the generator
     package `codegen` importable."""
@@ -356,8 +355,8 @@ def check_params(p):
 
 
 def load_params(path):
-    """The parameter vector of a TOML parameter file (a [values] table
-    name -> number, the format of the generator's parameter files, e.g.
+    """The parameter vector (float64, shape (N_PARAMS,)) of a TOML parameter file (a [values]
+    table name -> number in SI units, the format of the generator's parameter files, e.g.
     models/krang_params.toml): unknown names, non-numbers and physically
     impossible values raise ValueError naming them; Ia, Fv and Fc default to
     0, every other parameter must be given. Needs the generator package
@@ -380,8 +379,8 @@ def load_params(path):
 def link_params(key, mass, com, inertia_at_com):
     """The 10 standard parameters of link `key` (m, MX, MY, MZ, XX, XY, XZ,
     YY, YZ, ZZ about the link frame's origin, in the link frame's axes) from
-    its mass, centre of mass `com` (3, link frame) and inertia about the
-    centre of mass `inertia_at_com` (3 x 3, symmetric, link frame axes), as a
+    its mass (kg), centre of mass `com` (shape (3,), m, link frame) and inertia about the
+    centre of mass `inertia_at_com` (shape (3, 3), kg m^2, symmetric, link frame axes), as a
     dict name -> value for params_from_dict: MS = m c and
     J = I_c + m (c.c 1 - c c^T). Changing only m_<key> keeps MS and J, i.e.
     moves the centre of mass and changes the inertia; set all ten with this.
@@ -433,8 +432,26 @@ cdef object _batch_compute_A(object q, object params, object out, Py_ssize_t nb)
 def compute_A(q, params=None, out=None):
     """Inertia matrix A(q), NDOF x NDOF, rotor inertia included.
 
-    Returns a float64 array of shape (17, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        joint-space inertia matrix, symmetric positive definite: kg m^2 between two revolute joints,
+        kg between two prismatic ones, kg m across; rotor inertia Ia on the diagonal (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
@@ -479,8 +496,28 @@ cdef object _batch_compute_C(object q, object dq, object params, object out, Py_
 def compute_C(q, dq, params=None, out=None):
     """Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x NDOF.
 
-    Returns a float64 array of shape (17, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        Coriolis and centrifugal matrix (Christoffel symbols of the first kind; dA/dt - 2 C is
+        skew): C dq in N m or N (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
@@ -520,8 +557,25 @@ cdef object _batch_compute_Q(object q, object params, object out, Py_ssize_t nb)
 def compute_Q(q, params=None, out=None):
     """Gravity torques Q(q) = dU/dq, NDOF.
 
-    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or N (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -558,8 +612,25 @@ cdef object _batch_friction(object dq, object params, object out, Py_ssize_t nb)
 def friction(dq, params=None, out=None):
     """Friction torques Fv*dq + Fc*sign(dq), NDOF.
 
-    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        friction torques Fv dq + Fc sign(dq): N m or N (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -603,8 +674,29 @@ def inverse_dynamics(q, dq, ddq, params=None, out=None):
     """Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor inertia included
     (recursive Newton-Euler), NDOF.
 
-    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    ddq : array_like, shape (17,) or (N, 17) for a batch
+        joint accelerations: rad/s^2 or m/s^2.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        joint torques (N m) or forces (N) that produce ddq, friction included (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -646,8 +738,27 @@ cdef object _batch_bias(object q, object dq, object params, object out, Py_ssize
 def bias(q, dq, params=None, out=None):
     """Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.
 
-    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        bias torques C(q, dq) dq + Q(q), no friction: N m or N (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -693,8 +804,29 @@ def forward_dynamics(q, dq, tau, params=None, out=None):
     factorization of A (no pivoting: A must be positive definite, as it is for physical parameters
     where every joint moves some inertia or has Ia > 0), NDOF.
 
-    Returns a float64 array of shape (17,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    tau : array_like, shape (17,) or (N, 17) for a batch
+        joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted).
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        joint accelerations: rad/s^2 or m/s^2 (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -906,8 +1038,31 @@ def jacobian(q, ee, frame='world', params=None, out=None):
     index) in frame 'world' (the world axes) or 'local' (the end effector's own axes); the linear
     rows are the velocity of the end-effector origin.
 
-    Returns a float64 array of shape (6, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    ee : str or int
+        the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
+    frame : {'world', 'local'}, optional
+        'world': frame 0 (world) axes; 'local': the end effector's own axes.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (6, 17) or (N, 6, 17) for a batch
+        rows 0-2: the linear velocity of the end effector's origin (m/s per unit dq), rows 3-5: its
+        angular velocity (rad/s per unit dq); in frame 0 (world) axes or the end effector's own axes
+        (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -947,8 +1102,28 @@ def fk(q, ee, params=None, out=None):
     """Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (a name in END_EFFECTORS or its index).
     An unknown `ee` raises ValueError.
 
-    Returns a float64 array of shape (4, 4); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    ee : str or int
+        the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (4, 4) or (N, 4, 4) for a batch
+        the end effector's pose in frame 0 (world): [[R, p], [0, 0, 0, 1]], R its axes in frame 0, p
+        its origin in m (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -990,8 +1165,30 @@ def jdot_qdot(q, dq, ee, params=None, out=None):
     """Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical acceleration at ddq =
     0. An unknown `ee` raises ValueError.
 
-    Returns a float64 array of shape (6,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    ee : str or int
+        the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (6,) or (N, 6) for a batch
+        dJ/dt dq, the end effector's classical acceleration at ddq = 0: rows 0-2 linear (m/s^2),
+        rows 3-5 angular (rad/s^2), frame 0 (world) axes (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -1075,13 +1272,45 @@ def compute_all(q, dq, params=None, out=None):
     """A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions). Also
     the friction torques (the `friction` kernel).
 
-    Returns a dict of float64 arrays keyed 'A', 'C', 'Q', 'J_' + name for each name in END_EFFECTORS
-    (world frame), 'friction'. `out`: None, or a dict holding some of these keys, each an array
-    written in place (the same rules as every `out=`); the keys it lacks get new arrays, and the
-    returned dict holds the given arrays themselves.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities: rad/s or m/s.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : dict of str to ndarray, optional
+        some of the result's keys, each an array written in place (the rules of every `out=`); the
+        keys it lacks get new arrays, and the result holds the given arrays themselves.
+
+    Returns
+    -------
+    dict of str to ndarray
+        float64 arrays keyed 'A', 'C', 'Q', 'J_left', 'J_right', 'friction':
+
+        - `A`: shape (17, 17), joint-space inertia matrix, symmetric positive definite: kg m^2
+        between two revolute joints, kg between two prismatic ones, kg m across; rotor inertia Ia on
+        the diagonal.
+        - `C`: shape (17, 17), Coriolis and centrifugal matrix (Christoffel symbols of the first
+        kind; dA/dt - 2 C is skew): C dq in N m or N.
+        - `Q`: shape (17,), gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or N.
+        - `J_left`: shape (6, 17), left's Jacobian in frame 0 (world) axes: rows 0-2: the linear
+        velocity of the end effector's origin (m/s per unit dq), rows 3-5: its angular velocity
+        (rad/s per unit dq); in frame 0 (world) axes or the end effector's own axes.
+        - `J_right`: shape (6, 17), right's Jacobian in frame 0 (world) axes: rows 0-2: the linear
+        velocity of the end effector's origin (m/s per unit dq), rows 3-5: its angular velocity
+        (rad/s per unit dq); in frame 0 (world) axes or the end effector's own axes.
+        - `friction`: shape (17,), friction torques Fv dq + Fc sign(dq): N m or N.
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch."""
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Every array of the result then
+    has a leading axis N."""
     cdef double *ptr[9]
     cdef Py_ssize_t i, n, nb = _batch(q)
     if nb < 0:

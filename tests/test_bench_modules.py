@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from benchmarks import issue9, pin_model, readme_table
+from benchmarks import efficiency, pin_model, docs_tables
 from benchmarks.build import tick_code
-from benchmarks.pylevel import pin_ees, python_pin_outputs
+from benchmarks.python_level import pin_ees, python_pin_outputs
 from benchmarks.report import report_text
 from benchmarks.robot import (EE, end_effectors, group_key, group_label, kernel_set, robot_header_text,
                               tick_group)
@@ -106,8 +106,8 @@ def test_report_tables_from_a_synthetic_summary():
     assert "| compute_all vs sum of pin's four | 1,500 | 7,050 |" in text
     assert "| pair | A | C | C*dq | Q | J_left | J_right |" in text
     assert rows[0][:3] == ("A", 250.0, 1000.0)
-    # readme_table copies the first table under the C / C++ heading
-    table = readme_table.first_table(text, "## C / C++ level")
+    # docs_tables copies the first table under the C / C++ heading
+    table = docs_tables.first_table(text, "## C / C++ level")
     assert table[0].startswith("| kernel | ours ns") and len(table) == 2 + len(rows)
 
 
@@ -160,7 +160,7 @@ def test_tick_code_follows_calls_into_the_kernel_objects(tmp_path):
     assert "kern_b" not in [f for f, _ in only_a]
 
 
-def test_issue9_figures_from_a_synthetic_run(tmp_path):
+def test_efficiency_figures_from_a_synthetic_run(tmp_path):
     ks = _fake_kernels(tmp_path)
     ours = {"A": 250.0, "C": 700.0, "Q": 60.0, "J_a": 50.0, "J_b": 40.0, "J_c": 30.0, "J_all": 120.0}
     clones = {k: v * 1.1 for k, v in ours.items()}
@@ -171,18 +171,18 @@ def test_issue9_figures_from_a_synthetic_run(tmp_path):
             "pin": {"warm": {"tick": _stats(7500.0)}, "flush": {"tick": _stats(20000.0)}},
             "ours-clones": {"warm": {"tick": _stats(1650.0)}, "flush": {"tick": _stats(33000.0)}}}
     ops = {"bot_compute_A": 2000, "bot_compute_C": 7000, "bot_jacobian_a_world": 200}
-    fma = issue9.fma_fractions(ks, summary, ops, 2.0)
+    fma = efficiency.fma_fractions(ks, summary, ops, 2.0)
     # floor: ops / 4 cycles at 2 GHz
     assert fma["A"] == (2000, 250.0, 250.0, 1.0) and fma["C"][3] == pytest.approx(875 / 700)
     assert set(fma) == {"A", "C", "J_a"}  # no op count: no fraction
     batch = {64: {"A": 250.0, "A_batch": 62.5, "C": 700.0, "C_batch": 350.0}}
-    portable = issue9.portable_rows(ks, summary, tick)
+    portable = efficiency.portable_rows(ks, summary, tick)
     assert portable[0] == ("A", 250.0, pytest.approx(275.0)) and portable[-1] == ("whole tick, flush", 30000.0, 33000.0)
     code = [("bot_compute_A", 30000), ("sincos_q", 2000)]
     code_all = [("bot_compute_all", 36000), ("sincos_q", 2000)]
-    rows = issue9.summary_rows(ks, summary, tick, code, fma, batch, portable, code_all)
-    text = "\n".join(issue9.section({"flags_portable": "-O3"}, rows, ["a note"]))
-    table = readme_table.first_table(text, "## Issue #9")
+    rows = efficiency.summary_rows(ks, summary, tick, code, fma, batch, portable, code_all)
+    text = "\n".join(efficiency.section({"flags_portable": "-O3"}, rows, ["a note"]))
+    table = docs_tables.first_table(text, "## Efficiency")
     assert table[0] == "| figure | value | target | how |" and len(table) == 2 + len(rows)
     got = {r.figure: r.value for r in rows}
     assert got["code per tick"] == "32,000 B (0.80 x target)"
@@ -196,12 +196,12 @@ def test_issue9_figures_from_a_synthetic_run(tmp_path):
     assert "whole tick (cold), ours / Pinocchio" not in got  # not measured: no row
 
 
-def test_issue9_batch_figures_call_benchmarks_batch_as_it_is(monkeypatch):
+def test_efficiency_batch_figures_call_benchmarks_batch_as_it_is(monkeypatch):
     """make bench's batch rows come from benchmarks.batch: the calls must fit its real
     signatures (a mismatch once left the rows empty with "benchmarks.batch failed")."""
     import inspect
 
-    from benchmarks import batch, issue9
+    from benchmarks import batch, efficiency
 
     real_compile, real_run = inspect.signature(batch.compile_driver), inspect.signature(batch.run)
     calls = []
@@ -218,15 +218,15 @@ def test_issue9_batch_figures_call_benchmarks_batch_as_it_is(monkeypatch):
 
     monkeypatch.setattr(batch, "compile_driver", compile_driver)
     monkeypatch.setattr(batch, "run", run)
-    res, how = issue9.batch_figures(None, rounds=3, builds=("native",))
+    res, how = efficiency.batch_figures(None, rounds=3, builds=("native",))
     assert res == {64: dict(A=4.0, A_batch=1.0, C=3.0, C_batch=1.0)}, how  # medians over the 3 runs
     assert [c[0] for c in calls] == ["exe"] * 3
     # by default the portable build too, its runs alternating with the native ones
     calls.clear()
-    res, how = issue9.batch_figures(None, rounds=3)
+    res, how = efficiency.batch_figures(None, rounds=3)
     assert len(calls) == 6 and "clones" in how, how
     assert res[64]["A"] == 6.0 and res[64]["A_batch_clones"] == 1.0, res  # native: runs 1, 3, 5 (A = 2, 6, 10)
-    rows = {r.figure: r.value for r in issue9.summary_rows(None, {}, {}, (), {}, res, [])}
+    rows = {r.figure: r.value for r in efficiency.summary_rows(None, {}, {}, (), {}, res, [])}
     assert rows["A batch, N = 64: portable / native"] == "1"
 
 
@@ -249,5 +249,5 @@ def test_batch_driver_prints_what_run_parses(tmp_path, monkeypatch):
     monkeypatch.setattr(batch.subprocess, "run", fake)
     got = batch.run(Path("exe"))
     assert got == {64: dict(A=200.0, A_batch=100.0, C=700.0, C_batch=200.0, write=30.0)}
-    rows = issue9.summary_rows(None, {}, {}, (), {}, got, [])
+    rows = efficiency.summary_rows(None, {}, {}, (), {}, got, [])
     assert "memset of the outputs alone 30.0" in rows[0].how and rows[0].value == "2"

@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 #if BR_HAVE_FRICTION
     BENCH_TIME(o, st, "friction", BR_friction(dq, p, tau));
 #endif
-#if BR_HAVE_CONTROLLER /* issue #8's kernels, end effector 0; ddq and tau: the state's dq (timing only) */
+#if BR_HAVE_CONTROLLER /* the controller kernels, end effector 0; ddq and tau: the state's dq (timing only) */
     BENCH_TIME(o, st, "ID", BR_inverse_dynamics(q, dq, dq, p, tau));
     BENCH_TIME(o, st, "NLE", BR_bias(q, dq, p, tau));
     BENCH_TIME(o, st, "FD", BR_forward_dynamics(q, dq, dq, p, tau));

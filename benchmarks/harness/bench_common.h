@@ -121,6 +121,16 @@ typedef struct {
     int flush; /* --flush: also the flushed tick */
 } bench_opts;
 
+/* reps x every state: the statement(s) in ... with `q`, `dq` (const double *) and s_ the state's index. */
+#define BENCH_REPS_(st, reps, ...)                                                        \
+    for (r_ = 0; r_ < (reps); r_++)                                                       \
+        for (s_ = 0; s_ < (st).nstates; s_++) {                                           \
+            const double *q = (st).q + (size_t)s_ * (st).ndof;                            \
+            const double *dq = (st).dq + (size_t)s_ * (st).ndof;                          \
+            (void)q; (void)dq;                                                            \
+            __VA_ARGS__;                                                                  \
+        }
+
 /* Time the statement(s) in ... (which may use `q`, `dq`: const double * of the current state,
  * and s_, the index of the current state)
  * and print  "NAME": [median_ns, min_ns]  as one JSON member. */
@@ -132,13 +142,7 @@ typedef struct {
         double t0_, el_ = 0, v_[BENCH_MAX_INNER], vmin_;                                  \
         for (;;) { /* calibrate (also warms up) */                                        \
             t0_ = bench_now_ns();                                                         \
-            for (r_ = 0; r_ < reps_; r_++)                                                \
-                for (s_ = 0; s_ < (st).nstates; s_++) {                                   \
-                    const double *q = (st).q + (size_t)s_ * (st).ndof;                    \
-                    const double *dq = (st).dq + (size_t)s_ * (st).ndof;                  \
-                    (void)q; (void)dq;                                                    \
-                    __VA_ARGS__;                                                          \
-                }                                                                         \
+            BENCH_REPS_(st, reps_, __VA_ARGS__);                                          \
             el_ = bench_now_ns() - t0_;                                                   \
             if (el_ >= 0.25 * (opts).target_ns) break;                                    \
             reps_ *= 2;                                                                   \
@@ -146,13 +150,7 @@ typedef struct {
         reps_ = (long)(reps_ * (opts).target_ns / el_) + 1;                               \
         for (k_ = 0; k_ < (opts).inner; k_++) {                                           \
             t0_ = bench_now_ns();                                                         \
-            for (r_ = 0; r_ < reps_; r_++)                                                \
-                for (s_ = 0; s_ < (st).nstates; s_++) {                                   \
-                    const double *q = (st).q + (size_t)s_ * (st).ndof;                    \
-                    const double *dq = (st).dq + (size_t)s_ * (st).ndof;                  \
-                    (void)q; (void)dq;                                                    \
-                    __VA_ARGS__;                                                          \
-                }                                                                         \
+            BENCH_REPS_(st, reps_, __VA_ARGS__);                                          \
             v_[k_] = (bench_now_ns() - t0_) / ((double)reps_ * (st).nstates);             \
         }                                                                                 \
         vmin_ = v_[0];                                                                    \

@@ -310,7 +310,7 @@ int main(int argc, char **argv)
     BENCH_TIME(o, st, (G + "_local").c_str(), {
         for (size_t e = 0; e < ne; e++) pin::computeJointJacobian(model, data, Q_, L.ees[e].joint, Jloc[e]);
     });
-    // Issue #8's kernels against their Pinocchio counterparts (end effector 0; ddq and tau: the
+    // The controller kernels against their Pinocchio counterparts (end effector 0; ddq and tau: the
     // state's dq, as in bench_c.c; timing only).
     pin::Motion acc = pin::Motion::Zero();
     BENCH_TIME(o, st, "ID", pin::rnea(model, data, Q_, V_, V_));

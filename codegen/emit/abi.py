@@ -7,7 +7,8 @@ module and its type stubs, the ctypes test loader and the benchmarks.
 
 Conventions of every function: `double` arrays, row-major, caller-owned;
 inputs are `const`; outputs are completely overwritten; no allocation and
-no global state.
+no global state. Units SI: lengths m, angles rad, masses kg, torques N m
+(forces N at a prismatic joint); "frame 0" is the model's root frame (world).
 """
 from __future__ import annotations
 
@@ -24,12 +25,37 @@ REAL = "real"  # a double passed by value (integrate's time step dt)
 # (the Jacobian dispatcher and the model's metadata) are laid out by the
 # source template.
 DERIVED, TEMPLATE = "derived", "template"
-# Batch kernels (issue #9): a derived kernel evaluated for n states at once,
+# Batch kernels: a derived kernel evaluated for n states at once,
 # vectorized over states; their bodies come from the scalar kernel's
 # statements (codegen/emit/batch.py).
 BATCH = "batch"
 BATCHED = ("compute_A", "compute_C")  # the kernels with a batch form
 FRAMES = ("world", "local")  # the `frame` argument of jacobian: 0, 1
+# What the shared inputs hold, in every kernel.
+Q_DOC = ("configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic); on a "
+         "free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w")
+DQ_DOC = ("velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear (m/s) and "
+          "angular (rad/s) velocity in base axes")
+DDQ_DOC = "joint accelerations: rad/s^2 or m/s^2"
+TAU_DOC = "joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted)"
+P_DOC = ("the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m, "
+         "XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m")
+
+# What the outputs hold.
+A_DOC = ("joint-space inertia matrix, symmetric positive definite: kg m^2 between two revolute joints, kg "
+         "between two prismatic ones, kg m across; rotor inertia Ia on the diagonal")
+C_DOC = ("Coriolis and centrifugal matrix (Christoffel symbols of the first kind; dA/dt - 2 C is skew): "
+         "C dq in N m or N")
+Q_OUT_DOC = "gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or N"
+J_DOC = ("rows 0-2: the linear velocity of the end effector's origin (m/s per unit dq), rows 3-5: its "
+         "angular velocity (rad/s per unit dq); in frame 0 (world) axes or the end effector's own axes")
+FRICTION_DOC = "friction torques Fv dq + Fc sign(dq): N m or N"
+TAU_OUT_DOC = "joint torques (N m) or forces (N) that produce ddq, friction included"
+BIAS_DOC = "bias torques C(q, dq) dq + Q(q), no friction: N m or N"
+T_DOC = ("the end effector's pose in frame 0 (world): [[R, p], [0, 0, 0, 1]], R its axes in frame 0, p its "
+         "origin in m")
+JDOT_DOC = ("dJ/dt dq, the end effector's classical acceleration at ddq = 0: rows 0-2 linear (m/s^2), rows "
+            "3-5 angular (rad/s^2), frame 0 (world) axes")
 
 
 @dataclass(frozen=True)
@@ -39,6 +65,7 @@ class Arg:
     role: str  # IN, OUT, INDEX or REAL
     source: str = ""  # OUT of a derived kernel: the derivation output it receives
     batched: bool = False  # n (the INDEX argument `n`) of these, consecutive: shape is per state
+    doc: str = ""  # what it holds: units and frames (the Python docstrings' Parameters/Returns)
 
     @property
     def size(self) -> int:
@@ -129,14 +156,14 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None) -> ABI:
         names = cnames(model)
     idents = tuple(names.ees if names is not None else ee_idents)
     name, macro = (names.prefix, names.macro) if names is not None else (model.name, model.name.upper())
-    q, dq, p = Arg("q", (model.nq,), IN), Arg("dq", (n,), IN), Arg("p", (np_,), IN)
+    q, dq, p = Arg("q", (model.nq,), IN, doc=Q_DOC), Arg("dq", (n,), IN, doc=DQ_DOC), Arg("p", (np_,), IN, doc=P_DOC)
     fs = [
         Function("compute_A", "Inertia matrix A(q), NDOF x NDOF, rotor inertia included.",
-                 (q, p, Arg("A", (n, n), OUT, "A"))),
+                 (q, p, Arg("A", (n, n), OUT, "A", doc=A_DOC))),
         Function("compute_C", "Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x NDOF.",
-                 (q, dq, p, Arg("C", (n, n), OUT, "C"))),
+                 (q, dq, p, Arg("C", (n, n), OUT, "C", doc=C_DOC))),
         Function("compute_Q", "Gravity torques Q(q) = dU/dq, NDOF.",
-                 (q, p, Arg("Q", (n,), OUT, "Q"))),
+                 (q, p, Arg("Q", (n,), OUT, "Q", doc=Q_OUT_DOC))),
     ]
     for e, ident in zip(model.end_effectors, idents):
         for frame in FRAMES:
@@ -144,11 +171,13 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None) -> ABI:
             fs.append(Function(
                 jacobian_name(ident, frame),
                 f"Jacobian of end effector {e.name} (frame {e.frame}) in {axes}, 6 x NDOF, linear rows first.",
-                (q, p, Arg("J", (6, n), OUT, f"J_{e.name}_{frame}"))))
+                (q, p, Arg("J", (6, n), OUT, f"J_{e.name}_{frame}", doc=J_DOC))))
     fs.append(Function("friction", "Friction torques Fv*dq + Fc*sign(dq), NDOF.",
-                       (dq, p, Arg("tau_f", (n,), OUT, "friction"))))
-    outs = [Arg("A", (n, n), OUT, "A"), Arg("C", (n, n), OUT, "C"), Arg("Q", (n,), OUT, "Q")]
-    outs += [Arg(f"J_{ident}", (6, n), OUT, f"J_{e}_world") for e, ident in zip(ees, idents)]
+                       (dq, p, Arg("tau_f", (n,), OUT, "friction", doc=FRICTION_DOC))))
+    outs = [Arg("A", (n, n), OUT, "A", doc=A_DOC), Arg("C", (n, n), OUT, "C", doc=C_DOC),
+            Arg("Q", (n,), OUT, "Q", doc=Q_OUT_DOC)]
+    outs += [Arg(f"J_{ident}", (6, n), OUT, f"J_{e}_world", doc=f"its Jacobian in frame 0 (world) axes: {J_DOC}")
+             for e, ident in zip(ees, idents)]
     fs.append(Function(
         "compute_all", "A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions).",
         (q, dq, p, *outs)))
@@ -156,7 +185,7 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None) -> ABI:
         Function("jacobian",
                  "J (6 x NDOF, linear rows first) of end effector `ee` (its position in the end-effector "
                  "list) in frame 0 = world axes or 1 = its own axes. An unknown ee or frame fills J with NaN.",
-                 (q, p, Arg("ee", (), INDEX), Arg("frame", (), INDEX), Arg("J", (6, n), OUT)), TEMPLATE),
+                 (q, p, Arg("ee", (), INDEX), Arg("frame", (), INDEX), Arg("J", (6, n), OUT, doc=J_DOC)), TEMPLATE),
         Function("default_params", "Writes the NP default parameter values into p.",
                  (Arg("p", (np_,), OUT),), TEMPLATE),
         Function("joint_limits",
@@ -177,40 +206,40 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None) -> ABI:
 
 
 def controller_functions(model: Model, idents, q, dq, p) -> list:
-    """Inverse and forward dynamics, end-effector poses and J-dot q-dot (issue #8)."""
+    """Inverse and forward dynamics, end-effector poses and J-dot q-dot."""
     n = model.ndof
-    ddq, tau = Arg("ddq", (n,), IN), Arg("tau", (n,), IN)
+    ddq, tau = Arg("ddq", (n,), IN, doc=DDQ_DOC), Arg("tau", (n,), IN, doc=TAU_DOC)
     fs = [
         Function("inverse_dynamics",
                  "Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor inertia "
                  "included (recursive Newton-Euler), NDOF.",
-                 (q, dq, ddq, p, Arg("tau", (n,), OUT, "tau"))),
+                 (q, dq, ddq, p, Arg("tau", (n,), OUT, "tau", doc=TAU_OUT_DOC))),
         Function("bias", "Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.",
-                 (q, dq, p, Arg("h", (n,), OUT, "h"))),
+                 (q, dq, p, Arg("h", (n,), OUT, "h", doc=BIAS_DOC))),
         Function("forward_dynamics",
                  "Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by the sparse "
                  "LTDL factorization of A (no pivoting: A must be positive definite, as it is for physical "
                  "parameters where every joint moves some inertia or has Ia > 0), NDOF.",
-                 (q, dq, tau, p, Arg("ddq", (n,), OUT, "ddq"))),
+                 (q, dq, tau, p, Arg("ddq", (n,), OUT, "ddq", doc=DDQ_DOC))),
     ]
     for e, ident in zip(model.end_effectors, idents):
         fs.append(Function(
             f"fk_{ident}", f"Pose of end effector {e.name} (frame {e.frame}) in frame 0: 4 x 4 homogeneous.",
-            (q, p, Arg("T", (4, 4), OUT, f"T_{e.name}")), family="fk"))
+            (q, p, Arg("T", (4, 4), OUT, f"T_{e.name}", doc=T_DOC)), family="fk"))
         fs.append(Function(
             f"jdot_qdot_{ident}",
             f"Jdot*dq of end effector {e.name} (frame {e.frame}): its classical acceleration at ddq = 0, "
             "6, linear first, frame 0 (world) axes.",
-            (q, dq, p, Arg("a", (6,), OUT, f"jdot_qdot_{e.name}")), family="jdot_qdot"))
+            (q, dq, p, Arg("a", (6,), OUT, f"jdot_qdot_{e.name}", doc=JDOT_DOC)), family="jdot_qdot"))
     fs += [
         Function("fk",
                  "Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (its position in the end-effector "
                  "list). An unknown ee fills T with NaN.",
-                 (q, p, Arg("ee", (), INDEX), Arg("T", (4, 4), OUT)), TEMPLATE),
+                 (q, p, Arg("ee", (), INDEX), Arg("T", (4, 4), OUT, doc=T_DOC)), TEMPLATE),
         Function("jdot_qdot",
                  "Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical acceleration "
                  "at ddq = 0. An unknown ee fills a with NaN.",
-                 (q, dq, p, Arg("ee", (), INDEX), Arg("a", (6,), OUT)), TEMPLATE),
+                 (q, dq, p, Arg("ee", (), INDEX), Arg("a", (6,), OUT, doc=JDOT_DOC)), TEMPLATE),
     ]
     return fs
 

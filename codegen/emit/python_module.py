@@ -33,6 +33,7 @@ from .abi import FRAMES, IN, INDEX, OUT, REAL
 from .build_log import captured, failure
 from .pytext import docstring, py_string, py_tuple
 from .build_dir import build_directory
+from .docstrings import DT_DOC, EE_DOC, FRAME_DOC, compute_all_doc, kernel_doc
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -79,13 +80,6 @@ class PyKernel:
     batch: str = ""  # the SIMD batch C function (abi.batch_form), if any: called with a count, then bcall
 
 
-BATCH_DOC = ("Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no "
-             "broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C "
-             "with the GIL released; `params` (N_PARAMS,) is shared by the batch.")
-SIMD_DOC = ("This kernel evaluates a batch with the SIMD batch kernel (4 or 8 states per instruction): "
-            "each row equals the single-state call to rounding (multiply-adds may be fused in other "
-            "places; within 1e-14 relative), not bit for bit.")
-SCALAR_DOC = "Row i equals the single-state call bit for bit (the same C kernel, once per row)."
 # States per call of a batch C kernel (its count is an int).
 BATCH_BLOCK = 1 << 20
 
@@ -148,10 +142,10 @@ def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
     stub = f"{stub_lead}, params: ArrayLike | None = None, out: {arr} | None = None" if has_params else \
         f"{stub_lead}, out: {arr} | None = None"
     shape = tuple(out.shape)
-    params_doc = "`params`: the parameter vector (default: default_params()); " if has_params else ""
-    batch_doc = BATCH_DOC if has_params else BATCH_DOC.replace("; `params` (N_PARAMS,) is shared by the batch", "")
-    doc = (f"{doc or f.doc}\n\nReturns a float64 array of shape {shape}; {params_doc}`out`: an array written in "
-           f"place and returned.\n{batch_doc} {SIMD_DOC if batch else SCALAR_DOC}")
+    extra_docs = {"ee": ("str or int", EE_DOC), "frame": ("{'world', 'local'}, optional", FRAME_DOC),
+                  "dt": ("float", DT_DOC)}
+    extras = [(e.split("=")[0], *extra_docs[e.split("=")[0]]) for e in extra_args]
+    doc = kernel_doc(doc or f.doc, [(_py_name(a), a) for a in f.inputs], extras, out, batch is not None)
     # the batch function takes `n` and then f's arguments: bcall (rows i.. of every array) serves both
     if batch is not None and [a.name for a in batch.args] != ["n"] + [a.name for a in f.args]:
         raise ValueError(f"{batch.name}: arguments are not n + those of {f.name}")
@@ -185,7 +179,7 @@ def _compute_all(abi) -> dict:
     f, fr = abi.function("compute_all"), abi.function("friction")
     ins = [_check(a) for a in f.inputs]
     names = [i.var for i in ins if i.var != "params"]
-    outputs, ptrs, index = [], [], {}
+    outputs, ptrs, index, documented = [], [], {}, []
     for a in f.args:
         if a.role == IN:
             var = _py_name(a)
@@ -196,9 +190,11 @@ def _compute_all(abi) -> dict:
         src = a.source
         key = f"J_{src[2:-len('_world')]}" if src.startswith("J_") and src.endswith("_world") else a.name
         outputs.append((key, repr(tuple(a.shape))))
+        documented.append((key, a))
         ptrs.append((f"res[{py_string(key)}]", a.size))
     (fout,) = fr.outputs
     outputs.append(("friction", repr(tuple(fout.shape))))
+    documented.append(("friction", fout))
     ptrs.append(("res['friction']", fout.size))
 
     def c_args(fn, outs):
@@ -212,19 +208,23 @@ def _compute_all(abi) -> dict:
     n_in = len(index)
     calls = [(f"_c_{f.name}", c_args(f, list(range(n_in, n_in + len(f.outputs))))),
              (f"_c_{fr.name}", c_args(fr, [len(ptrs) - 1]))]
-    # the keys as data (_ALL_SHAPES); the docstring names no model string
-    keys = [k for k, _ in outputs if not k.startswith("J_")]
-    keys.insert(len(keys) - 1, "'J_' + name for each name in END_EFFECTORS (world frame)")
-    doc = (f"{f.doc} Also the friction torques (the `friction` kernel).\n\nReturns a dict of float64 arrays "
-           "keyed " + ", ".join(k if k.startswith("'J_'") else repr(k) for k in keys)
-           + ". `out`: None, or a dict holding some of these keys, "
-           "each an array written in place (the same rules as every `out=`); the keys it lacks get new "
-           f"arrays, and the returned dict holds the given arrays themselves.\n{BATCH_DOC}")
+    doc = compute_all_doc(f"{f.doc} Also the friction torques (the `friction` kernel).",
+                          [(_py_name(a), a) for a in f.inputs], documented)
     return dict(signature=", ".join(names) + ", params=None, out=None", doc=docstring(doc), inputs=ins,
                 invars=", ".join(i.var for i in ins),
                 lead=names[0], outputs=outputs, ptrs=[e for e, _ in ptrs], calls=calls,
                 stub=", ".join(f"{n}: ArrayLike" for n in names)
                 + ", params: ArrayLike | None = None, out: Mapping[str, NDArray[np.float64]] | None = None")
+
+
+def shared_docs(checks: str) -> dict:
+    """{name: docstring literal} of the shared functions of checks.pxi (SHARED): the stubs
+    repeat the runtime's docstrings, written once there."""
+    docs = {m.group(1): m.group(2) for m in re.finditer(r'^def (\w+)\(.*?\):\n    ("""[\s\S]*?""")', checks, re.M)}
+    missing = set(SHARED) - set(docs)
+    if missing:
+        raise ValueError(f"checks.pxi: no docstring for {sorted(missing)}")
+    return docs
 
 
 def context(abi, model, values, module_name: str, header: str) -> dict:
@@ -276,7 +276,8 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         ndof=abi.ndof, nq=abi.nq, nparams=abi.nparams, npi=abi.function("regressor").outputs[0].shape[1],
         end_effectors=py_tuple(abi.end_effectors),
         frames=py_tuple(FRAMES), frame_names=FRAMES, limit_names=[a.name for a in limits.outputs],
-        checks=CHECKS.read_text(), kernels=kernels, constants=constants, all=all_, public=public,
+        checks=CHECKS.read_text(), shared_docs=shared_docs(CHECKS.read_text()),
+        kernels=kernels, constants=constants, all=all_, public=public,
         batch_block=BATCH_BLOCK,
     )
 

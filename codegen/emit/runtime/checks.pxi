@@ -219,13 +219,14 @@ cdef int _frame_index(object frame) except -1:
 
 
 def default_params():
-    """The default parameter vector (a new float64 array, PARAM_NAMES order)."""
+    """The default parameter vector: a new float64 array of shape (N_PARAMS,), PARAM_NAMES order,
+    SI units (m, kg, kg m, kg m^2 about each link frame's origin, N m s/rad, N m)."""
     return _DEFAULT.copy()
 
 
 def params_from_dict(values, base=None):
-    """A parameter vector with `values` (name -> real number) set on top of
-    `base` (default: default_params()). Values must be int, float or numpy
+    """A parameter vector (float64, shape (N_PARAMS,)) with `values` (name -> real number, SI
+    units) set on top of `base` (shape (N_PARAMS,); default: default_params()). Values must be int, float or numpy
     integer/floating scalars (not bool, str, complex, arrays) and finite. An
     unknown name raises KeyError naming it.
 
@@ -255,7 +256,7 @@ def params_from_dict(values, base=None):
 
 
 def check_params(p):
-    """Raise ValueError naming the link if the parameter vector `p` is not
+    """Raise ValueError naming the link if the parameter vector `p` (shape (N_PARAMS,)) is not
     physically consistent (negative mass, inertia not positive definite,
     negative rotor inertia, ...: codegen.read.physical). Needs the generator
     package `codegen` importable."""
@@ -268,8 +269,8 @@ def check_params(p):
 
 
 def load_params(path):
-    """The parameter vector of a TOML parameter file (a [values] table
-    name -> number, the format of the generator's parameter files, e.g.
+    """The parameter vector (float64, shape (N_PARAMS,)) of a TOML parameter file (a [values]
+    table name -> number in SI units, the format of the generator's parameter files, e.g.
     models/krang_params.toml): unknown names, non-numbers and physically
     impossible values raise ValueError naming them; Ia, Fv and Fc default to
     0, every other parameter must be given. Needs the generator package
@@ -292,8 +293,8 @@ def load_params(path):
 def link_params(key, mass, com, inertia_at_com):
     """The 10 standard parameters of link `key` (m, MX, MY, MZ, XX, XY, XZ,
     YY, YZ, ZZ about the link frame's origin, in the link frame's axes) from
-    its mass, centre of mass `com` (3, link frame) and inertia about the
-    centre of mass `inertia_at_com` (3 x 3, symmetric, link frame axes), as a
+    its mass (kg), centre of mass `com` (shape (3,), m, link frame) and inertia about the
+    centre of mass `inertia_at_com` (shape (3, 3), kg m^2, symmetric, link frame axes), as a
     dict name -> value for params_from_dict: MS = m c and
     J = I_c + m (c.c 1 - c c^T). Changing only m_<key> keeps MS and J, i.e.
     moves the centre of mass and changes the inertia; set all ten with this.

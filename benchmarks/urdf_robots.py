@@ -1,17 +1,17 @@
-"""`make bench-robots` (python -m benchmarks.robots_table): our C kernels against Pinocchio C++ on real URDFs.
+"""`make bench-robots` (python -m benchmarks.urdf_robots): our C kernels against Pinocchio C++ on real URDFs.
 
 For every robot of ROBOTS (example-robot-data URDFs, fixed base):
 1. generate with the CLI (`python -m codegen ROBOT.urdf --out benchmarks/build/robots/NAME
    --name NAME --end-effector LINK...`), timed (wall clock, whole process);
 2. compile the generated .c at -O2 (timed, benchmarks.build.generation_figures);
 3. build both harnesses with the same flags (benchmarks.run.c_level on the Case of
-   benchmarks.robots.urdf_case: Pinocchio from the same URDF), check agreement, time them;
+   benchmarks.urdf_case.urdf_case: Pinocchio from the same URDF), check agreement, time them;
 4. one row per robot: hot medians of A (crba), C (computeCoriolisMatrix), Q
    (computeGeneralizedGravity) and J (every end effector, world axes; Pinocchio: the
    fastest of its three frame-Jacobian variants), ratios ours/Pinocchio.
 
 The harness rebuilds Pinocchio's own model of each URDF joint by joint (axis-aligned,
-unaligned and continuous joints; see benchmarks.robots); a robot it cannot rebuild is listed
+unaligned and continuous joints; see benchmarks.urdf_case); a robot it cannot rebuild is listed
 as skipped with the reason. Writes benchmarks/results/robots.md.
 No timing is asserted: the machine may be shared and loaded (the report names the load).
 """
@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 
 from .build import children_cpu, generation_figures
-from .env import HERE, ROOT, cpu_model, default_core, loadavg, log
+from .env import HERE, OPT, ROOT, cpu_model, default_core, first_line, loadavg, log, provenance
 from .inputs import draw_states, write_states
-from .robots import urdf_case
+from .urdf_case import urdf_case
 from .run import c_level
 from .tables import fmt_ns, headline, ratio
 from .urdf_coverage import robots_dir
@@ -44,13 +44,13 @@ ROBOTS = [
      ["left_sole_link", "right_sole_link", "gripper_left_base_link", "gripper_right_base_link"]),
 ]
 TARGETS = {"A": 0.3, "C": 0.3, "Q": 0.15, "J": 0.3}
-# issue 7: for a 32-DOF robot (Talos) on a 2-core machine, seconds
+# for a 32-DOF robot (Talos) on a 2-core machine, seconds
 BUILD_TARGETS = {"gen": 60.0, "compile": 30.0}
 BUILD_TARGET_DOF = 32
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.robots_table", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.urdf_robots", description=__doc__.split("\n")[0])
     ap.add_argument("--robots", nargs="*", default=[r[0] for r in ROBOTS], help="subset of robots")
     ap.add_argument("--build-dir", type=Path, default=HERE / "build" / "robots")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "robots.md")
@@ -115,9 +115,10 @@ def one_robot(name, rel, ees, args, core) -> dict:
 
 def report(rows, args, core) -> str:
     out = ["# Generated kernels vs Pinocchio C++ on example-robot-data URDFs (`make bench-robots`)", "",
-           f"{_dt.datetime.now().isoformat(timespec='seconds')}; CPU: {cpu_model()}, harnesses pinned to core "
-           f"{core}; load average at the end: {loadavg()}. {args.rounds} round(s), {args.states} states, "
-           "hot medians in ns (same flags both sides; Pinocchio header-only).", "",
+           provenance(_dt.datetime.now().isoformat(timespec="seconds"), cpu_model(), os.cpu_count(),
+                      first_line([args.cc, "--version"]), " ".join(["-std=c99", *OPT])), "",
+           f"Harnesses pinned to core {core}; load average at the end: {loadavg()}. {args.rounds} round(s), "
+           f"{args.states} states, hot medians in ns (same flags both sides; Pinocchio header-only).", "",
            "**Caveat:** a shared 2-core machine under load from other jobs: ratios are indicative, "
            "absolute times noisy.", "",
            "| robot | DOF | ee | A ours / pin | C ours / pin | Q ours / pin | J (all ee, world) ours / pin "
@@ -143,7 +144,7 @@ def report(rows, args, core) -> str:
             if o is not None and p and o / p > TARGETS[k]:
                 missed.append(f"{r['name']} {k}: {rt} (target <= {TARGETS[k]})")
         out.append(head + "".join(cells) + tail)
-    out += ["", "Targets (issue 7): A <= 0.3, C <= 0.3, Q <= 0.15, J <= 0.3 of Pinocchio; generation <= 60 s and "
+    out += ["", "Targets: A <= 0.3, C <= 0.3, Q <= 0.15, J <= 0.3 of Pinocchio; generation <= 60 s and "
             "compile <= 30 s for Talos (32 DOF).", "",
             "Missed: " + ("; ".join(missed) if missed else "none"), "",
             "Generation: wall time of `python -m codegen ROBOT.urdf ...` (process start included). Compile: "

@@ -1,4 +1,4 @@
-"""The Pinocchio side of a robot given as a URDF, for a C-level comparison (`bench-robots`, issue 7).
+"""The Pinocchio side of a robot given as a URDF, for a C-level comparison (`make bench-robots`).
 
 A later step turns a URDF into our kernels with codegen.read.urdf.load_urdf (written
 elsewhere) and runs run.c_level on the Case built here:
@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .pin_model import pin_harness_text
-from .pylevel import pin_ees
+from .python_level import pin_ees
 from .robot import kernel_set
 from .run import Case
 

@@ -1,8 +1,9 @@
-"""Issue #9's figures in `make bench`'s report, each a ratio measured in the same run.
+"""Efficiency figures of `make bench`'s report (code per tick, worst tick, FMA floor, batch kernels,
+portable build), each a ratio of two timings of the same run.
 
 - code per tick: bytes of machine code of every function one control tick
   executes (build.tick_code: the tick's calls and what they call), against
-  the issue's 40 KB;
+  against a 40 KB target;
 - the flushed tick (bench_common.h, --flush), the buffer-evicted tick and
   the warm tick, ours / Pinocchio;
 - FMA-throughput floor of each scalar kernel: ops / 4 cycles (2 FMA per
@@ -29,7 +30,7 @@ from pathlib import Path
 from .env import log
 from .robot import KernelSet, group_key, j_key
 
-CODE_TARGET = 40_000  # bytes per tick (issue #9: "code per tick <= 40 KB")
+CODE_TARGET = 40_000  # bytes of machine code per tick, the project's target (CHANGELOG 0.2.0)
 
 
 @dataclass
@@ -131,7 +132,7 @@ def _fmt(x, digits=3):
 
 
 def summary_rows(ks, summary, tick_summary, code, fma, batch, portable, code_all=()) -> list[Row]:
-    """The issue's targets, one row each; the tick both as separate calls
+    """The targets, one row each; the tick both as separate calls
     (A, C, Q, each Jacobian) and as one compute_all call (`code_all`)."""
     rows = []
     for label, c in (("", code), (", one compute_all call", code_all)):
@@ -171,8 +172,8 @@ def summary_rows(ks, summary, tick_summary, code, fma, batch, portable, code_all
 
 
 def section(info: dict, rows: list[Row], notes: list[str]) -> list[str]:
-    """bench.md's lines for the issue #9 summary (its first table is copied into the README)."""
-    L = ["## Issue #9: worst tick, efficiency, batch, portable build\n",
+    """bench.md's lines for the efficiency summary (its first table is copied into docs/benchmarks.md)."""
+    L = ["## Efficiency: code per tick, worst tick, FMA floor, batch kernels, portable build\n",
          "Every figure is a ratio of two timings of this run (machine, compiler and flags: the table at the "
          f"top; portable build: `{info.get('flags_portable', '?')}`). No timing is asserted anywhere.\n",
          "| figure | value | target | how |", "|---|---:|---:|---|"]

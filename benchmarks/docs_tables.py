@@ -1,0 +1,101 @@
+"""Copy the tables the benchmark scripts wrote into the documentation, so that every figure in
+docs/ and the README comes from a results file, with the line naming machine, compiler, flags
+and date (env.provenance) that the script wrote above it.
+
+    python -m benchmarks.docs_tables bench     # after make bench: results/bench.md
+    python -m benchmarks.docs_tables robots    # after make bench-robots: results/robots.md
+    python -m benchmarks.docs_tables scaling   # after python -m benchmarks.scaling: results/scaling.md
+
+Each copy replaces the lines between <!-- NAME:start --> and <!-- NAME:end --> of its page.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+README = ROOT / "README.md"
+BENCH_PAGE = ROOT / "docs" / "benchmarks.md"
+GENERATION_PAGE = ROOT / "docs" / "generation-time.md"
+SECTIONS = [  # (heading in bench.md, title in docs/benchmarks.md)
+    ("## C / C++ level", "Each kernel hot in a tight loop (median ns per call)"),
+    ("## Control tick", "Control tick: A, C, Q and the Jacobians called in sequence, caches warm (ns)"),
+    ("### Cold tick", "Control tick with caches evicted before every tick (ns)"),
+    ("### Flushed tick", "Control tick with all code and data flushed (clflush) before every tick (ns)"),
+    ("## Efficiency", "Efficiency: code per tick, worst tick, FMA floor, batch kernels, portable build"),
+    ("## Python level", "Python level (µs per call)"),
+]
+
+
+def first_table(text: str, heading: str) -> list[str]:
+    """The first Markdown table after `heading`, as lines."""
+    lines = text[text.index(heading):].splitlines()
+    out, seen = [], False
+    for line in lines[1:]:
+        if line.startswith("|"):
+            out.append(line)
+            seen = True
+        elif seen:
+            break
+    return out
+
+
+def provenance_line(text: str) -> str:
+    """The 'Machine: ...; date: ...' line a script wrote (env.provenance)."""
+    m = re.search(r"^Machine: .*; date: .*$", text, re.M)
+    if not m:
+        sys.exit("the results file has no 'Machine: ...' line: rerun the benchmark that writes it")
+    return m.group(0)
+
+
+def splice(page: Path, marker: str, parts: list[str]) -> None:
+    """Replace the page's lines between <!-- MARKER:start --> and <!-- MARKER:end -->."""
+    text = page.read_text(encoding="utf-8")
+    if f"<!-- {marker}:start -->" not in text:
+        sys.exit(f"{page.relative_to(ROOT)} has no {marker} markers")
+    new = re.sub(rf"(<!-- {marker}:start -->\n).*?(<!-- {marker}:end -->)",
+                 lambda m: m.group(1) + "\n".join(parts) + "\n" + m.group(2), text, flags=re.S)
+    page.write_text(new, encoding="utf-8")
+
+
+def bench() -> None:
+    """bench.md's section tables into docs/benchmarks.md; its first (hot kernels) into the README."""
+    text = (RESULTS / "bench.md").read_text(encoding="utf-8")
+    line = provenance_line(text)
+    parts = [line, ""]
+    for heading, title in SECTIONS:
+        if heading in text:
+            parts += [f"**{title}**", ""] + first_table(text, heading) + [""]
+    parts.append("![benchmark](../benchmarks/results/bench.png)")
+    splice(BENCH_PAGE, "bench", parts)
+    splice(README, "headline", [line, ""] + first_table(text, SECTIONS[0][0]))
+
+
+def robots() -> None:
+    """robots.md's table with its provenance line, targets and misses."""
+    text = (RESULTS / "robots.md").read_text(encoding="utf-8")
+    keep = [ln for ln in text.splitlines() if ln.startswith(("Targets", "Missed"))]
+    splice(BENCH_PAGE, "robots", [provenance_line(text), ""] + first_table(text, "# ") + [""]
+           + "\n\n".join(keep).splitlines())
+
+
+def scaling() -> None:
+    """scaling.md's table with its provenance line."""
+    text = (RESULTS / "scaling.md").read_text(encoding="utf-8")
+    splice(GENERATION_PAGE, "scaling", [provenance_line(text), ""] + first_table(text, "# "))
+
+
+def main(argv=None) -> int:
+    jobs = {"bench": bench, "robots": robots, "scaling": scaling}
+    args = sys.argv[1:] if argv is None else argv
+    if not args or any(a not in jobs for a in args):
+        sys.exit(f"usage: python -m benchmarks.docs_tables {'|'.join(jobs)} ...")
+    for a in args:
+        jobs[a]()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""The Python docstrings of a generated module, from the ABI description.
+
+Each kernel's docstring is NumPy style (summary, Parameters, Returns, Notes), so that the API
+reference (MkDocs + mkdocstrings, `make docs`) renders the generated stubs (.pyi) with shapes,
+units and frames. The words come from codegen/emit/abi.py: a Function's `doc` is the summary,
+each Arg's `doc` what it holds; this module only lays them out, once for every robot.
+"""
+from __future__ import annotations
+
+BATCH_NOTE = ("Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no "
+              "broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C "
+              "with the GIL released; `params` (N_PARAMS,) is shared by the batch.")
+SIMD_NOTE = ("This kernel evaluates a batch with the SIMD batch kernel (4 or 8 states per instruction): "
+             "each row equals the single-state call to rounding (multiply-adds may be fused in other "
+             "places; within 1e-14 relative), not bit for bit.")
+SCALAR_NOTE = "Row i equals the single-state call bit for bit (the same C kernel, once per row)."
+EE_DOC = "the end effector: a name in END_EFFECTORS or its index; another value raises ValueError"
+FRAME_DOC = "'world': frame 0 (world) axes; 'local': the end effector's own axes"
+DT_DOC = "the time step, s (a finite real number; shared by a batch)"
+OUT_DOC = ("an array to write the result into and return: writeable, aligned, C-contiguous float64 in "
+           "native byte order, of the result's shape (TypeError or ValueError naming it otherwise)")
+PARAMS_NOTE = "default: default_params()"
+
+
+def _shape(shape: tuple, batch: bool) -> str:
+    one = "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+    return f"shape {one} or (N, {', '.join(map(str, shape))}) for a batch" if batch else f"shape {one}"
+
+
+def parameters(inputs, extras=()) -> list[str]:
+    """The Parameters section: (Python name, ABI Arg) inputs, then (name, type, doc) extras
+    (ee, frame), then params and out."""
+    lines = ["Parameters", "----------"]
+    for name, arg in inputs:
+        if name == "params":
+            continue
+        lines += [f"{name} : array_like, {_shape(arg.shape, True)}", f"    {arg.doc or name}."]
+    for name, typ, doc in extras:
+        lines += [f"{name} : {typ}", f"    {doc}."]
+    p = next((a for n, a in inputs if n == "params"), None)
+    if p is not None:
+        lines += [f"params : array_like, shape ({p.shape[0]},), optional",
+                  f"    {p.doc or 'the parameter vector'}; {PARAMS_NOTE}."]
+    return lines
+
+
+def kernel_doc(summary: str, inputs, extras, out_arg, simd: bool) -> str:
+    """One kernel's docstring: summary, Parameters (with `out`), Returns, Notes on batches."""
+    lines = [summary, ""] + parameters(inputs, extras)
+    batch_note = BATCH_NOTE if any(n == "params" for n, _ in inputs) else \
+        BATCH_NOTE.replace("; `params` (N_PARAMS,) is shared by the batch", "")
+    lines += ["out : ndarray, optional", f"    {OUT_DOC}.", "", "Returns", "-------",
+              f"ndarray, {_shape(out_arg.shape, True)}", f"    {out_arg.doc or 'the result'} (float64).", "",
+              "Notes", "-----", f"{batch_note} {SIMD_NOTE if simd else SCALAR_NOTE}"]
+    return "\n".join(lines)
+
+
+def compute_all_doc(summary: str, inputs, outputs) -> str:
+    """compute_all's docstring: outputs is [(key, Arg)] of the returned dict. The end effectors'
+    Jacobians (keys J_<name>) are described once, by END_EFFECTORS: a docstring names no model
+    string (codegen.emit.pytext)."""
+    lines = [summary, ""] + parameters(inputs)
+    lines += ["out : dict of str to ndarray, optional",
+              "    some of the result's keys, each an array written in place (the rules of every `out=`); "
+              "the keys it lacks get new arrays, and the result holds the given arrays themselves.", "",
+              "Returns", "-------", "dict of str to ndarray", "    float64 arrays:", ""]
+    jac = [a for k, a in outputs if k.startswith("J_")]
+    for k, a in outputs:
+        if not k.startswith("J_"):
+            lines.append(f"    - `{k}`: {_shape(a.shape, False)}, {a.doc or k}.")
+        elif a is jac[0]:
+            lines.append(f"    - `'J_' + name` for each name in END_EFFECTORS: {_shape(a.shape, False)}, "
+                         f"{a.doc or 'its Jacobian'}.")
+    lines += ["", "Notes", "-----", BATCH_NOTE + " Every array of the result then has a leading axis N."]
+    return "\n".join(lines)
