@@ -11,7 +11,7 @@ MODEL  := models/krang.toml
 PARAMS := models/krang_params.toml
 STAMP  := build/.installed
 
-.PHONY: all setup generate build demo examples test check-generated emulator bench bench-robots clean distclean
+.PHONY: all setup generate build demo examples test docs check-generated emulator bench bench-robots clean distclean
 
 all: generate demo
 
@@ -55,6 +55,17 @@ examples: build
 
 test: build
 	$(PYTHON) -m pytest -q
+
+# The documentation (docs/*.md and the API reference from the docstrings and the generated stubs)
+# into build/site (the [docs] extra of pyproject.toml, installed once); strict: a warning (broken link, docstring that does not parse) fails it.
+DOCS_STAMP := build/.docs-installed
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(PYTHON) -c "import tomllib, subprocess, sys; extra = tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['docs']; subprocess.run([sys.executable, '-m', 'pip', 'install', '-q', *extra], check=True)"
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(PYTHON) -m mkdocs build --strict --quiet
+	@echo "docs: build/site/index.html"
 
 # Optional: qemu-user and an aarch64 cross compiler, so that tests/test_baseline_cpu.py runs
 # the module on an emulated CPU without AVX and tests/test_cross_aarch64.py runs the C on

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        df98d08c8f336c075cefec0c7c924cd0a40e1cbb89d3481102d1d72362ae85ca
+ * generator        3a1e82ee08e8a832de5d00d772c5fa5dfa99f64c36797b1d093d8e1ce064e19d
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832

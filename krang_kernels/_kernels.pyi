@@ -20,15 +20,19 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 N_DOF: Final[int]
-N_Q: Final[int]
+"""Degrees of freedom: the length of q, dq, ddq and tau."""
 N_PARAMS: Final[int]
-N_PI: Final[int]
+"""Length of the parameter vector."""
 JOINT_NAMES: Final[tuple[str, ...]]
+"""The joints in coordinate order (URDF joint names verbatim for a URDF robot)."""
 PARAM_NAMES: Final[tuple[str, ...]]
-REGRESSOR_PARAMS: Final[tuple[str, ...]]
-REGRESSOR_PARAM_INDEX: Final[tuple[int, ...]]
+"""The parameters in vector order: the geometry names, g, then frame by frame m_k, MX_k, MY_k, MZ_k,
+XX_k, XY_k, XZ_k, YY_k, YZ_k, ZZ_k, followed by Ia_k, Fv_k, Fc_k where frame k moves."""
 END_EFFECTORS: Final[tuple[str, ...]]
+"""End-effector names in the order of the `ee` index."""
 JOINT_LIMITS: Final[Mapping[str, NDArray[np.float64]]]
+"""Joint limits (metadata, never enforced): read-only arrays of N_DOF values in JOINT_NAMES order,
+keyed lower, upper (rad or m), velocity (rad/s or m/s), effort (N m or N); NaN where none is given."""
 
 def compute_A(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Inertia matrix A(q), NDOF x NDOF, rotor inertia included.
@@ -240,57 +244,6 @@ def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayL
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
     call bit for bit (the same C kernel, once per row)."""
 
-def regressor(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq, ddq, p) = Y . pi with
-    pi[k] = p[regressor_param_index(k)], the ten standard inertial parameters of every link and each
-    joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p.
-
-    Returns a float64 array of shape (17, 221); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
-    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
-
-def com(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. The mass counted is that
-    of the links the joints move (links fixed to the world are left out, as in Pinocchio); M is its
-    total, > 0 for physical parameters.
-
-    Returns a float64 array of shape (3,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
-    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
-
-def com_jacobian(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """Jacobian of the centre of mass Jc(q), 3 x NDOF row-major, frame 0 (world) axes: dc/dt = Jc dq
-    (m/s). Equal to the first three rows of centroidal_map divided by M. The mass counted is that of
-    the links the joints move (links fixed to the world are left out, as in Pinocchio); M is its
-    total, > 0 for physical parameters.
-
-    Returns a float64 array of shape (3, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
-    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
-
-def centroidal_map(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """Centroidal momentum matrix Ag(q), 6 x NDOF row-major (Pinocchio's computeCentroidalMap): Ag dq
-    is the momentum of the robot, rows 0-2 linear (kg m/s), rows 3-5 angular about the centre of
-    mass (kg m^2/s), both in frame 0 (world) axes. Rotor inertia Ia is not counted. The mass counted
-    is that of the links the joints move (links fixed to the world are left out, as in Pinocchio); M
-    is its total, > 0 for physical parameters.
-
-    Returns a float64 array of shape (6, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
-    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
-
 def jacobian(q: ArrayLike, ee: str | int, frame: Literal['world', 'local'] = 'world', params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Jacobian (6 x N_DOF, linear rows first) of end effector `ee` (a name in END_EFFECTORS or its
     index) in frame 'world' (the world axes) or 'local' (the end effector's own axes); the linear
@@ -390,26 +343,6 @@ def jdot_qdot(q: ArrayLike, dq: ArrayLike, ee: str | int, params: ArrayLike | No
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
     call bit for bit (the same C kernel, once per row)."""
 
-def integrate(q: ArrayLike, v: ArrayLike, dt: float, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """q_out = q (+) v dt, Pinocchio's integrate: q (NQ; rad for revolute and continuous joints, one
-    angle each, not Pinocchio's cos/sin pair; m for prismatic ones), v (NV; rad/s, m/s), dt (s) ->
-    q_out (NQ). Joints: q + v dt (multiply-adds may be fused). A free-flying base moves by the SE(3)
-    exponential of its velocity (base axes) times dt; its quaternion is normalized after the step,
-    so q_out's is unit whatever q's norm.
-
-    Returns a float64 array of shape (17,); `out`: an array written in place and returned.
-    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
-    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released. Row i equals the single-state call bit for bit (the same C kernel, once per
-    row)."""
-
-def neutral(out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """The neutral configuration (Pinocchio's neutral: every joint at 0, whatever its limits; a free-
-    flying base at the origin with the identity quaternion (0, 0, 0, 1)), NQ.
-
-    Returns a float64 array of shape (17,); `out`: an array written in place and returned."""
-
-
 def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: Mapping[str, NDArray[np.float64]] | None = None) -> dict[str, NDArray[np.float64]]:
     """A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions). Also
     the friction torques (the `friction` kernel).
@@ -494,4 +427,4 @@ def link_params(key: str, mass: float, com: ArrayLike, inertia_at_com: ArrayLike
     moves the centre of mass and changes the inertia; set all ten with this.
     Raises KeyError for an unknown link, ValueError for an impossible body."""
 
-__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'jacobian', 'fk', 'jdot_qdot', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

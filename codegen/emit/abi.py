@@ -60,6 +60,7 @@ JDOT_DOC = ("dJ/dt dq, the end effector's classical acceleration at ddq = 0: row
 
 @dataclass(frozen=True)
 class Arg:
+    """One argument of a C function: an array of `shape` doubles (input or output) or an int."""
     name: str  # C parameter name; also the Python name of an input
     shape: tuple  # () for an int or a double; (n,) a vector; (rows, cols) a row-major matrix
     role: str  # IN, OUT, INDEX or REAL
@@ -82,6 +83,7 @@ class Arg:
 
 @dataclass(frozen=True)
 class Function:
+    """One C function of the ABI: NAME_<name>(args), documented by `doc`."""
     name: str  # without the prefix
     doc: str
     args: tuple
@@ -101,6 +103,7 @@ class Function:
 
 @dataclass(frozen=True)
 class ABI:
+    """The C ABI of one robot: its prefix, sizes, end effectors and every function, in header order."""
     name: str  # the model name
     prefix: str  # C function prefix, e.g. "krang_"
     macro: str  # macro prefix, e.g. "KRANG"

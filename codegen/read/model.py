@@ -131,6 +131,9 @@ def _toml(text: str, source: str) -> dict:
 
 
 def parse_model(text: str, source: str = "<model>") -> Model:
+    """The Model record of a model file's TOML `text` (docs/model-files.md); `source` names it in
+    errors. Raises ModelError, one message naming the bad entry, for anything invalid or over a
+    bound. Nothing in the text is evaluated as code."""
     if len(text) > MAX_FILE_BYTES:
         raise ModelError(f"{source}: longer than {MAX_FILE_BYTES} characters")
     raw = _toml(text, source)
@@ -203,6 +206,7 @@ def parse_model(text: str, source: str = "<model>") -> Model:
 
 
 def load_model(path) -> Model:
+    """The Model record of the model file at `path` (TOML, at most 1 MiB; see parse_model)."""
     path = Path(path)
     return parse_model(read_text(path, "model file"), path.name)
 

@@ -44,6 +44,9 @@ class Limits:
 
 @dataclass(frozen=True)
 class Frame:
+    """One link frame of the tree: its parent, the joint that moves it (revolute, prismatic or
+    fixed; `axis` a unit vector in this frame), and its placement in the parent at q = 0
+    (`rotation` parentR_frame, `origin` parentP_frame in m, symbolic in the geometry names)."""
     key: str
     parent: str
     joint: str | None  # generalized coordinate name; None for a fixed frame
@@ -93,6 +96,9 @@ class EndEffector:
 
 @dataclass(frozen=True)
 class Model:
+    """A fixed-base tree robot as data: frames (parents first), geometry names (lengths in m read
+    at run time), the unit gravity direction in frame 0 (magnitude: parameter g) and the end
+    effectors. `ndof`, `param_names`, `ee_names` are derived from them."""
     name: str
     frames: tuple  # parents before children
     geometry: tuple

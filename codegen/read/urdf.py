@@ -90,6 +90,9 @@ _C_KEYWORDS = frozenset(
 
 @dataclass(frozen=True)
 class UrdfRobot:
+    """A robot read from a URDF: its Model record (fixed links merged into their moving parent),
+    the default parameter vector from the URDF's inertials (SI units, model.param_names order)
+    and the SHA-256 of the URDF file."""
     model: Model
     values: tuple  # default parameter vector, model.param_names order
     source_sha256: str
