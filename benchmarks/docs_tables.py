@@ -68,7 +68,7 @@ def bench() -> None:
     for heading, title in SECTIONS:
         if heading in text:
             parts += [f"**{title}**", ""] + first_table(text, heading) + [""]
-    parts.append("![benchmark](../benchmarks/results/bench.png)")
+    parts.append("Full report: `benchmarks/results/bench.md`; plot: `benchmarks/results/bench.png`.")
     splice(BENCH_PAGE, "bench", parts)
     splice(README, "headline", [line, ""] + first_table(text, SECTIONS[0][0]))
 

@@ -1,8 +1,8 @@
-"""The C library as C and C++ users see it (issue #10): the README's C
+"""The C library as C and C++ users see it: the README's and docs/c-abi.md's C
 snippets compile and run as written, the C and C++/Eigen examples give
 Pinocchio's inverse dynamics, the CMake project works through
 find_package (installed, with its pkg-config file) and add_subdirectory, and
-the README's stack-use table is what gcc measures."""
+docs/c-abi.md's stack-use table is what gcc measures."""
 from __future__ import annotations
 
 import os
@@ -21,6 +21,7 @@ from codegen.read.model import load_model, load_param_values
 ROOT = Path(__file__).resolve().parents[1]
 GEN = ROOT / "generated"
 README = ROOT / "README.md"
+C_PAGE = ROOT / "docs" / "c-abi.md"  # the C ABI page: build flags, snippets, the stack table
 CC = shutil.which("cc") or shutil.which("gcc")
 CXX = shutil.which("c++") or shutil.which("g++")
 CMAKE = shutil.which("cmake")
@@ -86,7 +87,7 @@ def test_c_example(kernels_o, tmp_path, expected):
 def test_c_example_documents_its_build_line():
     line = "cc -O2 -std=c99 -I generated {}main.c generated/krang_kernels.c -lm"
     assert line.format("examples/c/") in (ROOT / "examples" / "c" / "main.c").read_text()
-    assert line.format("") in README.read_text()
+    assert line.format("") in README.read_text() and line.format("") in C_PAGE.read_text()
 
 
 def eigen_include():
@@ -111,7 +112,8 @@ def test_cpp_eigen_example(kernels_o, tmp_path, expected):
 
 
 def readme_c_blocks():
-    return re.findall(r"```c\n(.*?)```", README.read_text(), re.S)
+    """The C snippets of the README and of the C ABI page."""
+    return [b for page in (README, C_PAGE) for b in re.findall(r"```c\n(.*?)```", page.read_text(), re.S)]
 
 
 def test_readme_c_snippets_compile_and_run(kernels_o, tmp_path):
@@ -137,12 +139,12 @@ def test_readme_stack_table_is_measured(kernels_o):
     the bytes gcc -O2 reports (-fstack-usage), within 25 % (compilers differ)."""
     measured = measured_stack(kernels_o)
     exported = re.findall(r"^[a-z].*?\b(krang_\w+)\(", (GEN / "krang_kernels.h").read_text(), re.M)
-    text = README.read_text()
+    text = C_PAGE.read_text()
     section = re.search(r"<!-- stack:start -->(.*?)<!-- stack:end -->", text, re.S)
-    assert section, "README has no stack table"
+    assert section, "docs/c-abi.md has no stack table"
     stated = {name: int(b) for name, b in re.findall(r"^\| `(krang_\w+)` \| ([\d]+) \|", section.group(1), re.M)}
     table = "\n".join(f"| `{f}` | {measured[f]} |" for f in exported)
-    assert set(stated) == set(exported), f"README's table should list exactly:\n{table}"
+    assert set(stated) == set(exported), f"docs/c-abi.md's stack table should list exactly:\n{table}"
     off = {f: (stated[f], measured[f]) for f in exported if not 0.75 * stated[f] <= measured[f] <= 1.25 * stated[f]}
     assert not off, f"stack use changed (stated, measured): {off}; measured table:\n{table}"
 

@@ -1,7 +1,7 @@
 """The example controllers run (with their short option, as `make examples`
 runs them in full) and report small tracking errors: examples/computed_torque.py,
 examples/task_space.py (Python, subprocesses from the repository root) and
-examples/c_controller/main.c (compiled with the README's build line, run for
+examples/c_controller/main.c (compiled with docs/c-abi.md's build line, run for
 a few ticks)."""
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_task_space(tmp_path):
 
 
 def _readme_build_line():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "c-abi.md").read_text(encoding="utf-8")
     (line,) = [x.strip() for x in text.splitlines() if "examples/c_controller/main.c" in x and x.startswith("    cc")]
     return line.split("&&")[0].split()
 

@@ -1,4 +1,5 @@
-"""The README's Python examples and the package docstring run as written."""
+"""The README's and the docs pages' Python examples and the package docstring run as written;
+every benchmark table copied into them carries its provenance line; the docs' page links resolve."""
 import doctest
 import re
 from pathlib import Path
@@ -6,7 +7,9 @@ from pathlib import Path
 import krang_kernels
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def test_readme_python_blocks_run():
@@ -14,6 +17,30 @@ def test_readme_python_blocks_run():
     assert blocks, "README has no python example"
     for block in blocks:
         exec(compile(block, str(README), "exec"), {})
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p != README], ids=lambda p: p.name)
+def test_docs_python_blocks_run(page):
+    for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+        exec(compile(block, str(page), "exec"), {})
+
+
+def test_copied_benchmark_tables_name_machine_compiler_flags_and_date():
+    """Every block benchmarks.docs_tables fills starts with the line the script wrote."""
+    blocks = 0
+    for page in PAGES:
+        for marker, body in re.findall(r"<!-- (\w+):start -->\n(.*?)<!-- \1:end -->", page.read_text(encoding="utf-8"),
+                                       re.S):
+            if marker in ("bench", "robots", "scaling", "headline"):
+                blocks += 1
+                assert re.match(r"Machine: .+, \d+ cores; compiler: .+; flags: `.+`; date: \d{4}-\d\d-\d\d", body), \
+                    f"{page.name} {marker}: {body[:80]!r}"
+    assert blocks >= 4
+
+
+def test_readme_links_resolve():
+    for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", README.read_text(encoding="utf-8")):
+        assert (ROOT / target).exists(), target
 
 
 def test_package_doctest():
