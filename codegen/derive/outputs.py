@@ -51,7 +51,7 @@ def derive(model: Model, share=()) -> dict:
             out["all_split"] = all_split(kin, vel, kin.world_poses(), {ee.name: out[f"J_{ee.name}_world"]
                                                            for ee in model.end_effectors})
     out["friction"] = friction(syms)
-    # controller kernels (issue #8): inverse/forward dynamics, poses, J-dot q-dot
+    # controller kernels: inverse/forward dynamics, poses, J-dot q-dot
     out["tau"] = rnea.inverse_dynamics(kin, vel, syms.ddq, out["friction"])
     out["h"] = rnea.bias(kin, vel)
     out["ddq"] = fd.forward_dynamics(prog, model, out["A"], out["h"], out["friction"], syms.tau)

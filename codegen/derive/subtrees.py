@@ -1,4 +1,4 @@
-"""One routine for isomorphic subtrees (issue #9: machine code per tick).
+"""One routine for isomorphic subtrees (less machine code per control tick).
 
 Robots repeat structure: two arms alike below the shoulder, four legs, five
 fingers. Two subtrees are isomorphic when their frames have the same joint

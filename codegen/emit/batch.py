@@ -1,4 +1,4 @@
-"""Batch kernels (issue #9): a scalar kernel's statements, reprinted over a
+"""Batch kernels: a scalar kernel's statements, reprinted over a
 GCC/Clang vector type so that one instruction evaluates KKLANES states (8
 with AVX-512, else 4: chosen by the C preprocessor, see the template).
 

@@ -1,4 +1,4 @@
-"""URDF -> Model: a fixed-base tree robot from a URDF file (issue #7).
+"""URDF -> Model: a fixed-base tree robot from a URDF file.
 
 `load_urdf(path, name=None, end_effectors=(), snap=True) -> UrdfRobot` with the
 model (codegen.read.model.Model), the default parameter vector and `to_toml()`.

@@ -84,7 +84,7 @@ static inline int kk_overlap(const double *a, size_t n, const double *b, size_t 
 #define SINCOSLIMIT 0x40F86A00u
 #endif
 
-/* Batch kernels (issue #9) over GCC/Clang vector types, KKLANES states per
+/* Batch kernels over GCC/Clang vector types, KKLANES states per
  * instruction. Vector extensions are not ISO C: with another compiler, with
  * excess precision (x87: a scalar operand would be a long double), or with
  * -DKKNOSIMD, each batch kernel loops over its scalar kernel. */
