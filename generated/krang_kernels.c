@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        ef866e1a5484d80cda9201db47438e49b3631dff8af096ef3a0cfa709f89f288
+ * generator        a960b398e5e66dd96a928f9fed96ba988e4ba3ae0d206db98362c75d7cbb7672
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -1609,7 +1609,7 @@ kk_end:;
 
 /* compute_C of the subtree at frame 4l and the 1 subtree(s) like it. 2821 operations. */
 KKCLONES
-static void krang_compute_C_part0(const double *sq, const double *cq, const double *dq, const double *p, const double *pl, const double *vin, double *out, double *blk_C, int prefetch)
+static void kk_compute_C_part0(const double *sq, const double *cq, const double *dq, const double *p, const double *pl, const double *vin, double *out, double *blk_C, int prefetch)
 {
 kk_begin:
     KKPREFETCH(prefetch);
@@ -3112,7 +3112,7 @@ kk_begin:
     const double p_L4 = p[3];
     const double t953 = -p_L4*t952 + t950;
     const double t1003 = t953 - x0;
-    krang_compute_C_part0(sq + 7, cq + 7, dq + 7, p, p + 91, (const double[6]){-dq_q_torso, -t955, t956, t1003, -t960, t1004}, oc1, C + 180, 1);
+    kk_compute_C_part0(sq + 7, cq + 7, dq + 7, p, p + 91, (const double[6]){-dq_q_torso, -t955, t956, t1003, -t960, t1004}, oc1, C + 180, 1);
     const double t3561 = p_L6*oc1[119] + oc1[114];
     C[50] = -t3561;
     const double t3579 = p_L5*oc1[124] - p_L6*oc1[123] + oc1[122];
@@ -3262,7 +3262,7 @@ kk_begin:
     C[10] = -t3334;
     const double t961 = -x1 - x2;
     const double t959 = t953 + x0;
-    krang_compute_C_part0(sq, cq, dq, p, p, (const double[6]){-dq_q_torso, t955, -t956, t959, t960, t961}, oc0, C + 54, 0);
+    kk_compute_C_part0(sq, cq, dq, p, p, (const double[6]){-dq_q_torso, t955, -t956, t959, t960, t961}, oc0, C + 54, 0);
     const double t3281 = p_L6*oc0[119] + oc0[114];
     C[43] = -t3281;
     const double t3299 = -p_L5*oc0[124] + p_L6*oc0[123] - oc0[122];
@@ -5078,7 +5078,7 @@ void krang_friction(const double *dq, const double *p, double *tau_f)
 
 /* compute_all of the subtree at frame 4l and the 1 subtree(s) like it. 3071 operations. */
 KKCLONES
-static void krang_compute_all_part0(const double *sq, const double *cq, const double *dq, const double *p, const double *pl, const double *vin, const double *pose, double *out, double *blk_C, double *blk_A, double *blk_J6, int prefetch)
+static void kk_compute_all_part0(const double *sq, const double *cq, const double *dq, const double *p, const double *pl, const double *vin, const double *pose, double *out, double *blk_C, double *blk_A, double *blk_J6, int prefetch)
 {
 kk_begin:
     KKPREFETCH(prefetch);
@@ -7017,7 +7017,7 @@ kk_begin:
     const double t3609 = -c_q_torso*t3602;
     const double t3607 = -c_q_torso*t3603;
     const double t3611 = p_L6*c_q_torso;
-    krang_compute_all_part0(sq + 7, cq + 7, dq + 7, p, p + 91, (const double[6]){-dq_q_torso, -t955, t956, t1003, -t960, t1004}, (const double[12]){t3602, -t3606, t3607, 0.0, -c_q_torso, -s_q_torso, -t3603, -t3608, t3609, t3664, -t3611, t3665}, oall1, C + 180, A + 180, J_right + 10, 1);
+    kk_compute_all_part0(sq + 7, cq + 7, dq + 7, p, p + 91, (const double[6]){-dq_q_torso, -t955, t956, t1003, -t960, t1004}, (const double[12]){t3602, -t3606, t3607, 0.0, -c_q_torso, -s_q_torso, -t3603, -t3608, t3609, t3664, -t3611, t3665}, oall1, C + 180, A + 180, J_right + 10, 1);
     J_right[0] = oall1[131];
     J_right[34] = -oall1[129];
     const double p_g = p[9];
@@ -7297,7 +7297,7 @@ kk_begin:
     const double t959 = t953 + x0;
     const double t3612 = t3605 + x26 - x27;
     const double t3610 = x24 + x25;
-    krang_compute_all_part0(sq, cq, dq, p, p, (const double[6]){-dq_q_torso, t955, -t956, t959, t960, t961}, (const double[12]){t3602, t3606, -t3607, 0.0, c_q_torso, s_q_torso, -t3603, t3608, -t3609, t3610, t3611, t3612}, oall0, C + 54, A + 54, J_left + 3, 0);
+    kk_compute_all_part0(sq, cq, dq, p, p, (const double[6]){-dq_q_torso, t955, -t956, t959, t960, t961}, (const double[12]){t3602, t3606, -t3607, 0.0, c_q_torso, s_q_torso, -t3603, t3608, -t3609, t3610, t3611, t3612}, oall0, C + 54, A + 54, J_left + 3, 0);
     J_left[0] = oall0[131];
     J_left[34] = -oall0[129];
     J_left[87] = t3603;

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        ef866e1a5484d80cda9201db47438e49b3631dff8af096ef3a0cfa709f89f288
+ * generator        a960b398e5e66dd96a928f9fed96ba988e4ba3ae0d206db98362c75d7cbb7672
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832

@@ -11,7 +11,7 @@ PARAM_NAMES order (default: default_params()). Inputs are converted to float64
 order of the output's shape, else TypeError/ValueError naming it.
 Every kernel also takes a batch of N states (q of shape (N, N_DOF)): outputs
 (N, ...), computed in C with the GIL released, params shared by the batch.
-End effectors (`ee`, in index order): left, right."""
+End effectors (`ee`): the names in END_EFFECTORS, in index order."""
 import os
 from collections.abc import Mapping
 from typing import Final, Literal
@@ -364,7 +364,7 @@ def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, ou
     Returns
     -------
     dict of str to ndarray
-        float64 arrays keyed 'A', 'C', 'Q', 'J_left', 'J_right', 'friction':
+        float64 arrays:
 
         - `A`: shape (17, 17), joint-space inertia matrix, symmetric positive definite: kg m^2
         between two revolute joints, kg between two prismatic ones, kg m across; rotor inertia Ia on
@@ -372,12 +372,10 @@ def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, ou
         - `C`: shape (17, 17), Coriolis and centrifugal matrix (Christoffel symbols of the first
         kind; dA/dt - 2 C is skew): C dq in N m or N.
         - `Q`: shape (17,), gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or N.
-        - `J_left`: shape (6, 17), left's Jacobian in frame 0 (world) axes: rows 0-2: the linear
-        velocity of the end effector's origin (m/s per unit dq), rows 3-5: its angular velocity
-        (rad/s per unit dq); in frame 0 (world) axes or the end effector's own axes.
-        - `J_right`: shape (6, 17), right's Jacobian in frame 0 (world) axes: rows 0-2: the linear
-        velocity of the end effector's origin (m/s per unit dq), rows 3-5: its angular velocity
-        (rad/s per unit dq); in frame 0 (world) axes or the end effector's own axes.
+        - `'J_' + name` for each name in END_EFFECTORS: shape (6, 17), its Jacobian in frame 0
+        (world) axes: rows 0-2: the linear velocity of the end effector's origin (m/s per unit dq),
+        rows 3-5: its angular velocity (rad/s per unit dq); in frame 0 (world) axes or the end
+        effector's own axes.
         - `friction`: shape (17,), friction torques Fv dq + Fc sign(dq): N m or N.
 
     Notes

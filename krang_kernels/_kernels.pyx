@@ -13,7 +13,7 @@ PARAM_NAMES order (default: default_params()). Inputs are converted to float64
 order of the output's shape, else TypeError/ValueError naming it.
 Every kernel also takes a batch of N states (q of shape (N, N_DOF)): outputs
 (N, ...), computed in C with the GIL released, params shared by the batch.
-End effectors (`ee`, in index order): left, right."""
+End effectors (`ee`): the names in END_EFFECTORS, in index order."""
 cimport numpy as cnp
 from libc.math cimport isfinite
 
@@ -275,7 +275,9 @@ cdef inline double *_data(object a):
 
 
 cdef int _ee_index(object ee) except -1:
-    """End effector `ee` (a name in END_EFFECTORS or an index) -> its index."""
+    """End effector `ee` (a name in END_EFFECTORS or an index) -> its index.
+    The index is compared as a Python int: 2**63 or -2**70 is out of range
+    (ValueError), not an OverflowError of a C conversion."""
     cdef Py_ssize_t i
     if not END_EFFECTORS:
         raise ValueError("this module has no end effectors (it was generated without --end-effector LINK "
@@ -286,12 +288,12 @@ cdef int _ee_index(object ee) except -1:
                 return i
     elif not isinstance(ee, (bool, np.bool_)):
         try:
-            i = operator.index(ee)
+            index = operator.index(ee)
         except TypeError:
             pass
         else:
-            if 0 <= i < len(END_EFFECTORS):
-                return i
+            if 0 <= index < len(END_EFFECTORS):
+                return index
     raise ValueError(f"ee must be one of {list(END_EFFECTORS)} or an index 0..{len(END_EFFECTORS) - 1}, "
                      f"got {ee!r}")
 
@@ -1289,7 +1291,7 @@ def compute_all(q, dq, params=None, out=None):
     Returns
     -------
     dict of str to ndarray
-        float64 arrays keyed 'A', 'C', 'Q', 'J_left', 'J_right', 'friction':
+        float64 arrays:
 
         - `A`: shape (17, 17), joint-space inertia matrix, symmetric positive definite: kg m^2
         between two revolute joints, kg between two prismatic ones, kg m across; rotor inertia Ia on
@@ -1297,12 +1299,10 @@ def compute_all(q, dq, params=None, out=None):
         - `C`: shape (17, 17), Coriolis and centrifugal matrix (Christoffel symbols of the first
         kind; dA/dt - 2 C is skew): C dq in N m or N.
         - `Q`: shape (17,), gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or N.
-        - `J_left`: shape (6, 17), left's Jacobian in frame 0 (world) axes: rows 0-2: the linear
-        velocity of the end effector's origin (m/s per unit dq), rows 3-5: its angular velocity
-        (rad/s per unit dq); in frame 0 (world) axes or the end effector's own axes.
-        - `J_right`: shape (6, 17), right's Jacobian in frame 0 (world) axes: rows 0-2: the linear
-        velocity of the end effector's origin (m/s per unit dq), rows 3-5: its angular velocity
-        (rad/s per unit dq); in frame 0 (world) axes or the end effector's own axes.
+        - `'J_' + name` for each name in END_EFFECTORS: shape (6, 17), its Jacobian in frame 0
+        (world) axes: rows 0-2: the linear velocity of the end effector's origin (m/s per unit dq),
+        rows 3-5: its angular velocity (rad/s per unit dq); in frame 0 (world) axes or the end
+        effector's own axes.
         - `friction`: shape (17,), friction torques Fv dq + Fc sign(dq): N m or N.
 
     Notes
