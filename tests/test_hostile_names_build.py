@@ -116,12 +116,20 @@ def _compile_c(out: Path, c_file: Path, header: Path):
 
 def _check_stub(pyi: Path):
     """The stub is Python: it parses, and at module level holds only the
-    docstring, imports, annotations, functions and __all__ (nothing runs)."""
+    docstring, imports, annotations (each optionally followed by its docstring, a string
+    constant), functions and __all__ (nothing runs)."""
     tree = ast.parse(pyi.read_text(encoding="utf-8"))
     first, *rest = tree.body
     assert isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
     allowed = (ast.Import, ast.ImportFrom, ast.AnnAssign, ast.FunctionDef, ast.Assign)
-    assert all(isinstance(n, allowed) for n in rest), [ast.dump(n)[:120] for n in rest if not isinstance(n, allowed)]
+
+    def ok(prev, n):
+        attr_doc = (isinstance(prev, ast.AnnAssign) and isinstance(n, ast.Expr)
+                    and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str))
+        return isinstance(n, allowed) or attr_doc
+
+    bad = [ast.dump(n)[:120] for prev, n in zip([first, *rest], rest) if not ok(prev, n)]
+    assert not bad, bad
     for fn in (n for n in rest if isinstance(n, ast.FunctionDef)):
         assert [type(x) for x in fn.body] == [ast.Expr] and isinstance(fn.body[0].value.value, str)
     assert not any(isinstance(n, ast.Call) for n in ast.walk(tree))
