@@ -6,6 +6,7 @@ writes: machine, compiler, flags, date; docs_tables copies the tables into docs/
   python -m benchmarks.urdf_robots (make bench-robots) real URDFs vs Pinocchio, generation and compile time
   python -m benchmarks.batch       batch kernels vs scalar kernels, per build
   python -m benchmarks.scaling     generation time and memory vs degrees of freedom
+  python -m benchmarks.build_times generation and module build time and memory per URDF robot
   python -m benchmarks.urdf_coverage          every example-robot-data URDF vs Pinocchio's parser
   python -m benchmarks.errors_vs_pinocchio    largest errors vs Pinocchio
   python -m benchmarks.docs_tables bench|robots|scaling   the tables into docs/ and the README

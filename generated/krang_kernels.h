@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        a960b398e5e66dd96a928f9fed96ba988e4ba3ae0d206db98362c75d7cbb7672
+ * generator        30a64d98aa83f92bbce53fb6709d012d37492042a836e49e970456ccf1c89fd7
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -21,6 +21,10 @@
  *   krang_jdot_qdot_left           503
  *   krang_fk_right                 183
  *   krang_jdot_qdot_right          495
+ *   krang_regressor               8496
+ *   krang_com                      206
+ *   krang_com_jacobian             651
+ *   krang_centroidal_map          1933
  */
 #ifndef KRANG_KERNELS_H
 #define KRANG_KERNELS_H
@@ -29,10 +33,18 @@
 extern "C" {
 #endif
 
-/* Number of degrees of freedom (length of q and dq). */
+/* Number of degrees of freedom: the length of dq (v) and of every vector and
+ * matrix side but q. */
 #define KRANG_NDOF 17
+/* Length of q (KRANG_NQ = KRANG_NV on a fixed base; on a free-flying base
+ * q = [x, y, z, qx, qy, qz, qw, joints...], one more). */
+#define KRANG_NQ 17
+/* Length of the velocity vector dq (= KRANG_NDOF). */
+#define KRANG_NV 17
 /* Number of parameters (length of p). */
 #define KRANG_NP 231
+/* Number of regressor columns (standard parameters pi, krang_regressor). */
+#define KRANG_NPI 221
 /* End effectors: the `ee` argument of krang_jacobian. */
 #define KRANG_LEFT 0
 #define KRANG_RIGHT 1
@@ -391,6 +403,15 @@ void krang_fk(const double *q, const double *p, int ee, double *T);
  * acceleration at ddq = 0. An unknown ee fills a with NaN. */
 void krang_jdot_qdot(const double *q, const double *dq, const double *p, int ee, double *a);
 
+/* Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq,
+ * ddq, p) = Y . pi with pi[k] = p[regressor_param_index(k)], the ten standard
+ * inertial parameters of every link and each joint's Ia, Fv, Fc. Y reads only
+ * the geometry and g entries of p. */
+void krang_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Y);
+
+/* Index in p of regressor column k, 0 <= k < NPI (-1 if out of range). */
+int krang_regressor_param_index(int k);
+
 /* compute_A for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
  * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
@@ -402,6 +423,40 @@ void krang_compute_A_batch(int n, const double *q, const double *p, double *A);
  * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
  * nothing. */
 void krang_compute_C_batch(int n, const double *q, const double *dq, const double *p, double *C);
+
+/* Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. The
+ * mass counted is that of the links the joints move (links fixed to the world
+ * are left out, as in Pinocchio); M is its total, > 0 for physical
+ * parameters. */
+void krang_com(const double *q, const double *p, double *c);
+
+/* Jacobian of the centre of mass Jc(q), 3 x NDOF row-major, frame 0 (world)
+ * axes: dc/dt = Jc dq (m/s). Equal to the first three rows of centroidal_map
+ * divided by M. The mass counted is that of the links the joints move (links
+ * fixed to the world are left out, as in Pinocchio); M is its total, > 0 for
+ * physical parameters. */
+void krang_com_jacobian(const double *q, const double *p, double *Jc);
+
+/* Centroidal momentum matrix Ag(q), 6 x NDOF row-major (Pinocchio's
+ * computeCentroidalMap): Ag dq is the momentum of the robot, rows 0-2 linear
+ * (kg m/s), rows 3-5 angular about the centre of mass (kg m^2/s), both in
+ * frame 0 (world) axes. Rotor inertia Ia is not counted. The mass counted is
+ * that of the links the joints move (links fixed to the world are left out,
+ * as in Pinocchio); M is its total, > 0 for physical parameters. */
+void krang_centroidal_map(const double *q, const double *p, double *Ag);
+
+/* q_out = q (+) v dt, Pinocchio's integrate: q (NQ; rad for revolute and
+ * continuous joints, one angle each, not Pinocchio's cos/sin pair; m for
+ * prismatic ones), v (NV; rad/s, m/s), dt (s) -> q_out (NQ). Joints: q + v dt
+ * (multiply-adds may be fused). A free-flying base moves by the SE(3)
+ * exponential of its velocity (base axes) times dt; its quaternion is
+ * normalized after the step, so q_out's is unit whatever q's norm. */
+void krang_integrate(const double *q, const double *v, double dt, double *q_out);
+
+/* The neutral configuration (Pinocchio's neutral: every joint at 0, whatever
+ * its limits; a free-flying base at the origin with the identity quaternion
+ * (0, 0, 0, 1)), NQ. */
+void krang_neutral(double *q);
 
 #ifdef __cplusplus
 }

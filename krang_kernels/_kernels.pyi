@@ -20,14 +20,22 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 N_DOF: Final[int]
-"""Degrees of freedom: the length of q, dq, ddq and tau."""
+"""Degrees of freedom (NV): the length of dq, ddq and tau."""
+N_Q: Final[int]
+"""Length of q: N_DOF, or N_DOF + 1 on a free-flying base (position and quaternion)."""
 N_PARAMS: Final[int]
 """Length of the parameter vector."""
+N_PI: Final[int]
+"""Number of regressor columns: the entries of the parameter vector the dynamics are linear in."""
 JOINT_NAMES: Final[tuple[str, ...]]
 """The joints in coordinate order (URDF joint names verbatim for a URDF robot)."""
 PARAM_NAMES: Final[tuple[str, ...]]
 """The parameters in vector order: the geometry names, g, then frame by frame m_k, MX_k, MY_k, MZ_k,
 XX_k, XY_k, XZ_k, YY_k, YZ_k, ZZ_k, followed by Ia_k, Fv_k, Fc_k where frame k moves."""
+REGRESSOR_PARAMS: Final[tuple[str, ...]]
+"""The parameter name of each regressor column."""
+REGRESSOR_PARAM_INDEX: Final[tuple[int, ...]]
+"""The index in PARAM_NAMES of each regressor column: tau = regressor(q, dq, ddq) @ p[REGRESSOR_PARAM_INDEX]."""
 END_EFFECTORS: Final[tuple[str, ...]]
 """End-effector names in the order of the `ee` index."""
 JOINT_LIMITS: Final[Mapping[str, NDArray[np.float64]]]
@@ -40,7 +48,8 @@ def compute_A(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -70,9 +79,11 @@ def compute_C(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out:
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -102,7 +113,8 @@ def compute_Q(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -129,7 +141,8 @@ def friction(dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
     Parameters
     ----------
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -157,9 +170,11 @@ def inverse_dynamics(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayL
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     ddq : array_like, shape (17,) or (N, 17) for a batch
         joint accelerations: rad/s^2 or m/s^2.
     params : array_like, shape (231,), optional
@@ -188,9 +203,11 @@ def bias(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDAr
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -219,9 +236,11 @@ def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayL
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     tau : array_like, shape (17,) or (N, 17) for a batch
         joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted).
     params : array_like, shape (231,), optional
@@ -244,6 +263,134 @@ def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayL
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
     call bit for bit (the same C kernel, once per row)."""
 
+def regressor(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq, ddq, p) = Y . pi with
+    pi[k] = p[regressor_param_index(k)], the ten standard inertial parameters of every link and each
+    joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
+    ddq : array_like, shape (17,) or (N, 17) for a batch
+        ddq.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17, 221) or (N, 17, 221) for a batch
+        the result (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+
+def com(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. The mass counted is that
+    of the links the joints move (links fixed to the world are left out, as in Pinocchio); M is its
+    total, > 0 for physical parameters.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (3,) or (N, 3) for a batch
+        the result (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+
+def com_jacobian(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Jacobian of the centre of mass Jc(q), 3 x NDOF row-major, frame 0 (world) axes: dc/dt = Jc dq
+    (m/s). Equal to the first three rows of centroidal_map divided by M. The mass counted is that of
+    the links the joints move (links fixed to the world are left out, as in Pinocchio); M is its
+    total, > 0 for physical parameters.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (3, 17) or (N, 3, 17) for a batch
+        the result (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+
+def centroidal_map(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Centroidal momentum matrix Ag(q), 6 x NDOF row-major (Pinocchio's computeCentroidalMap): Ag dq
+    is the momentum of the robot, rows 0-2 linear (kg m/s), rows 3-5 angular about the centre of
+    mass (kg m^2/s), both in frame 0 (world) axes. Rotor inertia Ia is not counted. The mass counted
+    is that of the links the joints move (links fixed to the world are left out, as in Pinocchio); M
+    is its total, > 0 for physical parameters.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (6, 17) or (N, 6, 17) for a batch
+        the result (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+
 def jacobian(q: ArrayLike, ee: str | int, frame: Literal['world', 'local'] = 'world', params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Jacobian (6 x N_DOF, linear rows first) of end effector `ee` (a name in END_EFFECTORS or its
     index) in frame 'world' (the world axes) or 'local' (the end effector's own axes); the linear
@@ -252,7 +399,8 @@ def jacobian(q: ArrayLike, ee: str | int, frame: Literal['world', 'local'] = 'wo
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     ee : str or int
         the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
     frame : {'world', 'local'}, optional
@@ -286,7 +434,8 @@ def fk(q: ArrayLike, ee: str | int, params: ArrayLike | None = None, out: NDArra
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     ee : str or int
         the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
     params : array_like, shape (231,), optional
@@ -317,9 +466,11 @@ def jdot_qdot(q: ArrayLike, dq: ArrayLike, ee: str | int, params: ArrayLike | No
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     ee : str or int
         the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
     params : array_like, shape (231,), optional
@@ -343,6 +494,45 @@ def jdot_qdot(q: ArrayLike, dq: ArrayLike, ee: str | int, params: ArrayLike | No
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
     call bit for bit (the same C kernel, once per row)."""
 
+def integrate(q: ArrayLike, v: ArrayLike, dt: float, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """q_out = q (+) v dt, Pinocchio's integrate: q (NQ; rad for revolute and continuous joints, one
+    angle each, not Pinocchio's cos/sin pair; m for prismatic ones), v (NV; rad/s, m/s), dt (s) ->
+    q_out (NQ). Joints: q + v dt (multiply-adds may be fused). A free-flying base moves by the SE(3)
+    exponential of its velocity (base axes) times dt; its quaternion is normalized after the step,
+    so q_out's is unit whatever q's norm.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    v : array_like, shape (17,) or (N, 17) for a batch
+        v.
+    dt : float
+        the time step, s (a finite real number; shared by a batch).
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        the result (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released. Row i equals the single-state call bit for bit (the same C kernel, once per
+    row)."""
+
+def neutral(out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """The neutral configuration (Pinocchio's neutral: every joint at 0, whatever its limits; a free-
+    flying base at the origin with the identity quaternion (0, 0, 0, 1)), NQ.
+
+    Returns a float64 array of shape (17,); `out`: an array written in place and returned."""
+
+
 def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: Mapping[str, NDArray[np.float64]] | None = None) -> dict[str, NDArray[np.float64]]:
     """A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions). Also
     the friction torques (the `friction` kernel).
@@ -350,9 +540,11 @@ def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, ou
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -425,4 +617,4 @@ def link_params(key: str, mass: float, com: ArrayLike, inertia_at_com: ArrayLike
     moves the centre of mass and changes the inertia; set all ten with this.
     Raises KeyError for an unknown link, ValueError for an impossible body."""
 
-__all__ = ['N_DOF', 'N_PARAMS', 'JOINT_NAMES', 'PARAM_NAMES', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'jacobian', 'fk', 'jdot_qdot', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

@@ -437,7 +437,8 @@ def compute_A(q, params=None, out=None):
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -501,9 +502,11 @@ def compute_C(q, dq, params=None, out=None):
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -562,7 +565,8 @@ def compute_Q(q, params=None, out=None):
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -617,7 +621,8 @@ def friction(dq, params=None, out=None):
     Parameters
     ----------
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -679,9 +684,11 @@ def inverse_dynamics(q, dq, ddq, params=None, out=None):
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     ddq : array_like, shape (17,) or (N, 17) for a batch
         joint accelerations: rad/s^2 or m/s^2.
     params : array_like, shape (231,), optional
@@ -743,9 +750,11 @@ def bias(q, dq, params=None, out=None):
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -809,9 +818,11 @@ def forward_dynamics(q, dq, tau, params=None, out=None):
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     tau : array_like, shape (17,) or (N, 17) for a batch
         joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted).
     params : array_like, shape (231,), optional
@@ -875,8 +886,31 @@ def regressor(q, dq, ddq, params=None, out=None):
     pi[k] = p[regressor_param_index(k)], the ten standard inertial parameters of every link and each
     joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p.
 
-    Returns a float64 array of shape (17, 221); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
+    ddq : array_like, shape (17,) or (N, 17) for a batch
+        ddq.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17, 221) or (N, 17, 221) for a batch
+        the result (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -917,8 +951,26 @@ def com(q, params=None, out=None):
     of the links the joints move (links fixed to the world are left out, as in Pinocchio); M is its
     total, > 0 for physical parameters.
 
-    Returns a float64 array of shape (3,); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (3,) or (N, 3) for a batch
+        the result (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -958,8 +1010,26 @@ def com_jacobian(q, params=None, out=None):
     the links the joints move (links fixed to the world are left out, as in Pinocchio); M is its
     total, > 0 for physical parameters.
 
-    Returns a float64 array of shape (3, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (3, 17) or (N, 3, 17) for a batch
+        the result (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -1000,8 +1070,26 @@ def centroidal_map(q, params=None, out=None):
     is that of the links the joints move (links fixed to the world are left out, as in Pinocchio); M
     is its total, > 0 for physical parameters.
 
-    Returns a float64 array of shape (6, 17); `params`: the parameter vector (default:
-    default_params()); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (6, 17) or (N, 6, 17) for a batch
+        the result (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
@@ -1043,7 +1131,8 @@ def jacobian(q, ee, frame='world', params=None, out=None):
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     ee : str or int
         the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
     frame : {'world', 'local'}, optional
@@ -1107,7 +1196,8 @@ def fk(q, ee, params=None, out=None):
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     ee : str or int
         the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
     params : array_like, shape (231,), optional
@@ -1170,9 +1260,11 @@ def jdot_qdot(q, dq, ee, params=None, out=None):
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     ee : str or int
         the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
     params : array_like, shape (231,), optional
@@ -1233,7 +1325,26 @@ def integrate(q, v, dt, out=None):
     exponential of its velocity (base axes) times dt; its quaternion is normalized after the step,
     so q_out's is unit whatever q's norm.
 
-    Returns a float64 array of shape (17,); `out`: an array written in place and returned.
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    v : array_like, shape (17,) or (N, 17) for a batch
+        v.
+    dt : float
+        the time step, s (a finite real number; shared by a batch).
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        the result (float64).
+
+    Notes
+    -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
     the GIL released. Row i equals the single-state call bit for bit (the same C kernel, once per
@@ -1277,9 +1388,11 @@ def compute_all(q, dq, params=None, out=None):
     Parameters
     ----------
     q : array_like, shape (17,) or (N, 17) for a batch
-        joint positions, JOINT_NAMES order: rad (revolute joint) or m (prismatic).
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     dq : array_like, shape (17,) or (N, 17) for a batch
-        joint velocities: rad/s or m/s.
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
