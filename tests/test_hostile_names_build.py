@@ -268,12 +268,13 @@ def _urdf(types) -> bytes:
 
 @pytest.mark.skipif(CC is None, reason="no C compiler")
 @pytest.mark.parametrize("types, trig", [(("revolute", "revolute", "prismatic"), True),
-                                         (("revolute", "prismatic"), False), (("prismatic",), False)],
+                                         (("revolute", "prismatic"), True), (("prismatic",), False)],
                          ids=["revolute", "base-revolute-only", "prismatic-only"])
 def test_urdf_without_end_effectors_compiles_clean(tmp_path, types, trig):
     """No end effector: the Jacobian dispatcher uses none of its arguments
-    but J; no kernel reads sin/cos of a joint (a revolute base joint alone
-    leaves the dynamics independent of its angle): no sincos_q."""
+    but J; sincos_q is emitted exactly when a kernel reads sin/cos of a joint:
+    a revolute base joint alone leaves the dynamics independent of its angle,
+    but not the world-frame CoM and centroidal map; prismatic joints only: no sincos_q."""
     robot = urdf_robot(_urdf(types), name=None, end_effectors=(), snap=True, source="'chain.urdf'")
     assert robot.model.ee_names == ()
     files = generate(robot.model, robot.values, CodegenConfig(out_dir=tmp_path / "out"))
