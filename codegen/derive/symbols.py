@@ -8,11 +8,10 @@ parameter. `cnames` maps each to its C local (codegen.emit.cnames: a kind prefix
 and a per-kind unique fragment of the model name)."""
 from __future__ import annotations
 
-from collections import Counter
-
 import sympy as sp
 
-from ..read.model import Model, ModelError
+from ..read.model import Model
+from ..read.model_fields import check_unique
 
 
 def _sym(name):
@@ -22,11 +21,8 @@ def _sym(name):
 class Symbols:
     def __init__(self, model: Model):
         self.model = model
-        # Two quantities sharing a name would share a symbol (and an entry of p): refuse, never merge.
-        for names, what in ((model.joint_names, "joint"), (model.param_names, "parameter")):
-            dupes = [n for n, k in Counter(names).items() if k > 1]
-            if dupes:
-                raise ModelError(f"{what} names must be unique: {dupes[0]!r} occurs more than once")
+        check_unique(model.joint_names, "joint")
+        check_unique(model.param_names, "parameter")
         self.tags = {}  # Symbol -> (kind, index): which C local holds it
 
         def make(kind, index, name):

@@ -42,6 +42,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..read.model import Model, ModelError
+from ..read.model_fields import check_unique
 
 C99_KEYWORDS = frozenset("""
 auto break case char const continue default do double else enum extern float for goto if inline int
@@ -126,9 +127,7 @@ def unique_fragments(names, what: str) -> tuple:
     are already clean fragments keep them; other names whose fragment is
     unambiguous keep it too; the rest get a digest of the original name."""
     names = tuple(names)
-    dupes = [n for n, k in Counter(names).items() if k > 1]
-    if dupes:
-        raise ModelError(f"{what} names must be unique: {dupes[0]!r} occurs more than once")
+    check_unique(names, what)
     bases = [fragment(n) for n in names]
     out = [b if b == n else None for n, b in zip(names, bases)]
     taken = {b for b in out if b is not None}

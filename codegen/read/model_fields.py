@@ -10,6 +10,7 @@ import math
 import os
 import re
 import stat
+from collections import Counter
 from pathlib import Path
 
 import sympy as sp
@@ -179,3 +180,11 @@ def read_text(path, what: str, cap: int = MAX_FILE_BYTES) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ModelError(f"cannot read {what} {path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+
+
+def check_unique(names, what: str):
+    """Two quantities sharing a name would share a symbol, a C local and an entry
+    of p: refused, never merged (ModelError naming the first repeated name)."""
+    dupes = [n for n, k in Counter(names).items() if k > 1]
+    if dupes:
+        raise ModelError(f"{what} names must be unique: {dupes[0]!r} occurs more than once")
