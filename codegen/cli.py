@@ -48,6 +48,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command line's argument parser (`python -m codegen --help` prints its options)."""
     ap = _Parser(prog="python -m codegen", usage=USAGE, description=DESCRIPTION)
     ap.add_argument("inputs", nargs="+", metavar="INPUT",
                     help="MODEL.toml PARAMS.toml (model and parameter file), or ROBOT.urdf")
@@ -118,6 +119,8 @@ def _share(text: str) -> tuple:
 
 
 def run(args) -> list:
+    """Generate what the parsed command line `args` (parser().parse_args) asks for: a model and a
+    parameter file, or a URDF; returns the written paths. Errors raise (main reports them)."""
     config = CodegenConfig(out_dir=Path(args.out), name=args.name, end_effectors=tuple(args.end_effectors),
                            snap=args.snap, python=args.python, emit_model=args.emit_model,
                            share_subtrees=args.share_subtrees)
@@ -232,6 +235,8 @@ def _run(argv) -> int:
 
 
 def main(argv=None) -> int:
+    """The command line (`python -m codegen`, `krang-codegen`) on `argv` (default: sys.argv[1:]):
+    returns the exit status, 0 on success (see the module docstring for the others)."""
     previous = _handle_signals()
     try:
         return _run(argv)

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        947025006e140103af196adde5ddb14d87518c6843c036ea1bc7ba5663e94df3
+ * generator        a09aee5e760212e108bdb2c2054e5c9f9211c26ead02d71fc09c4f4e146164e4
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832

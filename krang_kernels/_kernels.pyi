@@ -61,8 +61,10 @@ def compute_A(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
     Returns
     -------
     ndarray, shape (17, 17) or (N, 17, 17) for a batch
-        joint-space inertia matrix, symmetric positive definite: kg m^2 between two revolute joints,
-        kg between two prismatic ones, kg m across; rotor inertia Ia on the diagonal (float64).
+        joint-space inertia matrix (NV x NV), symmetric positive definite: kg m^2 between two
+        revolute joints, kg between two prismatic ones, kg m across; rotor inertia Ia on the
+        diagonal; on a free-flying base its first six rows and columns are the base's, in base axes
+        (linear first) (float64).
 
     Notes
     -----
@@ -96,7 +98,8 @@ def compute_C(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out:
     -------
     ndarray, shape (17, 17) or (N, 17, 17) for a batch
         Coriolis and centrifugal matrix (Christoffel symbols of the first kind; dA/dt - 2 C is
-        skew): C dq in N m or N (float64).
+        skew): C dq in N m or N; on a free-flying base first the force (N) and moment about its
+        origin (N m) on it, base axes (float64).
 
     Notes
     -----
@@ -126,7 +129,8 @@ def compute_Q(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
     Returns
     -------
     ndarray, shape (17,) or (N, 17) for a batch
-        gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or N (float64).
+        gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or N; on a free-flying base
+        first the force (N) and moment about its origin (N m) on it, base axes (float64).
 
     Notes
     -----
@@ -176,7 +180,8 @@ def inverse_dynamics(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayL
         velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
         (m/s) and angular (rad/s) velocity in base axes.
     ddq : array_like, shape (17,) or (N, 17) for a batch
-        joint accelerations: rad/s^2 or m/s^2.
+        accelerations, NV entries: the joints' rad/s^2 or m/s^2; on a free-flying base first its
+        linear (m/s^2) and angular (rad/s^2) acceleration in base axes.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -188,7 +193,8 @@ def inverse_dynamics(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayL
     Returns
     -------
     ndarray, shape (17,) or (N, 17) for a batch
-        joint torques (N m) or forces (N) that produce ddq, friction included (float64).
+        joint torques (N m) or forces (N) that produce ddq, friction included; on a free-flying base
+        first the force (N) and moment about its origin (N m) on it, base axes (float64).
 
     Notes
     -----
@@ -219,7 +225,8 @@ def bias(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDAr
     Returns
     -------
     ndarray, shape (17,) or (N, 17) for a batch
-        bias torques C(q, dq) dq + Q(q), no friction: N m or N (float64).
+        bias torques C(q, dq) dq + Q(q), no friction: N m or N; on a free-flying base first the
+        force (N) and moment about its origin (N m) on it, base axes (float64).
 
     Notes
     -----
@@ -242,7 +249,8 @@ def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayL
         velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
         (m/s) and angular (rad/s) velocity in base axes.
     tau : array_like, shape (17,) or (N, 17) for a batch
-        joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted).
+        joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted); on
+        a free-flying base first the force (N) and moment about its origin (N m) on it, base axes.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -254,7 +262,8 @@ def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayL
     Returns
     -------
     ndarray, shape (17,) or (N, 17) for a batch
-        joint accelerations: rad/s^2 or m/s^2 (float64).
+        accelerations, NV entries: the joints' rad/s^2 or m/s^2; on a free-flying base first its
+        linear (m/s^2) and angular (rad/s^2) acceleration in base axes (float64).
 
     Notes
     -----
@@ -277,7 +286,8 @@ def regressor(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLike | N
         velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
         (m/s) and angular (rad/s) velocity in base axes.
     ddq : array_like, shape (17,) or (N, 17) for a batch
-        ddq.
+        accelerations, NV entries: the joints' rad/s^2 or m/s^2; on a free-flying base first its
+        linear (m/s^2) and angular (rad/s^2) acceleration in base axes.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -289,7 +299,13 @@ def regressor(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLike | N
     Returns
     -------
     ndarray, shape (17, 221) or (N, 17, 221) for a batch
-        the result (float64).
+        the regressor Y (NV x NPI): row i joint i's torque (N m) or force (N), column k the part per
+        unit of pi[k] = p[REGRESSOR_PARAM_INDEX[k]] (REGRESSOR_PARAMS names it), so in N m (or N)
+        per the parameter's unit: per kg for a mass m, per kg m for a first moment MX MY MZ, per kg
+        m^2 for an inertia XX..ZZ (about the link frame's origin, link axes) or a rotor inertia Ia,
+        per N m s/rad for Fv (the column is dq, rad/s), per N m for Fc (the column is sign(dq), no
+        unit); on a free-flying base first the force (N) and moment about its origin (N m) on it,
+        base axes (float64).
 
     Notes
     -----
@@ -319,7 +335,7 @@ def com(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] 
     Returns
     -------
     ndarray, shape (3,) or (N, 3) for a batch
-        the result (float64).
+        the centre of mass c, m, frame 0 (world) coordinates (float64).
 
     Notes
     -----
@@ -350,7 +366,9 @@ def com_jacobian(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.
     Returns
     -------
     ndarray, shape (3, 17) or (N, 3, 17) for a batch
-        the result (float64).
+        the centre-of-mass Jacobian Jc: dc/dt = Jc dq (m/s), rows x, y, z in frame 0 (world) axes;
+        column j in m/s per unit of dq[j]: m/rad for a revolute joint, no unit for a prismatic one
+        (float64).
 
     Notes
     -----
@@ -382,7 +400,9 @@ def centroidal_map(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[n
     Returns
     -------
     ndarray, shape (6, 17) or (N, 6, 17) for a batch
-        the result (float64).
+        the centroidal momentum matrix Ag (Pinocchio's computeCentroidalMap): Ag dq = [p, L], p the
+        linear momentum (kg m/s, rows 0-2), L the angular momentum about the centre of mass (kg
+        m^2/s, rows 3-5), both in frame 0 (world) axes; Ia not counted (float64).
 
     Notes
     -----
@@ -417,8 +437,8 @@ def jacobian(q: ArrayLike, ee: str | int, frame: Literal['world', 'local'] = 'wo
     -------
     ndarray, shape (6, 17) or (N, 6, 17) for a batch
         rows 0-2: the linear velocity of the end effector's origin (m/s per unit dq), rows 3-5: its
-        angular velocity (rad/s per unit dq); in frame 0 (world) axes or the end effector's own axes
-        (float64).
+        angular velocity (rad/s per unit dq); in frame 0 (world) axes (Pinocchio's
+        LOCAL_WORLD_ALIGNED) or the end effector's own axes (Pinocchio's LOCAL) (float64).
 
     Notes
     -----
@@ -507,7 +527,8 @@ def integrate(q: ArrayLike, v: ArrayLike, dt: float, out: NDArray[np.float64] | 
         configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
         on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
     v : array_like, shape (17,) or (N, 17) for a batch
-        v.
+        the velocity to integrate, NV entries: the joints' rad/s or m/s; on a free-flying base first
+        its linear (m/s) and angular (rad/s) velocity in base axes.
     dt : float
         the time step, s (a finite real number; shared by a batch).
     out : ndarray, optional
@@ -517,7 +538,8 @@ def integrate(q: ArrayLike, v: ArrayLike, dt: float, out: NDArray[np.float64] | 
     Returns
     -------
     ndarray, shape (17,) or (N, 17) for a batch
-        the result (float64).
+        the configuration q (+) v dt, NQ entries as q (rad, m; a free-flying base's position in m,
+        world, and its unit quaternion x, y, z, w) (float64).
 
     Notes
     -----
@@ -558,16 +580,20 @@ def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, ou
     dict of str to ndarray
         float64 arrays:
 
-        - `A`: shape (17, 17), joint-space inertia matrix, symmetric positive definite: kg m^2
-        between two revolute joints, kg between two prismatic ones, kg m across; rotor inertia Ia on
-        the diagonal.
+        - `A`: shape (17, 17), joint-space inertia matrix (NV x NV), symmetric positive definite: kg
+        m^2 between two revolute joints, kg between two prismatic ones, kg m across; rotor inertia
+        Ia on the diagonal; on a free-flying base its first six rows and columns are the base's, in
+        base axes (linear first).
         - `C`: shape (17, 17), Coriolis and centrifugal matrix (Christoffel symbols of the first
-        kind; dA/dt - 2 C is skew): C dq in N m or N.
-        - `Q`: shape (17,), gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or N.
+        kind; dA/dt - 2 C is skew): C dq in N m or N; on a free-flying base first the force (N) and
+        moment about its origin (N m) on it, base axes.
+        - `Q`: shape (17,), gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or N;
+        on a free-flying base first the force (N) and moment about its origin (N m) on it, base
+        axes.
         - `'J_' + name` for each name in END_EFFECTORS: shape (6, 17), its Jacobian in frame 0
         (world) axes: rows 0-2: the linear velocity of the end effector's origin (m/s per unit dq),
-        rows 3-5: its angular velocity (rad/s per unit dq); in frame 0 (world) axes or the end
-        effector's own axes.
+        rows 3-5: its angular velocity (rad/s per unit dq); in frame 0 (world) axes (Pinocchio's
+        LOCAL_WORLD_ALIGNED) or the end effector's own axes (Pinocchio's LOCAL).
         - `friction`: shape (17,), friction torques Fv dq + Fc sign(dq): N m or N.
 
     Notes

@@ -36,7 +36,9 @@ import numpy as np
 @dataclasses.dataclass(frozen=True)
 class BaseParameters:
     """beta = K_b pi: `columns` (the independent regressor columns, indices into
-    pi), `combination` (NBASE x NPI, the matrix K_b), `names` readable."""
+    pi, NBASE of them), `combination` (shape (NBASE, NPI), the matrix K_b; each base
+    parameter a combination of standard ones, in their units: kg, kg m, kg m^2 about
+    the link frame's origin, N m s/rad, N m), `names` readable (REGRESSOR_PARAMS names)."""
     columns: tuple
     combination: np.ndarray
     names: tuple
@@ -46,11 +48,13 @@ class BaseParameters:
         return len(self.columns)
 
     def base_params(self, pi):
-        """beta of a standard parameter vector pi (NPI,), or of several (N, NPI)."""
+        """beta of a standard parameter vector pi, shape (NPI,) (regressor_pi), or of
+        several, shape (N, NPI): shape (NBASE,) or (N, NBASE)."""
         return np.asarray(pi, float) @ self.combination.T
 
     def base_regressor(self, Y):
-        """Y_b = Y[..., columns]: Y_b beta = Y pi."""
+        """Y_b = Y[..., columns] of a regressor Y of shape (..., NPI) (one state's
+        (NV, NPI), or stacked): shape (..., NBASE), Y_b beta = Y pi (N m or N)."""
         return np.asarray(Y)[..., list(self.columns)]
 
 
@@ -60,16 +64,22 @@ def _snap(x, tol=1e-9, max_den=1000):
 
 
 def random_states(ndof, n, rng, scale=(np.pi, 3.0, 5.0)):
+    """q, dq, ddq, each of shape (n, ndof), uniform in +-scale (rad, rad/s, rad/s^2 for
+    revolute joints; m, m/s, m/s^2 for prismatic ones) from the numpy Generator rng."""
     return tuple(rng.uniform(-s, s, size=(n, ndof)) for s in scale)
 
 
 def stacked_regressor(module, q, dq, ddq, params):
-    """Y of every state, stacked: (N * NDOF, NPI)."""
+    """Y of every state, stacked: q, dq, ddq of shape (N, NV) (q: (N, NQ)) or one
+    state's (NV,), params shape (N_PARAMS,) -> shape (N * NV, NPI), row i * NV + j
+    joint j of state i (units: the regressor kernel's)."""
     Y = module.regressor(np.atleast_2d(q), np.atleast_2d(dq), np.atleast_2d(ddq), params)
     return Y.reshape(-1, Y.shape[-1])
 
 
 def numerical_rank(A, rtol=None):
+    """The rank of matrix A (shape (m, n)): its singular values above rtol (default 1e-9)
+    times the largest."""
     s = np.linalg.svd(A, compute_uv=False)
     rtol = 1e-9 if rtol is None else rtol  # exact dependencies leave ~1e-15 relative
     return int(np.sum(s > s[0] * rtol))
@@ -97,7 +107,9 @@ def _pivoted_qr(A):
 
 
 def base_parameters(module, params=None, n_states=None, seed=0) -> BaseParameters:
-    """The base parameters of `module` at the geometry of `params` (default: defaults)."""
+    """The base parameters of `module` at the geometry of `params` (shape (N_PARAMS,), SI
+    units; default: module.default_params()), from the regressor stacked over n_states
+    random states (default: enough for 3 NPI rows and more; seed: their numpy seed)."""
     params = module.default_params() if params is None else np.asarray(params, float)
     npi = len(module.REGRESSOR_PARAMS)
     rng = np.random.default_rng(seed)
@@ -145,12 +157,15 @@ def _name(row, names):
 
 
 def regressor_pi(module, params):
-    """pi: the regressor's standard parameters taken from a parameter vector."""
+    """pi, shape (NPI,): the regressor's standard parameters taken from a parameter
+    vector `params` of shape (N_PARAMS,) (pi[k] = params[REGRESSOR_PARAM_INDEX[k]], same units)."""
     return np.asarray(params, float)[list(module.REGRESSOR_PARAM_INDEX)]
 
 
 @dataclasses.dataclass(frozen=True)
 class Fit:
+    """A least-squares fit: beta and std of shape (NBASE,), in the base parameters'
+    units; residual_rms in the units of tau (N m or N)."""
     beta: np.ndarray  # estimated base parameters
     std: np.ndarray  # their standard deviations
     condition: float  # condition number of the stacked (weighted) base regressor
@@ -159,7 +174,8 @@ class Fit:
 
 def least_squares(W, tau, weights=None) -> Fit:
     """beta minimizing ||diag(weights) (W beta - tau)||, with standard deviations
-    (Khalil and Dombre 2002, sec. 12.5.2) and cond(W)."""
+    (Khalil and Dombre 2002, sec. 12.5.2) and cond(W). W: shape (m, NBASE) (a stacked
+    base regressor), tau and weights: m entries (any shape, flattened; tau in N m or N)."""
     W, tau = np.asarray(W, float), np.asarray(tau, float).ravel()
     if weights is not None:
         w = np.asarray(weights, float).ravel()
@@ -174,7 +190,10 @@ def least_squares(W, tau, weights=None) -> Fit:
 
 
 def identify(module, q, dq, ddq, tau, params=None, base=None, weights=None):
-    """(BaseParameters, Fit) from samples (N, NDOF) each."""
+    """(BaseParameters, Fit) from N samples: q of shape (N, NQ), dq and ddq (N, NV) (rad,
+    rad/s, rad/s^2; m, m/s, m/s^2 for prismatic joints), tau (N, NV) measured joint
+    torques (N m) or forces (N); params shape (N_PARAMS,) gives the geometry (default:
+    module.default_params()); base: reuse a BaseParameters; weights: N * NV entries."""
     params = module.default_params() if params is None else np.asarray(params, float)
     base = base or base_parameters(module, params)
     W = base.base_regressor(stacked_regressor(module, q, dq, ddq, params))
@@ -183,7 +202,8 @@ def identify(module, q, dq, ddq, tau, params=None, base=None, weights=None):
 
 def identify_gravity(module, q, tau, params=None, base=None):
     """The gravity-only variant (static poses: tau = Y_g beta_g, Y_g = Y(q, 0, 0)
-    without the friction columns, sign(0) = 0): (BaseParameters, Fit)."""
+    without the friction columns, sign(0) = 0): (BaseParameters, Fit) from q of shape
+    (N, NQ) (rad, m) and tau of shape (N, NV) (N m, N); params shape (N_PARAMS,)."""
     q = np.atleast_2d(np.asarray(q, float))
     params = module.default_params() if params is None else np.asarray(params, float)
     zero = np.zeros_like(q)
@@ -196,9 +216,10 @@ def identify_gravity(module, q, tau, params=None, base=None):
 
 
 def fourier_trajectory(t, a, b, q0, omega):
-    """q, dq, ddq (len(t), NDOF) of the finite Fourier series of Swevers et al.
-    (1997): q_i(t) = q0_i + sum_l a_il/(l w) sin(l w t) - b_il/(l w) cos(l w t);
-    a, b: (NDOF, L) coefficients."""
+    """q, dq, ddq, each of shape (len(t), NDOF), of the finite Fourier series of
+    Swevers et al. (1997): q_i(t) = q0_i + sum_l a_il/(l w) sin(l w t) - b_il/(l w) cos(l w t);
+    t: times (s), a, b: coefficients of shape (NDOF, L) (rad/s or m/s), q0: shape (NDOF,)
+    (rad or m), omega: the base frequency w (rad/s)."""
     t = np.asarray(t, float)[:, None, None]
     ll = np.arange(1, a.shape[1] + 1)[None, None, :] * omega
     s, c = np.sin(ll * t), np.cos(ll * t)
@@ -210,7 +231,9 @@ def fourier_trajectory(t, a, b, q0, omega):
 
 def random_excitation(ndof, lower, upper, t, harmonics=5, omega=2 * np.pi / 10, rng=None, dq_max=None):
     """Random Fourier coefficients scaled so that q stays within [lower, upper]
-    (finite limits; infinite ones taken as +-pi) and |dq| <= dq_max."""
+    (shape (NDOF,) each, rad or m; infinite limits taken as +-pi) and |dq| <= dq_max
+    (shape (NDOF,), rad/s or m/s): ((q, dq, ddq), (a, b, q0)), shapes as in
+    fourier_trajectory; t: times (s), omega: base frequency (rad/s)."""
     rng = np.random.default_rng(0) if rng is None else rng
     lo = np.where(np.isfinite(lower), lower, -np.pi)
     up = np.where(np.isfinite(upper), upper, np.pi)

@@ -36,26 +36,48 @@ Q_DOC = ("configuration, NQ entries: the joints in JOINT_NAMES order, rad (revol
          "free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w")
 DQ_DOC = ("velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear (m/s) and "
           "angular (rad/s) velocity in base axes")
-DDQ_DOC = "joint accelerations: rad/s^2 or m/s^2"
-TAU_DOC = "joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted)"
+DDQ_DOC = ("accelerations, NV entries: the joints' rad/s^2 or m/s^2; on a free-flying base first its linear "
+           "(m/s^2) and angular (rad/s^2) acceleration in base axes")
+V_DOC = DQ_DOC.replace("velocities, NV entries", "the velocity to integrate, NV entries")
+# On a free-flying base the first six entries of a torque vector are the wrench on the base (docs/urdf.md).
+BASE_WRENCH = "; on a free-flying base first the force (N) and moment about its origin (N m) on it, base axes"
+TAU_DOC = ("joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted)"
+           + BASE_WRENCH)
 P_DOC = ("the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m, "
          "XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m")
 
 # What the outputs hold.
-A_DOC = ("joint-space inertia matrix, symmetric positive definite: kg m^2 between two revolute joints, kg "
-         "between two prismatic ones, kg m across; rotor inertia Ia on the diagonal")
+A_DOC = ("joint-space inertia matrix (NV x NV), symmetric positive definite: kg m^2 between two revolute "
+         "joints, kg between two prismatic ones, kg m across; rotor inertia Ia on the diagonal; on a "
+         "free-flying base its first six rows and columns are the base's, in base axes (linear first)")
 C_DOC = ("Coriolis and centrifugal matrix (Christoffel symbols of the first kind; dA/dt - 2 C is skew): "
-         "C dq in N m or N")
-Q_OUT_DOC = "gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or N"
+         "C dq in N m or N" + BASE_WRENCH)
+Q_OUT_DOC = "gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or N" + BASE_WRENCH
 J_DOC = ("rows 0-2: the linear velocity of the end effector's origin (m/s per unit dq), rows 3-5: its "
-         "angular velocity (rad/s per unit dq); in frame 0 (world) axes or the end effector's own axes")
+         "angular velocity (rad/s per unit dq); in frame 0 (world) axes (Pinocchio's LOCAL_WORLD_ALIGNED) or "
+         "the end effector's own axes (Pinocchio's LOCAL)")
 FRICTION_DOC = "friction torques Fv dq + Fc sign(dq): N m or N"
-TAU_OUT_DOC = "joint torques (N m) or forces (N) that produce ddq, friction included"
-BIAS_DOC = "bias torques C(q, dq) dq + Q(q), no friction: N m or N"
+TAU_OUT_DOC = "joint torques (N m) or forces (N) that produce ddq, friction included" + BASE_WRENCH
+BIAS_DOC = "bias torques C(q, dq) dq + Q(q), no friction: N m or N" + BASE_WRENCH
 T_DOC = ("the end effector's pose in frame 0 (world): [[R, p], [0, 0, 0, 1]], R its axes in frame 0, p its "
          "origin in m")
 JDOT_DOC = ("dJ/dt dq, the end effector's classical acceleration at ddq = 0: rows 0-2 linear (m/s^2), rows "
             "3-5 angular (rad/s^2), frame 0 (world) axes")
+# The regressor's columns, one per standard parameter pi[k]: Y[i, k] pi[k] is a part of tau[i], so a
+# column's unit is tau's (N m; N on a prismatic joint's row) divided by its parameter's.
+Y_DOC = ("the regressor Y (NV x NPI): row i joint i's torque (N m) or force (N), column k the part per unit "
+         "of pi[k] = p[REGRESSOR_PARAM_INDEX[k]] (REGRESSOR_PARAMS names it), so in N m (or N) per the "
+         "parameter's unit: per kg for a mass m, per kg m for a first moment MX MY MZ, per kg m^2 for an "
+         "inertia XX..ZZ (about the link frame's origin, link axes) or a rotor inertia Ia, per N m s/rad for "
+         "Fv (the column is dq, rad/s), per N m for Fc (the column is sign(dq), no unit)" + BASE_WRENCH)
+COM_DOC = "the centre of mass c, m, frame 0 (world) coordinates"
+JC_DOC = ("the centre-of-mass Jacobian Jc: dc/dt = Jc dq (m/s), rows x, y, z in frame 0 (world) axes; "
+          "column j in m/s per unit of dq[j]: m/rad for a revolute joint, no unit for a prismatic one")
+AG_DOC = ("the centroidal momentum matrix Ag (Pinocchio's computeCentroidalMap): Ag dq = [p, L], p the linear "
+          "momentum (kg m/s, rows 0-2), L the angular momentum about the centre of mass (kg m^2/s, rows 3-5), "
+          "both in frame 0 (world) axes; Ia not counted")
+Q_NEXT_DOC = ("the configuration q (+) v dt, NQ entries as q (rad, m; a free-flying base's position in m, "
+              "world, and its unit quaternion x, y, z, w)")
 
 
 @dataclass(frozen=True)
@@ -262,7 +284,7 @@ def identification_functions(model: Model, q, dq, p) -> list:
                  "Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq, ddq, p) = Y . pi "
                  "with pi[k] = p[regressor_param_index(k)], the ten standard inertial parameters of every "
                  "link and each joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p.",
-                 (q, dq, Arg("ddq", (n,), IN), p, Arg("Y", (n, npi), OUT, "Y"))),
+                 (q, dq, Arg("ddq", (n,), IN, doc=DDQ_DOC), p, Arg("Y", (n, npi), OUT, "Y", doc=Y_DOC))),
         Function("regressor_param_index",
                  "Index in p of regressor column k, 0 <= k < NPI (-1 if out of range).",
                  (Arg("k", (), INDEX),), TEMPLATE, "int"),
@@ -302,24 +324,24 @@ def centroidal_functions(model: Model, q, p) -> list:
              "as in Pinocchio); M is its total, > 0 for physical parameters.")
     return [
         Function("com", f"Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. {moved}",
-                 (q, p, Arg("c", (3,), OUT, "com"))),
+                 (q, p, Arg("c", (3,), OUT, "com", doc=COM_DOC))),
         Function("com_jacobian",
                  "Jacobian of the centre of mass Jc(q), 3 x NDOF row-major, frame 0 (world) axes: "
                  f"dc/dt = Jc dq (m/s). Equal to the first three rows of centroidal_map divided by M. {moved}",
-                 (q, p, Arg("Jc", (3, n), OUT, "com_jacobian"))),
+                 (q, p, Arg("Jc", (3, n), OUT, "com_jacobian", doc=JC_DOC))),
         Function("centroidal_map",
                  "Centroidal momentum matrix Ag(q), 6 x NDOF row-major (Pinocchio's computeCentroidalMap): "
                  "Ag dq is the momentum of the robot, rows 0-2 linear (kg m/s), rows 3-5 angular about the "
                  "centre of mass (kg m^2/s), both in frame 0 (world) axes. Rotor inertia Ia is not counted. "
                  + moved,
-                 (q, p, Arg("Ag", (6, n), OUT, "centroidal_map"))),
+                 (q, p, Arg("Ag", (6, n), OUT, "centroidal_map", doc=AG_DOC))),
         Function("integrate",
                  "q_out = q (+) v dt, Pinocchio's integrate: q (NQ; rad for revolute and continuous joints, "
                  "one angle each, not Pinocchio's cos/sin pair; m for prismatic ones), v (NV; rad/s, m/s), "
                  "dt (s) -> q_out (NQ). Joints: q + v dt (multiply-adds may be fused). A free-flying base "
                  "moves by the SE(3) exponential of its velocity (base axes) times dt; its quaternion is "
                  "normalized after the step, so q_out's is unit whatever q's norm.",
-                 (q, Arg("v", (n,), IN), Arg("dt", (), REAL), Arg("q_out", (model.nq,), OUT)), TEMPLATE),
+                 (q, Arg("v", (n,), IN, doc=V_DOC), Arg("dt", (), REAL), Arg("q_out", (model.nq,), OUT, doc=Q_NEXT_DOC)), TEMPLATE),
         Function("neutral",
                  "The neutral configuration (Pinocchio's neutral: every joint at 0, whatever its limits; a "
                  "free-flying base at the origin with the identity quaternion (0, 0, 0, 1)), NQ.",

@@ -96,9 +96,10 @@ class EndEffector:
 
 @dataclass(frozen=True)
 class Model:
-    """A fixed-base tree robot as data: frames (parents first), geometry names (lengths in m read
-    at run time), the unit gravity direction in frame 0 (magnitude: parameter g) and the end
-    effectors. `ndof`, `param_names`, `ee_names` are derived from them."""
+    """A tree robot as data, fixed to the world or (floating_base) on a free-flyer: frames
+    (parents first), geometry names (lengths in m read at run time), the unit gravity direction
+    in frame 0 (magnitude: parameter g) and the end effectors. `ndof` (NV), `nq`,
+    `param_names`, `ee_names` are derived from them."""
     name: str
     frames: tuple  # parents before children
     geometry: tuple
