@@ -283,7 +283,8 @@ def identification_functions(model: Model, q, dq, p) -> list:
         Function("regressor",
                  "Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq, ddq, p) = Y . pi "
                  "with pi[k] = p[regressor_param_index(k)], the ten standard inertial parameters of every "
-                 "link and each joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p.",
+                 "link and each joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p. Column k is in "
+                 "N m (N on a prismatic joint's row) per unit of pi[k].",
                  (q, dq, Arg("ddq", (n,), IN, doc=DDQ_DOC), p, Arg("Y", (n, npi), OUT, "Y", doc=Y_DOC))),
         Function("regressor_param_index",
                  "Index in p of regressor column k, 0 <= k < NPI (-1 if out of range).",
