@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        a09aee5e760212e108bdb2c2054e5c9f9211c26ead02d71fc09c4f4e146164e4
+ * generator        88ba75e86c847c52745001b75ae51678ce5353358550af5e5e1d61b351aa8b5e
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -12718,7 +12718,8 @@ KKCLONES
 /* Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq,
  * ddq, p) = Y . pi with pi[k] = p[regressor_param_index(k)], the ten standard
  * inertial parameters of every link and each joint's Ia, Fv, Fc. Y reads only
- * the geometry and g entries of p.
+ * the geometry and g entries of p. Column k is in N m (N on a prismatic
+ * joint's row) per unit of pi[k].
  * 8496 operations. */
 void krang_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Y)
 {

@@ -275,7 +275,8 @@ def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayL
 def regressor(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq, ddq, p) = Y . pi with
     pi[k] = p[regressor_param_index(k)], the ten standard inertial parameters of every link and each
-    joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p.
+    joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p. Column k is in N m (N on a
+    prismatic joint's row) per unit of pi[k].
 
     Parameters
     ----------

@@ -893,7 +893,8 @@ cdef object _batch_regressor(object q, object dq, object ddq, object params, obj
 def regressor(q, dq, ddq, params=None, out=None):
     """Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq, ddq, p) = Y . pi with
     pi[k] = p[regressor_param_index(k)], the ten standard inertial parameters of every link and each
-    joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p.
+    joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p. Column k is in N m (N on a
+    prismatic joint's row) per unit of pi[k].
 
     Parameters
     ----------

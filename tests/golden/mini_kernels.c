@@ -1430,7 +1430,8 @@ KKCLONES
 /* Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq,
  * ddq, p) = Y . pi with pi[k] = p[regressor_param_index(k)], the ten standard
  * inertial parameters of every link and each joint's Ia, Fv, Fc. Y reads only
- * the geometry and g entries of p.
+ * the geometry and g entries of p. Column k is in N m (N on a prismatic
+ * joint's row) per unit of pi[k].
  * 126 operations. */
 void mini_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Y)
 {
