@@ -19,18 +19,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
+import sympy as sp
 
 from . import __version__
 from .commit import write_atomically
 from .emit.abi import OUT, describe, regressor_columns
 from .emit.cnames import c_string, cnames, comment_line, comment_text, doc_lines
+from .derive.base_parameters import base_set
 from .derive.outputs import derive
+from .derive.regressor import regressor_params
 from .emit.batch import batch
 from .emit.cse import Argument, Kernel, c_double, emit
 from .emit.layout import add_code_prefetch, guard_inputs, place_writes
 from .emit.routines import emit_split
 from .read.expr_value import check_origins
 from .read.model import ModelError, load_model, load_param_values
+from .progress import stage
 from .source_digest import source_digest  # noqa: F401 - banner(); re-exported for existing callers
 
 # The directory holding the codegen package: the repository, or site-packages
@@ -115,7 +119,21 @@ def _check_values(model, values) -> tuple:
     return values
 
 
-def render(abi, names, model, values, kernels, config) -> dict:
+def base_outputs(model, values, d):
+    """The base parameters at the default geometry (codegen/derive/base_parameters.py),
+    added to the derivation's outputs: Yb, the independent columns of Y, and
+    beta = K_b pi over the parameter symbols."""
+    with stage("base parameters"):
+        base = base_set(model, values, d)
+    Y, params = d["Y"], d["symbols"].params
+    d["Yb"] = Y[:, list(base.columns)]
+    pi = [params[n] for n in regressor_params(model)]
+    d["beta"] = sp.Matrix([sum((sp.Float(c) * x for c, x in zip(row, pi) if c != 0), sp.S.Zero)
+                           for row in base.combination])
+    return base
+
+
+def render(abi, names, model, values, kernels, config, base=None) -> dict:
     """File name -> text of the header and the source."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
@@ -127,6 +145,9 @@ def render(abi, names, model, values, kernels, config) -> dict:
     ctx = dict(
         P=P, prefix=prefix, abi=abi, ndof=model.ndof, nq=model.nq, np=len(model.param_names), header=header,
         npi=len(regressor_columns(model)), regressor_first=len(model.geometry) + 1,
+        base_names=[c_string(n) for n in base.names] if base else [], base_columns=base.columns if base else (),
+        base_lines=[comment_line(f"{i:3d}  {n}") for i, n in enumerate(base.names)] if base else [],
+        base_geometry=", ".join(f"{g} = {c_double(v)}" for g, v in base.geometry) if base else "",
         guard=f"{P}_KERNELS_H", kernels=kernels, ee_macros=ee_macros,
         batches=[batch(next(k.straight or k for k in kernels if k.name == f.batch_of), f.name,
                        simd=not model.floating_base)
@@ -174,11 +195,12 @@ def generate(model, values, config, extra_files=None) -> list:
         config = CodegenConfig(out_dir=Path(config))
     values = _check_values(model, values)
     names = cnames(model, config.name)
-    abi = describe(model, names=names)
     d = derive(model, config.share_subtrees)
+    base = base_outputs(model, values, d)
+    abi = describe(model, names=names, nbase=base.nbase)
     batched = {f.batch_of for f in abi.batched}
     kernels = [emit_kernel(k, d, abi.prefix, batched) for k in kernel_specs(abi, d)]
-    files = render(abi, names, model, values, kernels, config)
+    files = render(abi, names, model, values, kernels, config, base)
     files.update(extra_files or {})
     build = _python_builder(abi, model, values, config) if config.python else None
     return write_atomically(Path(config.out_dir), files, build, stale_stem=f"{names.prefix}_kernels")

@@ -36,6 +36,13 @@ REGRESSOR_PARAMS: Final[tuple[str, ...]]
 """The parameter name of each regressor column."""
 REGRESSOR_PARAM_INDEX: Final[tuple[int, ...]]
 """The index in PARAM_NAMES of each regressor column: tau = regressor(q, dq, ddq) @ p[REGRESSOR_PARAM_INDEX]."""
+N_BASE: Final[int]
+"""Number of base (identifiable) parameters: the columns of base_regressor, the length of base_params."""
+BASE_PARAM_NAMES: Final[tuple[str, ...]]
+"""Each base parameter as a combination of PARAM_NAMES entries, e.g. "ZZ_2 + l2**2*m_3 + ZZ_3" (the
+coefficients hold for the geometry of default_params())."""
+BASE_COLUMNS: Final[tuple[int, ...]]
+"""The regressor column (index into REGRESSOR_PARAMS) each base_regressor column holds."""
 END_EFFECTORS: Final[tuple[str, ...]]
 """End-effector names in the order of the `ee` index."""
 JOINT_LIMITS: Final[Mapping[str, NDArray[np.float64]]]
@@ -307,6 +314,41 @@ def regressor(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLike | N
         per N m s/rad for Fv (the column is dq, rad/s), per N m for Fc (the column is sign(dq), no
         unit); on a free-flying base first the force (N) and moment about its origin (N m) on it,
         base axes (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+
+def base_regressor(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Base regressor Yb(q, dq, ddq), NDOF x NBASE, full column rank: the independent columns of Y
+    (base_regressor_column). inverse_dynamics(q, dq, ddq, p) = Yb . base_params(p) for every p with
+    the geometry recorded at generation time; Yb reads only the geometry and g of p.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
+    ddq : array_like, shape (17,) or (N, 17) for a batch
+        joint accelerations: rad/s^2 or m/s^2.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17, 160) or (N, 17, 160) for a batch
+        the result (float64).
 
     Notes
     -----
@@ -604,6 +646,11 @@ def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, ou
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Every array of the result then
     has a leading axis N."""
 
+def base_params(params: ArrayLike | None = None) -> NDArray[np.float64]:
+    """The base (identifiable) parameters of `params` (default: default_params()), shape (N_BASE,),
+    BASE_PARAM_NAMES order: base_regressor(q, dq, ddq, params) @ base_params(params) =
+    inverse_dynamics(q, dq, ddq, params) for parameters with the geometry of default_params()."""
+
 def default_params() -> NDArray[np.float64]:
     """The default parameter vector: a new float64 array of shape (N_PARAMS,), PARAM_NAMES order,
     SI units (m, kg, kg m, kg m^2 about each link frame's origin, N m s/rad, N m)."""
@@ -644,4 +691,4 @@ def link_params(key: str, mass: float, com: ArrayLike, inertia_at_com: ArrayLike
     moves the centre of mass and changes the inertia; set all ten with this.
     Raises KeyError for an unknown link, ValueError for an impossible body."""
 
-__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

@@ -42,6 +42,10 @@ cdef extern from "krang_kernels.h":
     void _c_jdot_qdot "krang_jdot_qdot"(const double *, const double *, const double *, int, double *) nogil
     void _c_regressor "krang_regressor"(const double *, const double *, const double *, const double *, double *) nogil
     int _c_regressor_param_index "krang_regressor_param_index"(int) nogil
+    void _c_base_regressor "krang_base_regressor"(const double *, const double *, const double *, const double *, double *) nogil
+    void _c_base_params "krang_base_params"(const double *, double *) nogil
+    const char *_c_base_param_name "krang_base_param_name"(int) nogil
+    int _c_base_regressor_column "krang_base_regressor_column"(int) nogil
     void _c_compute_A_batch "krang_compute_A_batch"(int, const double *, const double *, double *) nogil
     void _c_compute_C_batch "krang_compute_C_batch"(int, const double *, const double *, const double *, double *) nogil
     void _c_com "krang_com"(const double *, const double *, double *) nogil
@@ -64,6 +68,11 @@ _PARAM_INDEX = {name: i for i, name in enumerate(PARAM_NAMES)}
 N_PI = 221
 REGRESSOR_PARAM_INDEX = tuple(_c_regressor_param_index(k) for k in range(N_PI))
 REGRESSOR_PARAMS = tuple(PARAM_NAMES[i] for i in REGRESSOR_PARAM_INDEX)
+# The base parameters (base_regressor(q, dq, ddq) . base_params(params) = inverse_dynamics
+# at the geometry recorded at generation time): their names and regressor columns.
+N_BASE = 160
+BASE_PARAM_NAMES = tuple(_c_base_param_name(i).decode("utf-8") for i in range(N_BASE))
+BASE_COLUMNS = tuple(_c_base_regressor_column(i) for i in range(N_BASE))
 # End-effector names in the order of the C `ee` index.
 END_EFFECTORS = ('left', 'right')
 _FRAMES = ('world', 'local')
@@ -402,6 +411,17 @@ def link_params(key, mass, com, inertia_at_com):
     check_link(key, values[0], ms, J)
     return dict(zip(names, values))
 
+
+def base_params(params=None):
+    """The base (identifiable) parameters of `params` (shape (N_PARAMS,); default:
+    default_params()): a new float64 array of shape (N_BASE,), BASE_PARAM_NAMES order, with
+    base_regressor(q, dq, ddq, params) @ base_params(params) = inverse_dynamics(q, dq, ddq, params)
+    for parameters with the geometry of default_params() (the combinations were fixed for it at
+    generation time)."""
+    cdef cnp.ndarray p = _params(params)
+    cdef cnp.ndarray beta = np.empty(N_BASE)
+    _c_base_params(<const double *>cnp.PyArray_DATA(p), <double *>cnp.PyArray_DATA(beta))
+    return beta
 # ---- kernels ---------------------------------------------------------------
 # One state: the fast path of a single C call. A batch (the first argument
 # has two dimensions): the SIMD batch kernel where the ABI has one (blocks of
@@ -944,6 +964,77 @@ def regressor(q, dq, ddq, params=None, out=None):
     return out
 
 
+cdef object _batch_base_regressor(object q, object dq, object ddq, object params, object out, Py_ssize_t nb):
+    """base_regressor over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_dq
+    cdef double *d_ddq
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    dq = _rows(dq, "dq", nb, 17)
+    ddq = _rows(ddq, "ddq", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (17, 160))
+    q, dq, ddq, params, = _unalias(out, (q, dq, ddq, params,))
+    d_q = _data(q)
+    d_dq = _data(dq)
+    d_ddq = _data(ddq)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_base_regressor(d_q + i * 17, d_dq + i * 17, d_ddq + i * 17, d_params, d_out + i * 2720)
+    return out
+
+
+def base_regressor(q, dq, ddq, params=None, out=None):
+    """Base regressor Yb(q, dq, ddq), NDOF x NBASE, full column rank: the independent columns of Y
+    (base_regressor_column). inverse_dynamics(q, dq, ddq, p) = Yb . base_params(p) for every p with
+    the geometry recorded at generation time; Yb reads only the geometry and g of p.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
+    ddq : array_like, shape (17,) or (N, 17) for a batch
+        joint accelerations: rad/s^2 or m/s^2.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17, 160) or (N, 17, 160) for a batch
+        the result (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_base_regressor(q, dq, ddq, params, out, nb)
+    q = _input(q, "q", 17)
+    dq = _input(dq, "dq", 17)
+    ddq = _input(ddq, "ddq", 17)
+    params = _params(params)
+    out = _out(out, "out", (17, 160))
+    _c_base_regressor(_data(q), _data(dq), _data(ddq), _data(params), _data(out))
+    return out
+
+
 cdef object _batch_com(object q, object params, object out, Py_ssize_t nb):
     """com over a batch of nb states."""
     cdef Py_ssize_t i
@@ -1483,4 +1574,4 @@ def compute_all(q, dq, params=None, out=None):
     return res
 
 
-__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

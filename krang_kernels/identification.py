@@ -8,17 +8,16 @@ vectors and REGRESSOR_PARAM_INDEX / REGRESSOR_PARAMS.
     Y W = Y_b K_b,  beta = K_b pi                (base parameters)
 
 Base parameters: numerically (Gautier 1990, "Numerical calculation of the
-base inertial parameters of robots"; Khalil and Dombre 2002, sec. 12.4):
-the regressor stacked over random states is factored by QR with column
-pivoting; its first r pivoted columns are independent and the others are
-exact combinations of them, Y_2 = Y_1 K, so that
+base inertial parameters of robots"; Khalil and Dombre 2002, sec. 12.4),
+by the generator's own procedure (codegen/derive/base_columns.py): the
+regressor stacked over random states, its independent columns chosen in
+the textbook order, the others exact combinations of them, Y_2 = Y_1 K,
 
     Y pi = Y_1 (pi_1 + K pi_2) = Y_1 beta.
 
-K is computed from states with the geometry of `params` (the base
-combinations depend on the link lengths); coefficients within 1e-9 of a
-small rational are snapped to it. A change of geometry needs a new
-BaseParameters (`base_parameters(module, params)` again).
+A generated module carries the base set of its default geometry
+(base_regressor, base_params, BASE_PARAM_NAMES); `base_parameters(module,
+params)` recomputes it for the geometry of any `params`.
 
 Fitting: ordinary or weighted least squares on the stacked base regressor
 with the standard deviations of Gautier and Khalil (1990, sec. 12.5.2),
@@ -28,9 +27,10 @@ condition number of W.
 from __future__ import annotations
 
 import dataclasses
-from fractions import Fraction
-
+import warnings
 import numpy as np
+
+from codegen.derive.base_columns import base_of, numerical_rank, readable, textbook_order  # noqa: F401 - numerical_rank re-exported
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,11 +58,6 @@ class BaseParameters:
         return np.asarray(Y)[..., list(self.columns)]
 
 
-def _snap(x, tol=1e-9, max_den=1000):
-    f = Fraction(x).limit_denominator(max_den)
-    return float(f) if abs(float(f) - x) <= tol * max(1.0, abs(x)) else x
-
-
 def random_states(ndof, n, rng, scale=(np.pi, 3.0, 5.0)):
     """q, dq, ddq, each of shape (n, ndof), uniform in +-scale (rad, rad/s, rad/s^2 for
     revolute joints; m, m/s, m/s^2 for prismatic ones) from the numpy Generator rng."""
@@ -77,40 +72,34 @@ def stacked_regressor(module, q, dq, ddq, params):
     return Y.reshape(-1, Y.shape[-1])
 
 
-def numerical_rank(A, rtol=None):
-    """The rank of matrix A (shape (m, n)): its singular values above rtol (default 1e-9)
-    times the largest."""
-    s = np.linalg.svd(A, compute_uv=False)
-    rtol = 1e-9 if rtol is None else rtol  # exact dependencies leave ~1e-15 relative
-    return int(np.sum(s > s[0] * rtol))
+def generated_base(module) -> BaseParameters:
+    """The base set the generator chose (module.BASE_COLUMNS, base_params,
+    BASE_PARAM_NAMES), valid at the geometry of module.default_params()."""
+    p0 = module.default_params()
+    idx = list(module.REGRESSOR_PARAM_INDEX)
+    comb = np.zeros((module.N_BASE, len(idx)))
+    for k, i in enumerate(idx):  # K's columns: base_params of unit standard parameters
+        e = p0.copy()
+        e[idx] = 0.0
+        e[i] = 1.0
+        comb[:, k] = module.base_params(e)
+    return BaseParameters(tuple(module.BASE_COLUMNS), comb, tuple(module.BASE_PARAM_NAMES))
 
 
-def _pivoted_qr(A):
-    """Householder QR with column pivoting (Businger-Golub); returns R and the permutation."""
-    A = np.array(A, float)
-    m, n = A.shape
-    perm = np.arange(n)
-    norms = np.sum(A * A, axis=0)
-    for k in range(min(m, n)):
-        j = k + int(np.argmax(norms[k:]))
-        A[:, [k, j]], perm[[k, j]], norms[[k, j]] = A[:, [j, k]], perm[[j, k]], norms[[j, k]]
-        x = A[k:, k]
-        alpha = -np.copysign(np.linalg.norm(x), x[0] if x[0] != 0 else 1.0)
-        v = x.copy()
-        v[0] -= alpha
-        vn = np.linalg.norm(v)
-        if vn > 0:
-            v /= vn
-            A[k:, k:] -= 2.0 * np.outer(v, v @ A[k:, k:])
-        norms[k + 1:] = np.sum(A[k + 1:, k + 1:] ** 2, axis=0)
-    return np.triu(A[:min(m, n)]), perm
+def _default_geometry(module, params) -> bool:
+    first = min(module.REGRESSOR_PARAM_INDEX)
+    return bool(np.array_equal(np.asarray(params, float)[:first], module.default_params()[:first]))
 
 
 def base_parameters(module, params=None, n_states=None, seed=0) -> BaseParameters:
     """The base parameters of `module` at the geometry of `params` (shape (N_PARAMS,), SI
-    units; default: module.default_params()), from the regressor stacked over n_states
-    random states (default: enough for 3 NPI rows and more; seed: their numpy seed)."""
+    units; default: module.default_params()): the generated set when the geometry is the
+    default one and the module has it, else computed here by the generator's procedure
+    from the regressor stacked over n_states random states (default: enough for 3 NPI rows
+    and more; seed: their numpy seed)."""
     params = module.default_params() if params is None else np.asarray(params, float)
+    if hasattr(module, "N_BASE") and n_states is None and _default_geometry(module, params):
+        return generated_base(module)
     npi = len(module.REGRESSOR_PARAMS)
     rng = np.random.default_rng(seed)
     n = n_states or max(20, 3 * npi // module.N_DOF + 10)
@@ -119,41 +108,10 @@ def base_parameters(module, params=None, n_states=None, seed=0) -> BaseParameter
 
 
 def _base_of(W, param_names) -> BaseParameters:
-    """The base parameters of a stacked regressor W (N, NPI)."""
-    npi = W.shape[1]
-    # columns scaled to unit norm so that the pivoting ranks directions, not units
-    scale = np.linalg.norm(W, axis=0)
-    # columns of round-off only (a parameter with no effect: 1e-17 from cancellations) are zero
-    live = scale > 1e-10 * np.max(scale)
-    Ws = np.where(live, W / np.where(live, scale, 1.0), 0.0)
-    R, perm = _pivoted_qr(Ws)
-    r = numerical_rank(Ws)
-    indep, dep = perm[:r], perm[r:]
-    # Y_dep = Y_indep K from the pivoted factor: K = R11^-1 R12 (in scaled units)
-    K = np.linalg.solve(R[:r, :r], R[:r, r:]) if r < npi else np.zeros((r, 0))
-    order = np.argsort(indep)  # base parameters in p order of their leading column
-    indep, K = indep[order], K[order]
-    comb = np.zeros((r, npi))
-    comb[np.arange(r), indep] = 1.0
-    for jj, j in enumerate(dep):
-        if not live[j]:
-            continue
-        for i in range(r):
-            comb[i, j] = _snap(K[i, jj] * scale[j] / scale[indep[i]])
-    names = tuple(_name(comb[i], param_names) for i in range(r))
-    return BaseParameters(tuple(int(i) for i in indep), comb, names)
-
-
-def _name(row, names):
-    terms = []
-    for c, n in zip(row, names):
-        if c == 0:
-            continue
-        mag = abs(c)
-        coef = "" if mag == 1 else f"{mag:.6g}*"
-        terms.append((" - " if c < 0 else " + ") + coef + n)
-    s = "".join(terms)
-    return s[3:] if s.startswith(" + ") else "-" + s[3:]
+    """The base parameters of a stacked regressor W (N, NPI), columns chosen
+    in the generator's textbook order (codegen/derive/base_columns.py)."""
+    columns, comb = base_of(W, textbook_order(param_names))
+    return BaseParameters(columns, comb, tuple(readable(row, param_names) for row in comb))
 
 
 def regressor_pi(module, params):
@@ -247,3 +205,71 @@ def random_excitation(ndof, lower, upper, t, harmonics=5, omega=2 * np.pi / 10, 
         k = np.minimum(k, 0.9 * np.asarray(dq_max) / np.maximum(np.max(np.abs(dq), axis=0), 1e-12))
     a, b = a * k[:, None], b * k[:, None]
     return fourier_trajectory(t, a, b, q0, omega), (a, b, q0)
+
+
+# ---- physically consistent standard parameters -----------------------------------
+
+INERTIAL_KINDS = ("m", "MX", "MY", "MZ", "XX", "XY", "XZ", "YY", "YZ", "ZZ")
+
+
+def pseudo_inertia(m, h, J):
+    """The 4 x 4 pseudo-inertia [[Sigma, h], [h^T, m]], Sigma = tr(J)/2 I - J
+    (J about the link frame origin, h = m c): the link's parameters are
+    physically consistent (a mass density exists, so m >= 0 and the
+    principal moments satisfy the triangle inequalities) iff it is positive
+    semidefinite (Wensing, Kim and Slotine 2017, "Linear matrix inequalities
+    for physically consistent inertial parameter identification")."""
+    J = np.asarray(J, float)
+    S = 0.5 * np.trace(J) * np.eye(3) - J
+    return np.block([[S, np.reshape(h, (3, 1))], [np.reshape(h, (1, 3)), np.array([[m]])]])
+
+
+def links_of(param_names):
+    """{link key: {kind: index into pi}} of the regressor's columns."""
+    links = {}
+    for i, n in enumerate(param_names):
+        kind, key = n.split("_", 1)
+        links.setdefault(key, {})[kind] = i
+    return links
+
+
+def physically_consistent(base: BaseParameters, fit: Fit, param_names, prior, epsilon=1e-6, weight=1e-4):
+    """Standard parameters pi (NPI) whose base parameters reproduce the fit and
+    that are physically consistent: every link's pseudo-inertia >= epsilon I
+    (LMI, Wensing et al. 2017), Ia, Fv, Fc >= 0. Solved with cvxpy (the
+    [identify] extra): minimize ||(K pi - beta) / std||^2 / NBASE + weight
+    ||(pi - prior) / max(|prior|, 1e-3)||^2 / NPI, the second term choosing
+    among the standard sets with the same base parameters the one nearest the
+    prior (e.g. the model's defaults). Returns (pi, max |K pi - beta| / std)."""
+    import cvxpy as cp
+
+    npi = len(param_names)
+    prior = np.asarray(prior, float)
+    pi = cp.Variable(npi)
+    cons = []
+    for key, idx in links_of(param_names).items():
+        if set(INERTIAL_KINDS) <= set(idx):
+            v = {k: pi[idx[k]] for k in INERTIAL_KINDS}
+            tr = (v["XX"] + v["YY"] + v["ZZ"]) / 2
+            P = cp.bmat([[tr - v["XX"], -v["XY"], -v["XZ"], v["MX"]],
+                         [-v["XY"], tr - v["YY"], -v["YZ"], v["MY"]],
+                         [-v["XZ"], -v["YZ"], tr - v["ZZ"], v["MZ"]],
+                         [v["MX"], v["MY"], v["MZ"], v["m"]]])
+            cons.append(0.5 * (P + P.T) >> epsilon * np.eye(4))
+        cons += [pi[idx[k]] >= 0 for k in ("Ia", "Fv", "Fc") if k in idx]
+    std = np.maximum(fit.std, 1e-12 * max(1.0, float(np.max(np.abs(fit.beta)))))
+    K = base.combination
+    scale = np.maximum(np.abs(prior), 1e-3)
+    # both terms O(1) per entry (Clarabel reports inaccurate solutions on badly scaled ones)
+    objective = cp.sum_squares(cp.multiply(1 / std, K @ pi - fit.beta)) / len(fit.beta) + \
+        weight * cp.sum_squares(cp.multiply(1 / scale, pi - prior)) / npi
+    problem = cp.Problem(cp.Minimize(objective), cons)
+    with warnings.catch_warnings():
+        # "optimal_inaccurate" (Clarabel's AlmostSolved) is common when the fit is itself
+        # reachable (objective ~ 0); the result is checked below instead: K pi against beta
+        warnings.filterwarnings("ignore", "Solution may be inaccurate")
+        problem.solve(solver=cp.CLARABEL if "CLARABEL" in cp.installed_solvers() else cp.SCS)
+    if pi.value is None or problem.status not in ("optimal", "optimal_inaccurate"):
+        raise RuntimeError(f"physically consistent fit: solver status {problem.status}")
+    out = np.asarray(pi.value, float)
+    return out, float(np.max(np.abs(K @ out - fit.beta) / std))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -45,10 +46,12 @@ class Library:
     C names (prefix, per-end-effector kernels) are the generator's
     (codegen.emit.cnames), so models with any end-effector names load."""
 
-    def __init__(self, model, so: Path, name: str | None = None):
+    def __init__(self, model, so: Path, name: str | None = None, header: Path | None = None):
         self.model = model
         names = cnames(model, name)
-        self.abi = dataclasses.replace(describe(model, ee_idents=names.ees), name=names.prefix,
+        # the number of base parameters the generator chose: the header's NBASE
+        self.nbase = header_nbase(header or Path(so).parent / f"{names.prefix}_kernels.h", names.macro)
+        self.abi = dataclasses.replace(describe(model, ee_idents=names.ees, nbase=self.nbase), name=names.prefix,
                                        prefix=f"{names.prefix}_")
         self.lib = ctypes.CDLL(str(so))
         for f in self.abi.functions:
@@ -59,7 +62,7 @@ class Library:
             cf.restype = None
 
     def __getattr__(self, name):
-        if name.startswith("_") or name in ("abi", "lib", "model"):
+        if name.startswith("_") or name in ("abi", "lib", "model", "nbase"):
             raise AttributeError(name)
         try:
             f = self.abi.function(name)
@@ -89,6 +92,14 @@ class Library:
             return outs[0] if len(outs) == 1 else tuple(outs)
 
         return call
+
+
+def header_nbase(header: Path, macro: str):
+    """The value of MACRO_NBASE in the generated header (None without the header or the macro)."""
+    if not header.is_file():
+        return None
+    m = re.search(rf"^#define {re.escape(macro)}_NBASE (\d+)$", header.read_text(), re.M)
+    return int(m.group(1)) if m else None
 
 
 def build(model_path, params_path, out_dir, cflags=CFLAGS) -> Library:

@@ -38,7 +38,8 @@ def library(name, tmp_path_factory) -> Library:
         out = tmp_path_factory.mktemp(f"ctrl_{name}")
         if name == "krang":
             _LIBS[name] = Library(model, compile_shared(ROOT / "generated" / "krang_kernels.c",
-                                                        out / "libkrang_kernels.so"))
+                                                        out / "libkrang_kernels.so"),
+                                    header=ROOT / "generated" / "krang_kernels.h")
         else:
             if params_path is None:
                 rng = np.random.default_rng(7)

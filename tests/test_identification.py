@@ -87,6 +87,14 @@ def test_planar2r_textbook_base_set(tmp_path_factory):
     print("\nplanar2r base parameters:\n  " + "\n  ".join(base.names))
 
 
+def _excited(lib, p_true, rng, n):
+    """q, dq, ddq of a random Fourier excitation over 10 s (n samples) and the torques of p_true."""
+    ndof = lib.model.ndof
+    lim = np.full(ndof, np.pi)
+    (q, dq, ddq), _ = ident.random_excitation(ndof, -lim, lim, np.linspace(0, 10, n), rng=rng)
+    return q, dq, ddq, np.concatenate([lib.inverse_dynamics(*s, p_true) for s in zip(q, dq, ddq)])
+
+
 def test_least_squares_recovers_base_params(tmp_path_factory):
     lib = library("planar2r", tmp_path_factory)
     sets = param_sets("planar2r", n_random=2)
@@ -96,10 +104,7 @@ def test_least_squares_recovers_base_params(tmp_path_factory):
     p_guess[:first] = p_true[:first]
     mod = _Module(lib, p_guess)
     rng = np.random.default_rng(11)
-    t = np.linspace(0, 10, 200)
-    lim = np.full(mod.N_DOF, np.pi)
-    (q, dq, ddq), _ = ident.random_excitation(mod.N_DOF, -lim, lim, t, rng=rng)
-    tau = np.concatenate([lib.inverse_dynamics(*s, p_true) for s in zip(q, dq, ddq)])
+    q, dq, ddq, tau = _excited(lib, p_true, rng, 200)
     noise = 1e-3
     base, fit = ident.identify(mod, q, dq, ddq, tau + rng.normal(scale=noise, size=tau.shape))
     beta_true = base.base_params(ident.regressor_pi(mod, p_true))
@@ -112,3 +117,60 @@ def test_least_squares_recovers_base_params(tmp_path_factory):
     gbase, gfit = ident.identify_gravity(mod, qs, taus)
     assert np.allclose(gfit.beta, gbase.base_params(ident.regressor_pi(mod, p_true)), atol=1e-9)
     assert gbase.nbase == 4  # MX_1 + l1 (m_2 + m_3), MY_1, MX_2 + MX_3 + l2 m_3, MY_2 + MY_3
+
+
+def test_physically_consistent_standard_parameters(tmp_path_factory):
+    """From a noisy fit, the LMI solution (Wensing et al. 2017) has every
+    link's pseudo-inertia positive semidefinite and non-negative Ia, Fv, Fc,
+    and its base parameters reproduce the fit within its standard
+    deviations, even from a prior with negative masses and inertias."""
+    pytest.importorskip("cvxpy")
+    lib = library("planar2r", tmp_path_factory)
+    sets = param_sets("planar2r", n_random=2)
+    p_true = sets[-1][1].copy()
+    mod = _Module(lib, p_true)
+    rng = np.random.default_rng(3)
+    q, dq, ddq, tau = _excited(lib, p_true, rng, 300)
+    base, fit = ident.identify(mod, q, dq, ddq, tau + rng.normal(scale=1e-3, size=tau.shape))
+    names = mod.REGRESSOR_PARAMS
+    prior = -np.abs(ident.regressor_pi(mod, p_true))  # unphysical: every mass and inertia negative
+    pi, dev = ident.physically_consistent(base, fit, names, prior)
+    for key, idx in ident.links_of(names).items():
+        v = {k: pi[i] for k, i in idx.items()}
+        if "m" in v:
+            J = np.array([[v["XX"], v["XY"], v["XZ"]], [v["XY"], v["YY"], v["YZ"]], [v["XZ"], v["YZ"], v["ZZ"]]])
+            P = ident.pseudo_inertia(v["m"], [v["MX"], v["MY"], v["MZ"]], J)
+            assert np.min(np.linalg.eigvalsh(P)) >= -1e-8, key
+            # the triangle inequalities of the principal moments about the centre of mass
+            c = np.array([v["MX"], v["MY"], v["MZ"]]) / v["m"]
+            Jc = J - v["m"] * (c @ c * np.eye(3) - np.outer(c, c))
+            e = np.sort(np.linalg.eigvalsh(Jc))
+            assert e[0] + e[1] >= e[2] - 1e-6, key
+        for k in ("Ia", "Fv", "Fc"):
+            if k in v:
+                assert v[k] >= -1e-8, (key, k)
+    assert dev < 3, dev  # K pi within 3 standard deviations of the fit
+    assert np.all(np.abs(base.base_params(pi) - fit.beta) <= 3 * fit.std + 1e-9)
+
+
+def test_identify_command_on_krang(tmp_path):
+    """python -m krang_kernels.identify on simulated Krang samples (no noise):
+    the estimate equals base_params(p_true) of the compiled module, whose
+    base set the command uses."""
+    kk = pytest.importorskip("krang_kernels")
+    from krang_kernels import identify
+
+    rng = np.random.default_rng(4)
+    p_true = kk.default_params()
+    idx = list(kk.REGRESSOR_PARAM_INDEX)
+    p_true[idx] *= rng.uniform(0.8, 1.2, size=len(idx))  # scaled: still physically consistent
+    n = 3 * kk.N_PI // kk.N_DOF + 20
+    q, dq, ddq = (rng.uniform(-s, s, size=(n, kk.N_DOF)) for s in (np.pi, 2.0, 4.0))
+    tau = kk.inverse_dynamics(q, dq, ddq, p_true)
+    np.savez(tmp_path / "samples.npz", q=q, v=dq, a=ddq, tau=tau)
+    assert identify.main([str(tmp_path / "samples.npz"), "--out", str(tmp_path / "est.npz")]) == 0
+    est = np.load(tmp_path / "est.npz")
+    beta = kk.base_params(p_true)
+    assert est["beta"].shape == (kk.N_BASE,) and list(est["names"]) == list(kk.BASE_PARAM_NAMES)
+    assert np.max(np.abs(est["beta"] - beta)) <= 1e-8 * (1 + np.max(np.abs(beta)))
+    assert np.isfinite(est["condition"]) and est["condition"] >= 1

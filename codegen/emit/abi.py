@@ -169,9 +169,12 @@ def jacobian_name(ee: str, frame: str) -> str:
     return f"jacobian_{ee}_{frame}"
 
 
-def describe(model: Model, ee_idents=None, names: CNames | None = None) -> ABI:
+def describe(model: Model, ee_idents=None, names: CNames | None = None, nbase: int | None = None) -> ABI:
     """The ABI of `model` with C names `names` (codegen.emit.cnames; default:
-    cnames(model)). `ee_idents` (older form): the C identifier of each end
+    cnames(model)). `nbase`: the number of base parameters the generator chose
+    (codegen/derive/base_parameters.py, from the default parameters); None
+    leaves the base-parameter kernels out (an ABI read from the model alone).
+    `ee_idents` (older form): the C identifier of each end
     effector, used in kernel and argument names, with the model name as the
     prefix. Model strings reach the ABI's documentation as text, which each
     renderer escapes for its language (cnames.doc_lines, pytext.docstring)."""
@@ -224,7 +227,7 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None) -> ABI:
                  (Arg("i", (), INDEX),), TEMPLATE, "const char *"),
     ]
     fs += controller_functions(model, idents, q, dq, p)
-    fs += identification_functions(model, q, dq, p)
+    fs += identification_functions(model, q, dq, p, nbase)
     fs += batch_functions(fs)
     fs += centroidal_functions(model, q, p)
     return ABI(name, f"{name}_", macro, n, np_, model.nq, ees, tuple(fs))
@@ -276,9 +279,28 @@ def regressor_columns(model: Model) -> tuple:
     return tuple(range(first, len(model.param_names)))
 
 
-def identification_functions(model: Model, q, dq, p) -> list:
-    """The joint-torque regressor (issue #21)."""
+def identification_functions(model: Model, q, dq, p, nbase=None) -> list:
+    """The joint-torque regressor and, given nbase, the base parameters (docs/identification.md)."""
     n, npi = model.ndof, len(regressor_columns(model))
+    ddq = Arg("ddq", (n,), IN, doc=DDQ_DOC)
+    base = [] if nbase is None else [
+        Function("base_regressor",
+                 "Base regressor Yb(q, dq, ddq), NDOF x NBASE, full column rank: the independent columns of "
+                 "Y (base_regressor_column). inverse_dynamics(q, dq, ddq, p) = Yb . base_params(p) for every "
+                 "p with the geometry recorded at generation time; Yb reads only the geometry and g of p.",
+                 (q, dq, ddq, p, Arg("Yb", (n, nbase), OUT, "Yb"))),
+        Function("base_params",
+                 "Base (identifiable) parameters beta = K pi, NBASE: the linear combinations of the standard "
+                 "parameters that Yb multiplies (base_param_name). K was computed at generation time for the "
+                 "recorded default geometry, which it assumes.",
+                 (p, Arg("beta", (nbase,), OUT, "beta"))),
+        Function("base_param_name",
+                 "Base parameter i as text, e.g. \"ZZ_2 + l2**2*m_3 + ZZ_3\" (NULL if out of range).",
+                 (Arg("i", (), INDEX),), TEMPLATE, "const char *"),
+        Function("base_regressor_column",
+                 "The regressor column (0 <= k < NPI) that base regressor column i holds (-1 if out of range).",
+                 (Arg("i", (), INDEX),), TEMPLATE, "int"),
+    ]
     return [
         Function("regressor",
                  "Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq, ddq, p) = Y . pi "
@@ -289,6 +311,7 @@ def identification_functions(model: Model, q, dq, p) -> list:
         Function("regressor_param_index",
                  "Index in p of regressor column k, 0 <= k < NPI (-1 if out of range).",
                  (Arg("k", (), INDEX),), TEMPLATE, "int"),
+        *base,
     ]
 
 

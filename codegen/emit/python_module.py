@@ -47,7 +47,8 @@ FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
 X86_FLAGS = ["-mprefer-vector-width=256"]
 NATIVE = ["-march=native"]
 # The ABI's Python-level metadata functions (not wrapped as kernels).
-METADATA = ("default_params", "joint_limits", "param_name", "joint_name", "regressor_param_index")
+METADATA = ("default_params", "joint_limits", "param_name", "joint_name", "regressor_param_index", "base_param_name",
+            "base_regressor_column")
 # The ABI's functions of no input, wrapped as name(out=None).
 CONSTANTS = ("neutral",)
 SHARED = ("default_params", "params_from_dict", "check_params", "load_params", "link_params")
@@ -234,7 +235,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
     # per-end-effector kernels (a family) are reached through their dispatcher
     kernels = [_kernel(f, batch=abi.batch_form(f.name)) for f in abi.derived
                if len(f.outputs) == 1 and not f.name.startswith("jacobian_") and f.name != "compute_all"
-               and not f.family]
+               and not f.family and f.name != "base_params"]  # base_params(params): no state, in the template
     ee = _Extra("ee", "ee: str | int", "cdef int ee_i = _ee_index(ee)")
     frame = _Extra(f"frame={FRAMES[0]!r}", "frame: Literal[" + ", ".join(map(ascii, FRAMES)) + f"] = {FRAMES[0]!r}",
                    "cdef int frame_i = _frame_index(frame)")
@@ -255,11 +256,14 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
     constants = [_constant(abi.function(name)) for name in CONSTANTS]
     all_ = _compute_all(abi)
     called = {k.name for k in kernels} | {k.batch for k in kernels if k.batch} | {
-        "compute_all", "friction"} | set(METADATA) | set(CONSTANTS)
+        "compute_all", "friction", "base_params"} | set(METADATA) | set(CONSTANTS)
     externs = [_extern(abi, f) for f in abi.functions if f.name in called]
     limits = abi.function("joint_limits")
+    names = {f.name for f in abi.functions}
+    nbase = abi.function("base_params").outputs[0].shape[0] if "base_params" in names else None
     public = ["N_DOF", "N_Q", "N_PARAMS", "N_PI", "JOINT_NAMES", "PARAM_NAMES", "REGRESSOR_PARAMS",
-              "REGRESSOR_PARAM_INDEX", "END_EFFECTORS", "JOINT_LIMITS",
+              "REGRESSOR_PARAM_INDEX", *(["N_BASE", "BASE_PARAM_NAMES", "BASE_COLUMNS", "base_params"] if nbase else []),
+              "END_EFFECTORS", "JOINT_LIMITS",
               *[k.name for k in kernels], *CONSTANTS, "compute_all", *SHARED]
     doc = (f"{module_name}: compiled dynamics of robot {abi.name} ({abi.ndof} DOF, {abi.nparams} parameters).\n\n"
            "    Gamma = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq)\n\n"
@@ -274,6 +278,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
     return dict(
         version=__version__, header=header, docstring=docstring(doc, ""), externs=externs,
         ndof=abi.ndof, nq=abi.nq, nparams=abi.nparams, npi=abi.function("regressor").outputs[0].shape[1],
+        nbase=nbase,
         end_effectors=py_tuple(abi.end_effectors),
         frames=py_tuple(FRAMES), frame_names=FRAMES, limit_names=[a.name for a in limits.outputs],
         checks=CHECKS.read_text(), shared_docs=shared_docs(CHECKS.read_text()),
@@ -379,7 +384,8 @@ def main(argv=None) -> int:
     except (ModelError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    abi = describe(model)
+    from ..derive.base_parameters import base_set
+    abi = describe(model, nbase=base_set(model, values).nbase)
     for path in write_python_module(abi, model, values, args.out, args.module or f"{abi.name}_kernels"):
         print(f"wrote {path}")
     return 0

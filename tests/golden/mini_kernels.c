@@ -22,6 +22,8 @@
  *   mini_fk_slider                  16
  *   mini_jdot_qdot_slider           20
  *   mini_regressor                 126
+ *   mini_base_regressor             86
+ *   mini_base_params                45
  *   mini_com                        49
  *   mini_com_jacobian               59
  *   mini_centroidal_map            212
@@ -1670,6 +1672,200 @@ void mini_regressor(const double *q, const double *dq, const double *ddq, const 
     Y[12] = t462;
 }
 
+/* mini_base_regressor with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_base_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Yb)
+{
+    double in_q[3];
+    double in_dq[3];
+    double in_ddq[3];
+    double in_p[54];
+    mini_base_regressor(memcpy(in_q, q, sizeof in_q), memcpy(in_dq, dq, sizeof in_dq), memcpy(in_ddq, ddq, sizeof in_ddq), memcpy(in_p, p, sizeof in_p), Yb);
+}
+
+KKCLONES
+/* Base regressor Yb(q, dq, ddq), NDOF x NBASE, full column rank: the
+ * independent columns of Y (base_regressor_column). inverse_dynamics(q, dq,
+ * ddq, p) = Yb . base_params(p) for every p with the geometry recorded at
+ * generation time; Yb reads only the geometry and g of p.
+ * 86 operations. */
+void mini_base_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Yb)
+{
+    if (kk_overlap(q, 3, Yb, 51) || kk_overlap(dq, 3, Yb, 51) || kk_overlap(ddq, 3, Yb, 51) || kk_overlap(p, 54, Yb, 51)) { kk_copy_mini_base_regressor(q, dq, ddq, p, Yb); return; }
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    Yb[8] = 0.0;
+    Yb[9] = 0.0;
+    Yb[10] = 0.0;
+    Yb[14] = 0.0;
+    Yb[15] = 0.0;
+    Yb[16] = 0.0;
+    Yb[17] = 0.0;
+    Yb[18] = 0.0;
+    Yb[19] = 0.0;
+    Yb[20] = 0.0;
+    Yb[21] = 0.0;
+    Yb[28] = 0.0;
+    Yb[29] = 0.0;
+    Yb[30] = 0.0;
+    Yb[31] = 0.0;
+    Yb[32] = 0.0;
+    Yb[33] = 0.0;
+    Yb[34] = 0.0;
+    Yb[35] = 0.0;
+    Yb[36] = 0.0;
+    Yb[37] = 0.0;
+    Yb[38] = 0.0;
+    Yb[39] = 0.0;
+    Yb[40] = 0.0;
+    Yb[41] = 0.0;
+    Yb[42] = 0.0;
+    Yb[43] = 0.0;
+    Yb[44] = 0.0;
+    const double dq_q_b = dq[2];
+    Yb[49] = dq_q_b;
+    const double t509 = (double)((dq_q_b > 0) - (dq_q_b < 0));
+    Yb[50] = t509;
+    const double ddq_q_b = ddq[2];
+    Yb[48] = ddq_q_b;
+    const double p_g = p[4];
+    const double t75 = -0.6*p_g;
+    const double c_q_base = cq[0];
+    const double t78 = c_q_base*t75;
+    const double ddq_q_base = ddq[0];
+    Yb[2] = ddq_q_base;
+    Yb[46] = ddq_q_base;
+    const double p_L2 = p[1];
+    const double x1 = p_L2*ddq_q_base;
+    const double t289 = -t78 - x1;
+    const double q_q_b = q[2];
+    const double x3 = ddq_q_base*q_q_b;
+    const double t291 = t289 - x3;
+    const double dq_q_base = dq[0];
+    Yb[3] = dq_q_base;
+    const double t292 = -dq_q_b*dq_q_base + t291;
+    const double p_L4 = p[3];
+    const double t90 = -p_L4*dq_q_base;
+    const double t92 = -dq_q_b + t90;
+    const double t496 = dq_q_base*t92 + t292;
+    const double t507 = -t496 + x3;
+    const double t461 = -dq_q_base*dq_q_base;
+    Yb[47] = -t461;
+    const double t508 = -p_L4*t461 - t507 - x1;
+    Yb[13] = t508;
+    const double s_q_base = sq[0];
+    const double t77 = s_q_base*t75;
+    Yb[1] = t77;
+    const double x2 = p_L4*ddq_q_base;
+    const double t290 = -t77 - x2;
+    const double t293 = -ddq_q_b + t290;
+    const double t84 = p_L2*dq_q_base;
+    const double t91 = -dq_q_base*q_q_b - t84;
+    const double t497 = -dq_q_base*t91 + t293;
+    Yb[45] = -t497;
+    const double t503 = q_q_b*t461 + t497;
+    const double t506 = -p_L2*t461 - t503 + x2;
+    Yb[12] = t506;
+    const double t498 = q_q_b*t496;
+    const double t502 = -p_L2*t496 - p_L4*t497 - t498;
+    Yb[11] = t502;
+    const double dq_q_a = dq[1];
+    Yb[26] = dq_q_a;
+    const double t479 = (double)((dq_q_a > 0) - (dq_q_a < 0));
+    Yb[27] = t479;
+    const double ddq_q_a = ddq[1];
+    Yb[25] = ddq_q_a;
+    const double t284 = ddq_q_base - ddq_q_a;
+    Yb[7] = t284;
+    Yb[24] = -t284;
+    const double x0 = -t78;
+    Yb[0] = x0;
+    const double t281 = x0 + x1;
+    const double s_q_a = sq[1];
+    const double c_q_a = cq[1];
+    const double t282 = c_q_a*t281 - s_q_a*t77;
+    const double t86 = -s_q_a*t84;
+    const double t285 = dq_q_a*t86 + t282;
+    const double t87 = -dq_q_a + dq_q_base;
+    const double t463 = t285 + t86*t87;
+    const double x4 = -t463;
+    Yb[23] = x4;
+    const double t465 = -t87*t87;
+    const double t474 = -c_q_a*t284 + s_q_a*t465;
+    const double t478 = -p_L2*t474 - x4;
+    Yb[6] = t478;
+    const double t283 = -c_q_a*t77 - s_q_a*t281;
+    const double t85 = c_q_a*t84;
+    const double t286 = -dq_q_a*t85 + t283;
+    const double t464 = t286 - t85*t87;
+    Yb[22] = t464;
+    const double t473 = c_q_a*t465 + s_q_a*t284;
+    const double t477 = p_L2*t473 - t464;
+    Yb[5] = t477;
+    const double t462 = (double)((dq_q_base > 0) - (dq_q_base < 0));
+    Yb[4] = t462;
+}
+
+/* mini_base_params with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_base_params(const double *p, double *beta)
+{
+    double in_p[54];
+    mini_base_params(memcpy(in_p, p, sizeof in_p), beta);
+}
+
+KKCLONES
+/* Base (identifiable) parameters beta = K pi, NBASE: the linear combinations
+ * of the standard parameters that Yb multiplies (base_param_name). K was
+ * computed at generation time for the recorded default geometry, which it
+ * assumes.
+ * 45 operations. */
+void mini_base_params(const double *p, double *beta)
+{
+    if (kk_overlap(p, 54, beta, 17)) { kk_copy_mini_base_params(p, beta); return; }
+    const double p_Fc_b = p[53];
+    beta[16] = 1.0*p_Fc_b;
+    const double p_Fv_b = p[52];
+    beta[15] = 1.0*p_Fv_b;
+    const double p_Ia_b = p[51];
+    beta[14] = 1.0*p_Ia_b;
+    const double p_MZ_b = p[44];
+    beta[13] = 1.0*p_MZ_b;
+    const double p_MY_b = p[43];
+    beta[12] = 1.0*p_MY_b;
+    const double p_m_b = p[41];
+    beta[11] = 1.0*p_m_b;
+    const double p_Fc_a = p[30];
+    beta[10] = 1.0*p_Fc_a;
+    const double p_Fv_a = p[29];
+    beta[9] = 1.0*p_Fv_a;
+    const double p_Ia_a = p[28];
+    beta[8] = 1.0*p_Ia_a;
+    const double p_m_ta = p[31];
+    const double p_YY_ta = p[38];
+    const double p_YY_a = p[25];
+    const double p_MZ_ta = p[34];
+    const double p_MX_ta = p[32];
+    beta[7] = -0.16*p_MX_ta - 0.3*p_MZ_ta + 1.0*p_YY_a + 1.0*p_YY_ta + 0.02889999999999997*p_m_ta;
+    const double p_MZ_a = p[21];
+    beta[6] = 1.0*p_MZ_a + 1.0*p_MZ_ta - 0.15*p_m_ta;
+    const double p_MX_a = p[19];
+    beta[5] = 1.0*p_MX_a - 1.0*p_MX_ta + 0.08*p_m_ta;
+    const double p_Fc_1 = p[17];
+    beta[4] = 1.0*p_Fc_1;
+    const double p_Fv_1 = p[16];
+    beta[3] = 1.0*p_Fv_1;
+    const double p_m_a = p[18];
+    const double p_ZZ_1 = p[14];
+    const double p_XX_b = p[45];
+    const double p_Ia_1 = p[15];
+    beta[2] = 1.0*p_Ia_1 + 1.0*p_XX_b + 1.0*p_ZZ_1 + 0.0144*p_m_a + 0.0144*p_m_ta;
+    const double p_MY_1 = p[7];
+    beta[1] = 1.0*p_MY_1;
+    const double p_MX_1 = p[6];
+    beta[0] = 1.0*p_MX_1 + 0.12*p_m_a + 0.12*p_m_ta;
+}
+
 /* mini_com with copies of its inputs (some overlap an output). */
 KKCOLD
 static void kk_copy_mini_com(const double *q, const double *p, double *c)
@@ -2589,6 +2785,54 @@ int mini_regressor_param_index(int k)
 {
     /* the regressor's columns are p[5], ..., p[53] */
     return (k >= 0 && k < 49) ? k + 5 : -1;
+}
+
+const char *mini_base_param_name(int i)
+{
+    switch (i) {
+    case 0: return "MX_1 + L2\052m_a + L2\052m_ta";
+    case 1: return "MY_1";
+    case 2: return "ZZ_1 + Ia_1 + L2\052\0522\052m_a + L2\052\0522\052m_ta + XX_b";
+    case 3: return "Fv_1";
+    case 4: return "Fc_1";
+    case 5: return "MX_a + L4\052m_ta - MX_ta";
+    case 6: return "MZ_a - 0.15\052m_ta + MZ_ta";
+    case 7: return "YY_a + 0.0289\052m_ta - 2\052L4\052MX_ta - L3\052MZ_ta + YY_ta";
+    case 8: return "Ia_a";
+    case 9: return "Fv_a";
+    case 10: return "Fc_a";
+    case 11: return "m_b";
+    case 12: return "MY_b";
+    case 13: return "MZ_b";
+    case 14: return "Ia_b";
+    case 15: return "Fv_b";
+    case 16: return "Fc_b";
+    default: return 0;
+    }
+}
+
+int mini_base_regressor_column(int i)
+{
+    switch (i) {
+    case 0: return 1;
+    case 1: return 2;
+    case 2: return 9;
+    case 3: return 11;
+    case 4: return 12;
+    case 5: return 14;
+    case 6: return 16;
+    case 7: return 20;
+    case 8: return 23;
+    case 9: return 24;
+    case 10: return 25;
+    case 11: return 36;
+    case 12: return 38;
+    case 13: return 39;
+    case 14: return 46;
+    case 15: return 47;
+    case 16: return 48;
+    default: return -1;
+    }
 }
 
 const char *mini_joint_name(int i)

@@ -22,6 +22,8 @@
  *   mini_fk_slider                  16
  *   mini_jdot_qdot_slider           20
  *   mini_regressor                 126
+ *   mini_base_regressor             86
+ *   mini_base_params                45
  *   mini_com                        49
  *   mini_com_jacobian               59
  *   mini_centroidal_map            212
@@ -45,6 +47,32 @@ extern "C" {
 #define MINI_NP 54
 /* Number of regressor columns (standard parameters pi, mini_regressor). */
 #define MINI_NPI 49
+/* Number of base (identifiable) parameters (mini_base_params,
+ * mini_base_regressor), chosen at generation time: the independent
+ * columns of the regressor stacked over random states at the default
+ * geometry, taken link by link in the order of Khalil and Dombre's grouping
+ * rules (docs/identification.md). The combinations assume that geometry:
+ *   L1 = 0.45, L2 = 0.12, L3 = 0.3, L4 = 0.08
+ * Base parameters (beta = K pi):
+ *     0  MX_1 + L2*m_a + L2*m_ta
+ *     1  MY_1
+ *     2  ZZ_1 + Ia_1 + L2**2*m_a + L2**2*m_ta + XX_b
+ *     3  Fv_1
+ *     4  Fc_1
+ *     5  MX_a + L4*m_ta - MX_ta
+ *     6  MZ_a - 0.15*m_ta + MZ_ta
+ *     7  YY_a + 0.0289*m_ta - 2*L4*MX_ta - L3*MZ_ta + YY_ta
+ *     8  Ia_a
+ *     9  Fv_a
+ *    10  Fc_a
+ *    11  m_b
+ *    12  MY_b
+ *    13  MZ_b
+ *    14  Ia_b
+ *    15  Fv_b
+ *    16  Fc_b
+ */
+#define MINI_NBASE 17
 /* End effectors: the `ee` argument of mini_jacobian. */
 #define MINI_TOOL 0
 #define MINI_SLIDER 1
@@ -221,6 +249,26 @@ void mini_regressor(const double *q, const double *dq, const double *ddq, const 
 
 /* Index in p of regressor column k, 0 <= k < NPI (-1 if out of range). */
 int mini_regressor_param_index(int k);
+
+/* Base regressor Yb(q, dq, ddq), NDOF x NBASE, full column rank: the
+ * independent columns of Y (base_regressor_column). inverse_dynamics(q, dq,
+ * ddq, p) = Yb . base_params(p) for every p with the geometry recorded at
+ * generation time; Yb reads only the geometry and g of p. */
+void mini_base_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Yb);
+
+/* Base (identifiable) parameters beta = K pi, NBASE: the linear combinations
+ * of the standard parameters that Yb multiplies (base_param_name). K was
+ * computed at generation time for the recorded default geometry, which it
+ * assumes. */
+void mini_base_params(const double *p, double *beta);
+
+/* Base parameter i as text, e.g. "ZZ_2 + l2**2*m_3 + ZZ_3" (NULL if out of
+ * range). */
+const char *mini_base_param_name(int i);
+
+/* The regressor column (0 <= k < NPI) that base regressor column i holds (-1
+ * if out of range). */
+int mini_base_regressor_column(int i);
 
 /* compute_A for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
