@@ -48,6 +48,7 @@ demo: build
 examples: build
 	$(PYTHON) -m examples.computed_torque
 	$(PYTHON) -m examples.task_space
+	$(PYTHON) -m examples.identify
 	@mkdir -p build/examples
 	$(CC) -O2 -std=c99 -I generated examples/c_controller/main.c generated/krang_kernels.c -lm \
 		-o build/examples/c_controller

@@ -51,6 +51,18 @@ def test_task_space(tmp_path):
     assert png.is_file() or "matplotlib is not installed" in out
 
 
+def test_identify(tmp_path):
+    png = tmp_path / "id.png"
+    out = _run([sys.executable, "-m", "examples.identify", "--short", "--png", str(png)])
+    # 1 % torque noise: the base parameters come back to a few percent overall
+    assert _number(out, "base parameter relative error") < 0.1
+    m = re.search(r"identified ([0-9.]+e[+-][0-9]+) N m, default parameters ([0-9.]+e[+-][0-9]+)", out)
+    assert m, out
+    identified, default = float(m.group(1)), float(m.group(2))
+    assert identified < 0.2 * default  # the identified model predicts the validation torques far better
+    assert png.is_file() or "matplotlib is not installed" in out
+
+
 def _readme_build_line():
     text = (ROOT / "docs" / "c-abi.md").read_text(encoding="utf-8")
     (line,) = [x.strip() for x in text.splitlines() if "examples/c_controller/main.c" in x and x.startswith("    cc")]
