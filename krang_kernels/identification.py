@@ -74,7 +74,8 @@ def stacked_regressor(module, q, dq, ddq, params):
 
 def generated_base(module) -> BaseParameters:
     """The base set the generator chose (module.BASE_COLUMNS, base_params,
-    BASE_PARAM_NAMES), valid at the geometry of module.default_params()."""
+    BASE_PARAM_NAMES), valid at the geometry of module.default_params(); its
+    combination matrix has shape (N_BASE, N_PI)."""
     p0 = module.default_params()
     idx = list(module.REGRESSOR_PARAM_INDEX)
     comb = np.zeros((module.N_BASE, len(idx)))
@@ -218,14 +219,15 @@ def pseudo_inertia(m, h, J):
     physically consistent (a mass density exists, so m >= 0 and the
     principal moments satisfy the triangle inequalities) iff it is positive
     semidefinite (Wensing, Kim and Slotine 2017, "Linear matrix inequalities
-    for physically consistent inertial parameter identification")."""
+    for physically consistent inertial parameter identification"). m in kg,
+    h shape (3,) in kg m, J shape (3, 3) in kg m^2; returns shape (4, 4)."""
     J = np.asarray(J, float)
     S = 0.5 * np.trace(J) * np.eye(3) - J
     return np.block([[S, np.reshape(h, (3, 1))], [np.reshape(h, (1, 3)), np.array([[m]])]])
 
 
 def links_of(param_names):
-    """{link key: {kind: index into pi}} of the regressor's columns."""
+    """{link key: {kind: index into pi}} of the regressor's columns (`param_names`, shape (N_PI,))."""
     links = {}
     for i, n in enumerate(param_names):
         kind, key = n.split("_", 1)
@@ -240,7 +242,8 @@ def physically_consistent(base: BaseParameters, fit: Fit, param_names, prior, ep
     [identify] extra): minimize ||(K pi - beta) / std||^2 / NBASE + weight
     ||(pi - prior) / max(|prior|, 1e-3)||^2 / NPI, the second term choosing
     among the standard sets with the same base parameters the one nearest the
-    prior (e.g. the model's defaults). Returns (pi, max |K pi - beta| / std)."""
+    prior (e.g. the model's defaults). prior: shape (N_PI,), SI units.
+    Returns (pi of shape (N_PI,), max |K pi - beta| / std)."""
     import cvxpy as cp
 
     npi = len(param_names)

@@ -70,6 +70,10 @@ Y_DOC = ("the regressor Y (NV x NPI): row i joint i's torque (N m) or force (N),
          "parameter's unit: per kg for a mass m, per kg m for a first moment MX MY MZ, per kg m^2 for an "
          "inertia XX..ZZ (about the link frame's origin, link axes) or a rotor inertia Ia, per N m s/rad for "
          "Fv (the column is dq, rad/s), per N m for Fc (the column is sign(dq), no unit)" + BASE_WRENCH)
+YB_DOC = ("the base regressor Yb (NV x NBASE): the regressor's columns BASE_COLUMNS, in the units of Y's "
+          "(N m or N per unit of the base parameter the column multiplies)")
+BETA_DOC = ("the base parameters beta (NBASE), BASE_PARAM_NAMES order: each in the units of its leading "
+            "standard parameter (kg, kg m, kg m^2, N m s/rad, N m)")
 COM_DOC = "the centre of mass c, m, frame 0 (world) coordinates"
 JC_DOC = ("the centre-of-mass Jacobian Jc: dc/dt = Jc dq (m/s), rows x, y, z in frame 0 (world) axes; "
           "column j in m/s per unit of dq[j]: m/rad for a revolute joint, no unit for a prismatic one")
@@ -288,12 +292,12 @@ def identification_functions(model: Model, q, dq, p, nbase=None) -> list:
                  "Base regressor Yb(q, dq, ddq), NDOF x NBASE, full column rank: the independent columns of "
                  "Y (base_regressor_column). inverse_dynamics(q, dq, ddq, p) = Yb . base_params(p) for every "
                  "p with the geometry recorded at generation time; Yb reads only the geometry and g of p.",
-                 (q, dq, ddq, p, Arg("Yb", (n, nbase), OUT, "Yb"))),
+                 (q, dq, ddq, p, Arg("Yb", (n, nbase), OUT, "Yb", doc=YB_DOC))),
         Function("base_params",
                  "Base (identifiable) parameters beta = K pi, NBASE: the linear combinations of the standard "
                  "parameters that Yb multiplies (base_param_name). K was computed at generation time for the "
                  "recorded default geometry, which it assumes.",
-                 (p, Arg("beta", (nbase,), OUT, "beta"))),
+                 (p, Arg("beta", (nbase,), OUT, "beta", doc=BETA_DOC))),
         Function("base_param_name",
                  "Base parameter i as text, e.g. \"ZZ_2 + l2**2*m_3 + ZZ_3\" (NULL if out of range).",
                  (Arg("i", (), INDEX),), TEMPLATE, "const char *"),
