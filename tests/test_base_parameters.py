@@ -168,3 +168,44 @@ def test_textbook_base_sets(name, tmp_path_factory):
     text = [_name(lib, i) for i in range(lib.nbase)]
     print(f"\n{name}: " + "; ".join(text))
     assert "ZZ_1 + Ia_1 + l1**2*m_2" in text[[t.startswith("ZZ_1") for t in text].index(True)]
+
+
+def test_floating_base(tmp_path):
+    """The tiny floating robot (tests/models/floating_tiny.urdf, its own floating root joint): Yb .
+    base_params = inverse_dynamics at random base poses and velocities, NBASE = the rank of
+    the stacked regressor, and its inertial columns have the rank of Pinocchio's
+    computeJointTorqueRegressor on the free-flyer model (the same states)."""
+    pin = pytest.importorskip("pinocchio")
+    from tests.floating_reference import PinFreeFlyer, random_base_states
+    from tests.test_floating_base import STRICT, TINY, TINY_EES, cli
+    from tests.abi_ctypes import Library, compile_shared
+    from codegen.read.urdf import load_urdf
+
+    robot = load_urdf(TINY, name="tiny", end_effectors=TINY_EES, snap=False, floating_base=False)
+    assert robot.model.floating_base
+    c = cli(TINY, tmp_path, "tiny", TINY_EES)
+    lib = Library(robot.model, compile_shared(c, tmp_path / "libkernels.so", STRICT), "tiny")
+    model, p0 = robot.model, np.array(robot.values)
+    assert lib.nbase is not None
+    rng = np.random.default_rng(21)
+    p = random_physical_params(model, rng)
+    first = regressor_columns(model)[0]
+    p[:first] = p0[:first]
+    ref = PinFreeFlyer(TINY, model, p, True)
+    qs, dqs = random_base_states(rng, model, 40)
+    inertial = [k for k, i in enumerate(regressor_columns(model)) if model.param_names[i][:2] not in ("Ia", "Fv", "Fc")]
+    beta, Ys, ours, theirs = lib.base_params(p), [], [], []
+    for q, dq in zip(qs, dqs):
+        ddq = rng.uniform(-5, 5, size=model.ndof)
+        tau = lib.inverse_dynamics(q, dq, ddq, p)
+        assert np.max(np.abs(lib.base_regressor(q, dq, ddq, p) @ beta - tau)) <= 1e-10 * (1 + np.max(np.abs(tau)))
+        Y = lib.regressor(q, dq, ddq, p)
+        Ys.append(Y)
+        ours.append(Y[:, inertial])
+        vp, ap = np.zeros(model.ndof), np.zeros(model.ndof)
+        vp[ref.perm], ap[ref.perm] = dq, ddq
+        theirs.append(np.array(pin.computeJointTorqueRegressor(ref.pm, ref.data, ref.q(q), vp, ap)))
+    assert numerical_rank(np.vstack(Ys)) == lib.nbase
+    assert numerical_rank(np.vstack(ours)) == numerical_rank(np.vstack(theirs))
+    print(f"\nfloating tiny: NBASE {lib.nbase}, inertial rank {numerical_rank(np.vstack(ours))} "
+          f"(Pinocchio {numerical_rank(np.vstack(theirs))})")
