@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        88ba75e86c847c52745001b75ae51678ce5353358550af5e5e1d61b351aa8b5e
+ * generator        3cb53f10e65939151c5eceab3e11315374ed458a5f2d676aac106d033dbc572e
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -22,6 +22,8 @@
  *   krang_fk_right                 183
  *   krang_jdot_qdot_right          495
  *   krang_regressor               8496
+ *   krang_base_regressor          5769
+ *   krang_base_params              684
  *   krang_com                      206
  *   krang_com_jacobian             651
  *   krang_centroidal_map          1933
@@ -45,6 +47,176 @@ extern "C" {
 #define KRANG_NP 231
 /* Number of regressor columns (standard parameters pi, krang_regressor). */
 #define KRANG_NPI 221
+/* Number of base (identifiable) parameters (krang_base_params,
+ * krang_base_regressor), chosen at generation time: the independent
+ * columns of the regressor stacked over random states at the default
+ * geometry, taken link by link in the order of Khalil and Dombre's grouping
+ * rules (docs/identification.md). The combinations assume that geometry:
+ *   L1 = 0.499, L2 = 0.091, L3 = 0.584, L4 = 0.1088, L5 = 0.0845, L6 = 0.2823,
+ *   L7 = 0.328, L8 = 0.2765, L9 = 0.2
+ * Base parameters (beta = K pi):
+ *     0  MY_1 + L1*m_2 + L1*m_3 + L1*m_4l + L1*m_5l + L1*m_6l + L1*m_7l + L1*m_8l + L1*m_9l + L1*m_10l + L1*m_4r + L1*m_5r + L1*m_6r + L1*m_7r + L1*m_8r + L1*m_9r + L1*m_10r
+ *     1  MZ_1 - L2*m_2 - L2*m_3 - L2*m_4l - L2*m_5l - L2*m_6l - L2*m_7l - L2*m_8l - L2*m_9l - L2*m_10l - L2*m_4r - L2*m_5r - L2*m_6r - L2*m_7r - L2*m_8r - L2*m_9r - L2*m_10r
+ *     2  XX_1 + Ia_1 + 0.257282*m_2 + 0.257282*m_3 + 0.257282*m_4l + 0.257282*m_5l + 0.257282*m_6l + 0.257282*m_7l + 0.257282*m_8l + 0.257282*m_9l + 0.257282*m_10l + 0.257282*m_4r + 0.257282*m_5r + 0.257282*m_6r + 0.257282*m_7r + 0.257282*m_8r + 0.257282*m_9r + 0.257282*m_10r
+ *     3  Fv_1
+ *     4  Fc_1
+ *     5  MY_2 + L3*m_3 + MY_3 + 0.6685*m_4l + 0.6685*m_5l + 0.6685*m_6l + 0.6685*m_7l + 0.6685*m_8l + 0.6685*m_9l + 0.6685*m_10l + 0.6685*m_4r + 0.6685*m_5r + 0.6685*m_6r + 0.6685*m_7r + 0.6685*m_8r + 0.6685*m_9r + 0.6685*m_10r
+ *     6  MZ_2 + L4*m_3 + L4*m_4l + L4*m_5l + L4*m_6l + L4*m_7l + L4*m_8l + L4*m_9l + L4*m_10l + L4*m_4r + L4*m_5r + L4*m_6r + L4*m_7r + L4*m_8r + L4*m_9r + L4*m_10r
+ *     7  XX_2 + 0.352893*m_3 + 2*L3*MY_3 + ZZ_3 + 0.538423*m_4l + 2*L6*MY_4l + ZZ_4l + 0.538423*m_5l + YY_5l + 0.538423*m_6l + 0.538423*m_7l + 0.538423*m_8l + 0.538423*m_9l + 0.538423*m_10l + 0.538423*m_4r + 2*L6*MY_4r + ZZ_4r + 0.538423*m_5r + YY_5r + 0.538423*m_6r + 0.538423*m_7r + 0.538423*m_8r + 0.538423*m_9r + 0.538423*m_10r
+ *     8  Ia_2
+ *     9  Fv_2
+ *    10  Fc_2
+ *    11  MX_3 + L6*m_4l + MY_4l + L6*m_5l + L6*m_6l + L6*m_7l + L6*m_8l + L6*m_9l + L6*m_10l - L6*m_4r - MY_4r - L6*m_5r - L6*m_6r - L6*m_7r - L6*m_8r - L6*m_9r - L6*m_10r
+ *    12  MZ_3
+ *    13  XX_3 - ZZ_3 - L6**2*m_4l - 2*L6*MY_4l - ZZ_4l - L6**2*m_5l - YY_5l - L6**2*m_6l - L6**2*m_7l - L6**2*m_8l - L6**2*m_9l - L6**2*m_10l - L6**2*m_4r - 2*L6*MY_4r - ZZ_4r - L6**2*m_5r - YY_5r - L6**2*m_6r - L6**2*m_7r - L6**2*m_8r - L6**2*m_9r - L6**2*m_10r
+ *    14  XY_3 - L5*L6*m_4l - L5*MY_4l - L5*L6*m_5l - L5*L6*m_6l - L5*L6*m_7l - L5*L6*m_8l - L5*L6*m_9l - L5*L6*m_10l + L5*L6*m_4r + L5*MY_4r + L5*L6*m_5r + L5*L6*m_6r + L5*L6*m_7r + L5*L6*m_8r + L5*L6*m_9r + L5*L6*m_10r
+ *    15  XZ_3
+ *    16  YZ_3
+ *    17  YY_3 + Ia_3 + L6**2*m_4l + 2*L6*MY_4l + ZZ_4l + L6**2*m_5l + YY_5l + L6**2*m_6l + L6**2*m_7l + L6**2*m_8l + L6**2*m_9l + L6**2*m_10l + L6**2*m_4r + 2*L6*MY_4r + ZZ_4r + L6**2*m_5r + YY_5r + L6**2*m_6r + L6**2*m_7r + L6**2*m_8r + L6**2*m_9r + L6**2*m_10r
+ *    18  Fv_3
+ *    19  Fc_3
+ *    20  MX_4l - MX_5l
+ *    21  MZ_4l
+ *    22  XX_4l - ZZ_4l - YY_5l
+ *    23  XY_4l
+ *    24  XZ_4l
+ *    25  YY_4l + YY_5l
+ *    26  YZ_4l
+ *    27  Ia_4l
+ *    28  Fv_4l
+ *    29  Fc_4l
+ *    30  MY_5l - L7*m_6l - MY_6l - L7*m_7l - L7*m_8l - L7*m_9l - L7*m_10l
+ *    31  MZ_5l
+ *    32  XX_5l + L7**2*m_6l + 2*L7*MY_6l + ZZ_6l + L7**2*m_7l + YY_7l + L7**2*m_8l + L7**2*m_9l + L7**2*m_10l
+ *    33  XY_5l
+ *    34  XZ_5l
+ *    35  YZ_5l
+ *    36  -YY_5l + ZZ_5l + L7**2*m_6l + 2*L7*MY_6l + ZZ_6l + L7**2*m_7l + YY_7l + L7**2*m_8l + L7**2*m_9l + L7**2*m_10l
+ *    37  Ia_5l
+ *    38  Fv_5l
+ *    39  Fc_5l
+ *    40  MX_6l - MX_7l
+ *    41  MZ_6l
+ *    42  XX_6l - ZZ_6l - YY_7l
+ *    43  XY_6l
+ *    44  XZ_6l
+ *    45  YY_6l + YY_7l
+ *    46  YZ_6l
+ *    47  Ia_6l
+ *    48  Fv_6l
+ *    49  Fc_6l
+ *    50  MY_7l - L8*m_8l - MY_8l - L8*m_9l - L8*m_10l
+ *    51  MZ_7l
+ *    52  XX_7l + L8**2*m_8l + 2*L8*MY_8l + ZZ_8l + L8**2*m_9l + YY_9l + L8**2*m_10l
+ *    53  XY_7l
+ *    54  XZ_7l
+ *    55  YZ_7l
+ *    56  -YY_7l + ZZ_7l + L8**2*m_8l + 2*L8*MY_8l + ZZ_8l + L8**2*m_9l + YY_9l + L8**2*m_10l
+ *    57  Ia_7l
+ *    58  Fv_7l
+ *    59  Fc_7l
+ *    60  MX_8l - MX_9l
+ *    61  MZ_8l
+ *    62  XX_8l - ZZ_8l - YY_9l
+ *    63  XY_8l
+ *    64  XZ_8l
+ *    65  YY_8l + YY_9l
+ *    66  YZ_8l
+ *    67  Ia_8l
+ *    68  Fv_8l
+ *    69  Fc_8l
+ *    70  MY_9l - L9*m_10l - MZ_10l
+ *    71  MZ_9l
+ *    72  XX_9l + L9**2*m_10l + 2*L9*MZ_10l + YY_10l
+ *    73  XY_9l
+ *    74  XZ_9l
+ *    75  YZ_9l
+ *    76  -YY_9l + ZZ_9l + L9**2*m_10l + 2*L9*MZ_10l + YY_10l
+ *    77  Ia_9l
+ *    78  Fv_9l
+ *    79  Fc_9l
+ *    80  MX_10l
+ *    81  MY_10l
+ *    82  XX_10l - YY_10l
+ *    83  XY_10l
+ *    84  XZ_10l
+ *    85  YZ_10l
+ *    86  ZZ_10l
+ *    87  Ia_10l
+ *    88  Fv_10l
+ *    89  Fc_10l
+ *    90  MX_4r - MX_5r
+ *    91  MZ_4r
+ *    92  XX_4r - ZZ_4r - YY_5r
+ *    93  XY_4r
+ *    94  XZ_4r
+ *    95  YY_4r + YY_5r
+ *    96  YZ_4r
+ *    97  Ia_4r
+ *    98  Fv_4r
+ *    99  Fc_4r
+ *   100  MY_5r - L7*m_6r - MY_6r - L7*m_7r - L7*m_8r - L7*m_9r - L7*m_10r
+ *   101  MZ_5r
+ *   102  XX_5r + L7**2*m_6r + 2*L7*MY_6r + ZZ_6r + L7**2*m_7r + YY_7r + L7**2*m_8r + L7**2*m_9r + L7**2*m_10r
+ *   103  XY_5r
+ *   104  XZ_5r
+ *   105  YZ_5r
+ *   106  -YY_5r + ZZ_5r + L7**2*m_6r + 2*L7*MY_6r + ZZ_6r + L7**2*m_7r + YY_7r + L7**2*m_8r + L7**2*m_9r + L7**2*m_10r
+ *   107  Ia_5r
+ *   108  Fv_5r
+ *   109  Fc_5r
+ *   110  MX_6r - MX_7r
+ *   111  MZ_6r
+ *   112  XX_6r - ZZ_6r - YY_7r
+ *   113  XY_6r
+ *   114  XZ_6r
+ *   115  YY_6r + YY_7r
+ *   116  YZ_6r
+ *   117  Ia_6r
+ *   118  Fv_6r
+ *   119  Fc_6r
+ *   120  MY_7r - L8*m_8r - MY_8r - L8*m_9r - L8*m_10r
+ *   121  MZ_7r
+ *   122  XX_7r + L8**2*m_8r + 2*L8*MY_8r + ZZ_8r + L8**2*m_9r + YY_9r + L8**2*m_10r
+ *   123  XY_7r
+ *   124  XZ_7r
+ *   125  YZ_7r
+ *   126  -YY_7r + ZZ_7r + L8**2*m_8r + 2*L8*MY_8r + ZZ_8r + L8**2*m_9r + YY_9r + L8**2*m_10r
+ *   127  Ia_7r
+ *   128  Fv_7r
+ *   129  Fc_7r
+ *   130  MX_8r - MX_9r
+ *   131  MZ_8r
+ *   132  XX_8r - ZZ_8r - YY_9r
+ *   133  XY_8r
+ *   134  XZ_8r
+ *   135  YY_8r + YY_9r
+ *   136  YZ_8r
+ *   137  Ia_8r
+ *   138  Fv_8r
+ *   139  Fc_8r
+ *   140  MY_9r - L9*m_10r - MZ_10r
+ *   141  MZ_9r
+ *   142  XX_9r + L9**2*m_10r + 2*L9*MZ_10r + YY_10r
+ *   143  XY_9r
+ *   144  XZ_9r
+ *   145  YZ_9r
+ *   146  -YY_9r + ZZ_9r + L9**2*m_10r + 2*L9*MZ_10r + YY_10r
+ *   147  Ia_9r
+ *   148  Fv_9r
+ *   149  Fc_9r
+ *   150  MX_10r
+ *   151  MY_10r
+ *   152  XX_10r - YY_10r
+ *   153  XY_10r
+ *   154  XZ_10r
+ *   155  YZ_10r
+ *   156  ZZ_10r
+ *   157  Ia_10r
+ *   158  Fv_10r
+ *   159  Fc_10r
+ */
+#define KRANG_NBASE 160
 /* End effectors: the `ee` argument of krang_jacobian. */
 #define KRANG_LEFT 0
 #define KRANG_RIGHT 1
@@ -412,6 +584,26 @@ void krang_regressor(const double *q, const double *dq, const double *ddq, const
 
 /* Index in p of regressor column k, 0 <= k < NPI (-1 if out of range). */
 int krang_regressor_param_index(int k);
+
+/* Base regressor Yb(q, dq, ddq), NDOF x NBASE, full column rank: the
+ * independent columns of Y (base_regressor_column). inverse_dynamics(q, dq,
+ * ddq, p) = Yb . base_params(p) for every p with the geometry recorded at
+ * generation time; Yb reads only the geometry and g of p. */
+void krang_base_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Yb);
+
+/* Base (identifiable) parameters beta = K pi, NBASE: the linear combinations
+ * of the standard parameters that Yb multiplies (base_param_name). K was
+ * computed at generation time for the recorded default geometry, which it
+ * assumes. */
+void krang_base_params(const double *p, double *beta);
+
+/* Base parameter i as text, e.g. "ZZ_2 + l2**2*m_3 + ZZ_3" (NULL if out of
+ * range). */
+const char *krang_base_param_name(int i);
+
+/* The regressor column (0 <= k < NPI) that base regressor column i holds (-1
+ * if out of range). */
+int krang_base_regressor_column(int i);
 
 /* compute_A for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar

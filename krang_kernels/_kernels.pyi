@@ -336,7 +336,8 @@ def base_regressor(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLik
         velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
         (m/s) and angular (rad/s) velocity in base axes.
     ddq : array_like, shape (17,) or (N, 17) for a batch
-        joint accelerations: rad/s^2 or m/s^2.
+        accelerations, NV entries: the joints' rad/s^2 or m/s^2; on a free-flying base first its
+        linear (m/s^2) and angular (rad/s^2) acceleration in base axes.
     params : array_like, shape (231,), optional
         the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
         XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
@@ -348,7 +349,8 @@ def base_regressor(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLik
     Returns
     -------
     ndarray, shape (17, 160) or (N, 17, 160) for a batch
-        the result (float64).
+        the base regressor Yb (NV x NBASE): the regressor's columns BASE_COLUMNS, in the units of
+        Y's (N m or N per unit of the base parameter the column multiplies) (float64).
 
     Notes
     -----
