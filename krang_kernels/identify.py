@@ -65,11 +65,11 @@ def main(argv=None) -> int:
     with np.load(args.samples) as f:
         samples = dict(f)
     base, fit, pi = run(module, samples, params, args.gravity, args.consistent)
-    width = max(len(n) for n in base.names)
     print(f"{base.nbase} base parameters, condition number {fit.condition:.3g}, residual RMS {fit.residual_rms:.3g}")
+    print("  estimate       std dev    (relative)  base parameter")
     for n, b, s in zip(base.names, fit.beta, fit.std):
         rel = 100 * s / abs(b) if b != 0 else np.inf
-        print(f"  {n.ljust(width)}  {b: .6g}  +- {s:.3g}  ({rel:.3g} %)")
+        print(f"  {b: .6e}  {s:.3e}  ({rel:8.3g} %)  {n}")
     if args.out:
         out = dict(beta=fit.beta, std=fit.std, names=np.array(base.names), condition=fit.condition,
                    residual_rms=fit.residual_rms, combination=base.combination)
