@@ -1,6 +1,7 @@
 """The example controllers run (with their short option, as `make examples`
 runs them in full) and report small tracking errors: examples/computed_torque.py,
-examples/task_space.py (Python, subprocesses from the repository root) and
+examples/task_space.py (Python, subprocesses from the repository root),
+examples/floating_base.py (Solo12 in free flight: momentum, CoM and energy balance) and
 examples/c_controller/main.c (compiled with docs/c-abi.md's build line, run for
 a few ticks)."""
 from __future__ import annotations
@@ -48,6 +49,22 @@ def test_task_space(tmp_path):
     assert _number(out, "push: position error along the wall") < 5e-3
     # 20 N commanded; the unmodelled payload costs ~1 N
     assert _number(out, "max force error") < 2.0
+    assert png.is_file() or "matplotlib is not installed" in out
+
+
+def test_floating_base(tmp_path):
+    pytest.importorskip("pinocchio")  # example-robot-data's Solo12 comes with it
+    png = tmp_path / "fb.png"
+    out = _run([sys.executable, "-m", "examples.floating_base", "--short", "--png", str(png)])
+    # free flight: centroidal angular momentum constant, linear = h0 + M g t, CoM ballistic,
+    # energy + dissipation constant; RK4 at 1 ms leaves errors far below these bounds
+    assert _number(out, "max angular momentum drift") < 1e-6
+    assert _number(out, "linear momentum error") < 1e-6
+    assert _number(out, "max CoM deviation from the ballistic parabola") < 1e-6
+    assert _number(out, "max CoM velocity mismatch") < 1e-12
+    assert _number(out, "energy balance error") < 1e-5
+    assert _number(out, "energy dissipated by the PD dampers") > 0
+    assert _number(out, "max quaternion norm error") < 1e-12
     assert png.is_file() or "matplotlib is not installed" in out
 
 
