@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CC = shutil.which("cc") or shutil.which("gcc")
 
 
-def _run(cmd, **kw):
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, **kw)
+def _run(cmd, timeout=300, **kw):
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, **kw)
     assert res.returncode == 0, f"{cmd}: exit {res.returncode}\n{res.stdout}\n{res.stderr}"
     return res.stdout
 
@@ -55,7 +55,8 @@ def test_task_space(tmp_path):
 def test_floating_base(tmp_path):
     pytest.importorskip("pinocchio")  # example-robot-data's Solo12 comes with it
     png = tmp_path / "fb.png"
-    out = _run([sys.executable, "-m", "examples.floating_base", "--short", "--png", str(png)])
+    # the first run generates and builds Solo12's module (the test's own cache): minutes on a loaded machine
+    out = _run([sys.executable, "-m", "examples.floating_base", "--short", "--png", str(png)], timeout=1500)
     # free flight: centroidal angular momentum constant, linear = h0 + M g t, CoM ballistic,
     # energy + dissipation constant; RK4 at 1 ms leaves errors far below these bounds
     assert _number(out, "max angular momentum drift") < 1e-6
