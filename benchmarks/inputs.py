@@ -33,11 +33,26 @@ def draw_states(n, ndof, seed):
     return q, dq
 
 
+def draw_floating_states(n, nv, seed):
+    """As draw_states for a free-flying base: q = [base position in [-1, 1]^3, a random unit
+    quaternion (x, y, z, w), joints in [-pi, pi]] (nv + 1 entries), dq in [-2, 2]^nv."""
+    rng = np.random.default_rng(seed)
+    quat = rng.normal(size=(n, 4))
+    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+    q = np.hstack([rng.uniform(-1.0, 1.0, (n, 3)), quat, rng.uniform(-np.pi, np.pi, (n, nv - 6))])
+    dq = rng.uniform(-2.0, 2.0, (n, nv))
+    return q, dq
+
+
 def write_states(path, params, q, dq):
-    """The states file of bench_common.h (little-endian)."""
-    n, ndof = q.shape
+    """The states file of bench_common.h (little-endian): version 1, or version 2 (with nq)
+    when q is longer than dq (a floating base)."""
+    n, nq = q.shape
+    ndof = dq.shape[1]
     with open(path, "wb") as f:
-        f.write(b"KRBS" + struct.pack("<4i", 1, n, ndof, len(params)))
+        head = struct.pack("<4i", 1, n, ndof, len(params)) if nq == ndof else \
+            struct.pack("<5i", 2, n, ndof, len(params), nq)
+        f.write(b"KRBS" + head)
         f.write(np.asarray(params, "<f8").tobytes())
         f.write(np.ascontiguousarray(q, "<f8").tobytes())
         f.write(np.ascontiguousarray(dq, "<f8").tobytes())

@@ -261,7 +261,9 @@ _SHORT = {"JointModelRX": "RX", "JointModelRY": "RY", "JointModelRZ": "RZ",
           "JointModelPX": "PX", "JointModelPY": "PY", "JointModelPZ": "PZ",
           "JointModelRevoluteUnaligned": "RU", "JointModelPrismaticUnaligned": "PU",
           # URDF continuous joints: Pinocchio's (cos, sin) configuration; the harness converts our angle
-          "JointModelRUBX": "RUBX", "JointModelRUBY": "RUBY", "JointModelRUBZ": "RUBZ"}
+          "JointModelRUBX": "RUBX", "JointModelRUBY": "RUBY", "JointModelRUBZ": "RUBZ",
+          # a floating base: the harness reads the free-flyer's 7 configuration entries as ours
+          "JointModelFreeFlyer": "FF"}
 
 
 def harness_model_text(pmodel, model: Model, urdf_path) -> str:

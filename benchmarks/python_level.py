@@ -38,15 +38,25 @@ def pin_ees(pmodel, frames) -> list[PinEE]:
 
 def pin_config(pmodel, perm, q):
     """Pinocchio's configuration for our q (perm[i] = its velocity index of our q[i]): an angle
-    of a URDF `continuous` joint (Pinocchio's RUB joints, nq = 2) becomes (cos, sin)."""
+    of a URDF `continuous` joint (Pinocchio's RUB joints, nq = 2) becomes (cos, sin). A free-flyer
+    (nq = 7, nv = 6: our q[0:7] = position, quaternion x-y-z-w, as Pinocchio's) is copied; its
+    other five velocity indices have no q entry of their own, so our q index runs one ahead after it."""
     at_v = {pmodel.joints[j].idx_v: pmodel.joints[j] for j in range(1, pmodel.njoints)}
     qp = np.empty(pmodel.nq)
-    for i, v in enumerate(perm):
-        jm = at_v[int(v)]
+    qi = 0
+    for v in perm:
+        jm = at_v.get(int(v))
+        if jm is None:  # a later velocity of the free-flyer
+            continue
+        if jm.nq == 7:
+            qp[jm.idx_q:jm.idx_q + 7] = q[qi:qi + 7]
+            qi += 7
+            continue
         if jm.nq == 2:
-            qp[jm.idx_q], qp[jm.idx_q + 1] = np.cos(q[i]), np.sin(q[i])
+            qp[jm.idx_q], qp[jm.idx_q + 1] = np.cos(q[qi]), np.sin(q[qi])
         else:
-            qp[jm.idx_q] = q[i]
+            qp[jm.idx_q] = q[qi]
+        qi += 1
     return qp
 
 

@@ -115,7 +115,7 @@ def robot_header_text(ks: KernelSet) -> str:
         "/* Written by benchmarks/robot.py for harness/bench_c.c: one robot's names. */",
         "#ifndef BENCH_ROBOT_H", "#define BENCH_ROBOT_H",
         f'#include "{ks.header.name}"',
-        f"#define BR_NDOF {P}_NDOF", f"#define BR_NP {P}_NP", f"#define BR_NEE {n}",
+        f"#define BR_NDOF {P}_NDOF", f"#define BR_NQ {P}_NQ", f"#define BR_NP {P}_NP", f"#define BR_NEE {n}",
         "#define BR_WORLD 0", "#define BR_LOCAL 1",
         f"#define BR_EE_NAMES {{{quoted}}}",
         f'#define BR_GROUP "{group_key(ks.ee_names)}"',

@@ -9,7 +9,10 @@ elsewhere) and runs run.c_level on the Case built here:
 
 Both sides read the same URDF: Pinocchio its inertias, our kernels the parameter
 vector load_urdf derived from them (written to the states file). Joints must be
-1-dof (nv == 1). Pinocchio makes a URDF `continuous` joint a (cos, sin) pair (RUBX/Y/Z,
+1-dof (nv == 1), but for a floating base (floating=True: Pinocchio's
+JointModelFreeFlyer between the world and the root link, as --floating-base does,
+or the URDF's own floating root joint), which the harness reads as our first 7
+configuration and 6 velocity entries (the same convention on both sides). Pinocchio makes a URDF `continuous` joint a (cos, sin) pair (RUBX/Y/Z,
 nq = 2); the harnesses feed it cos and sin of our angle, so Pinocchio is timed on its
 own model of the URDF and skips the sine and cosine that our kernels evaluate.
 """
@@ -28,13 +31,17 @@ HARNESS_JOINTS = {"JointModelRX", "JointModelRY", "JointModelRZ", "JointModelPX"
                   "JointModelRUBX", "JointModelRUBY", "JointModelRUBZ"}
 
 
-def pin_model_from_urdf(urdf_path):
-    """pin.buildModelFromUrdf, fixed base, with every joint checked to be 1-dof and of a type the
-    header-only harness rebuilds; one error listing the joints that are not."""
+def pin_model_from_urdf(urdf_path, floating: bool = False):
+    """pin.buildModelFromUrdf, fixed base or (floating) with a free-flyer root joint, with every
+    other joint checked to be 1-dof and of a type the header-only harness rebuilds; one error
+    listing the joints that are not."""
     import pinocchio as pin
 
     pmodel = pin.buildModelFromUrdf(str(urdf_path))
-    bad = [f"{pmodel.names[j]} ({pmodel.joints[j].shortname()})" for j in range(1, pmodel.njoints)
+    if floating and pmodel.joints[1].shortname() != "JointModelFreeFlyer":  # not the URDF's own
+        pmodel = pin.buildModelFromUrdf(str(urdf_path), pin.JointModelFreeFlyer())
+    first = 2 if floating else 1
+    bad = [f"{pmodel.names[j]} ({pmodel.joints[j].shortname()})" for j in range(first, pmodel.njoints)
            if pmodel.joints[j].nv != 1 or pmodel.joints[j].shortname() not in HARNESS_JOINTS]
     if bad:
         raise ValueError(f"{urdf_path}: joints the C++ harness cannot time: {', '.join(bad)}")
@@ -51,24 +58,28 @@ def link_frame(pmodel, link: str) -> str:
 
 
 def urdf_case(name: str, gen_dir: Path, prefix: str, urdf_path: Path, ee_links, params, joint_order,
-              build: Path, ee_names=None) -> Case:
+              build: Path, ee_names=None, floating: bool = False) -> Case:
     """A Case for run.c_level: our kernels in gen_dir (C prefix `prefix`), Pinocchio from the URDF.
 
     ee_links: URDF link names of the end effectors, in the order of the kernels' `ee` argument;
     ee_names: their names in the report (default: the link names); joint_order: URDF joint names
-    in our q order; params: our parameter vector."""
+    in our q order (with a floating base (floating=True) the first six are the base's
+    velocities); params: our parameter vector."""
     import numpy as np
 
-    pmodel = pin_model_from_urdf(urdf_path)
+    pmodel = pin_model_from_urdf(urdf_path, floating)
+    base = []  # the free-flyer: Pinocchio's velocities 0..5 are our six base velocities
+    if floating:
+        base, joint_order = [pmodel.names[1]], list(joint_order)[6:]
     ee_names = tuple(ee_names or ee_links)
     if len(ee_names) != len(ee_links):
         raise ValueError("ee_names and ee_links differ in length")
     frames = [(n, link_frame(pmodel, link)) for n, link in zip(ee_names, ee_links)]
     missing = [j for j in joint_order if not pmodel.existJointName(j)]
-    if missing or len(joint_order) != pmodel.nv:
+    if missing or len(joint_order) + 6 * len(base) != pmodel.nv:
         raise ValueError(f"joint order does not match the URDF's {pmodel.nv} moving joints (unknown: {missing})")
-    perm = np.array([pmodel.joints[pmodel.getJointId(j)].idx_v for j in joint_order])
+    perm = np.array([*range(6 * len(base)), *(pmodel.joints[pmodel.getJointId(j)].idx_v for j in joint_order)])
     model_txt = Path(build) / f"{name}_pin_model.txt"
-    model_txt.write_text(pin_harness_text(pmodel, urdf_path, joint_order, frames))
+    model_txt.write_text(pin_harness_text(pmodel, urdf_path, base + joint_order, frames))
     return Case(name, kernel_set(gen_dir, prefix, ee_names), ee_names, list(params), pmodel, perm,
                 pin_ees(pmodel, frames), model_txt)

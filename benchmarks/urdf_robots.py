@@ -1,14 +1,17 @@
 """`make bench-robots` (python -m benchmarks.urdf_robots): our C kernels against Pinocchio C++ on real URDFs.
 
-For every robot of ROBOTS (example-robot-data URDFs, fixed base):
+For every robot of ROBOTS (example-robot-data URDFs, fixed base) and of FLOATING (legged robots
+and humanoids on a free-flying base: their own rows, NAME_fb, against Pinocchio's model built
+with JointModelFreeFlyer):
 1. generate with the CLI (`python -m codegen ROBOT.urdf --out benchmarks/build/robots/NAME
-   --name NAME --end-effector LINK...`), timed (wall clock, whole process);
+   --name NAME --end-effector LINK... [--floating-base]`), timed (wall clock, whole process);
 2. compile the generated .c at -O2 (timed, benchmarks.build.generation_figures);
 3. build both harnesses with the same flags (benchmarks.run.c_level on the Case of
    benchmarks.urdf_case.urdf_case: Pinocchio from the same URDF), check agreement, time them;
 4. one row per robot: hot medians of A (crba), C (computeCoriolisMatrix), Q
-   (computeGeneralizedGravity) and J (every end effector, world axes; Pinocchio: the
-   fastest of its three frame-Jacobian variants), ratios ours/Pinocchio.
+   (computeGeneralizedGravity), J (every end effector, world axes; Pinocchio: the
+   fastest of its three frame-Jacobian variants), ID (rnea) and FD (aba), ratios
+   ours/Pinocchio, with the spread (lowest-highest round median) of each ratio.
 
 The harness rebuilds Pinocchio's own model of each URDF joint by joint (axis-aligned,
 unaligned and continuous joints; see benchmarks.urdf_case); a robot it cannot rebuild is listed
@@ -27,10 +30,11 @@ from pathlib import Path
 
 from .build import children_cpu, generation_figures
 from .env import HERE, OPT, ROOT, cpu_model, default_core, first_line, loadavg, log, provenance
-from .inputs import draw_states, write_states
+from .inputs import draw_floating_states, draw_states, write_states
 from .urdf_case import urdf_case
 from .run import c_level
-from .tables import fmt_ns, headline, ratio
+from .robot import group_key
+from .tables import _med, fmt_ns, headline, ratio
 from .urdf_coverage import robots_dir
 
 # (name, URDF under example-robot-data's robots/, end-effector links)
@@ -43,15 +47,26 @@ ROBOTS = [
     ("talos", "talos_data/robots/talos_reduced.urdf",
      ["left_sole_link", "right_sole_link", "gripper_left_base_link", "gripper_right_base_link"]),
 ]
-TARGETS = {"A": 0.3, "C": 0.3, "Q": 0.15, "J": 0.3}
-# for a 32-DOF robot (Talos) on a 2-core machine, seconds
+# The same on a free-flying base (--floating-base; rows NAME_fb): a quadruped and humanoids.
+FLOATING = [
+    ("solo12_fb", "solo_description/robots/solo12.urdf", ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]),
+    ("simple_humanoid_fb", "simple_humanoid_description/urdf/simple_humanoid.urdf", ["l_ankle", "r_wrist"]),
+    ("talos_full_fb", "talos_data/robots/talos_full_v2.urdf",
+     ["left_sole_link", "right_sole_link", "gripper_left_base_link", "gripper_right_base_link"]),
+]
+KERNELS = ("A", "C", "Q", "J", "ID", "FD")
+TARGETS = {"A": 0.3, "C": 0.3, "Q": 0.15, "J": 0.3, "ID": 0.25, "FD": 0.3}
+# for a 32-DOF robot (Talos) on a 2-core machine, seconds; on a free-flying base (Talos full), the
+# floating-base ones
 BUILD_TARGETS = {"gen": 60.0, "compile": 30.0}
 BUILD_TARGET_DOF = 32
+FLOATING_BUILD_TARGETS = {"gen": 90.0, "compile": 45.0}
 
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(prog="python -m benchmarks.urdf_robots", description=__doc__.split("\n")[0])
-    ap.add_argument("--robots", nargs="*", default=[r[0] for r in ROBOTS], help="subset of robots")
+    ap.add_argument("--robots", nargs="*", default=[r[0] for r in ROBOTS + FLOATING],
+                    help="subset of robots (the floating-base ones end in _fb)")
     ap.add_argument("--build-dir", type=Path, default=HERE / "build" / "robots")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "robots.md")
     ap.add_argument("--rounds", type=int, default=3)
@@ -69,8 +84,10 @@ def parse_args(argv=None):
     return args
 
 
-def generate(name, urdf, ees, gen_dir):
-    cmd = [sys.executable, "-m", "codegen", str(urdf), "--out", str(gen_dir), "--name", name]
+def generate(name, urdf, ees, gen_dir, floating=False):
+    # --no-cache: the generation itself is timed, never a copy from the build cache
+    cmd = [sys.executable, "-m", "codegen", str(urdf), "--out", str(gen_dir), "--name", name, "--no-cache",
+           *(["--floating-base"] if floating else [])]
     for e in ees:
         cmd += ["--end-effector", e]
     t0, c0 = time.perf_counter(), children_cpu()
@@ -80,34 +97,49 @@ def generate(name, urdf, ees, gen_dir):
     return time.perf_counter() - t0, children_cpu() - c0
 
 
-def one_robot(name, rel, ees, args, core) -> dict:
+def ratio_spread(per_round, ours_key, pin_key):
+    """(lowest, highest) of ours / Pinocchio over the rounds (round i's medians), None if absent."""
+    o, p = per_round.get("ours", {}).get(ours_key), per_round.get("pin", {}).get(pin_key)
+    if not o or not p:
+        return None
+    r = [a / b for a, b in zip(o, p) if b]
+    return (min(r), max(r)) if r else None
+
+
+def one_robot(name, rel, ees, args, core, floating=False) -> dict:
     from codegen.read.urdf import load_urdf
 
     urdf = robots_dir() / rel
     gen_dir = args.build_dir / name
-    row = dict(name=name, ees=ees)
-    robot = load_urdf(urdf, name=name, end_effectors=ees)
+    row = dict(name=name, ees=ees, floating=floating)
+    robot = load_urdf(urdf, name=name, end_effectors=ees, floating_base=floating)
     row["ndof"], row["np"] = robot.model.ndof, len(robot.model.param_names)
     log(f"{name}: generating")
-    row["gen_s"], row["gen_cpu_s"] = generate(name, urdf, ees, gen_dir)
+    row["gen_s"], row["gen_cpu_s"] = generate(name, urdf, ees, gen_dir, floating)
     cfiles = [f for f in generation_figures(gen_dir, args.cc, True) if f["file"].endswith(".c")]
     row["compile_s"] = sum(f["compile_s"] or 0.0 for f in cfiles)
     row["compile_cpu_s"] = sum(f["compile_cpu_s"] or 0.0 for f in cfiles)
     try:
         case = urdf_case(name, gen_dir, name, urdf, ees, robot.values, list(robot.model.joint_names),
-                         args.build_dir)
+                         args.build_dir, floating=robot.model.floating_base)
     except ValueError as exc:
         row["skipped"] = str(exc).split(": ", 1)[-1]
         return row
-    q, dq = draw_states(args.states, robot.model.ndof, args.seed)
+    draw = draw_floating_states if robot.model.floating_base else draw_states
+    q, dq = draw(args.states, robot.model.ndof, args.seed)
     states = args.build_dir / f"{name}_states.bin"
     write_states(states, robot.values, q, dq)
     res = c_level(case, args, args.build_dir, states, q, dq, core)
-    rows, _ = headline(res["summary"], tuple(ees))
+    rows, pj = headline(res["summary"], tuple(ees))
     med = {r[0]: (r[1], r[2]) for r in rows}
     row.update({k: med[k] for k in ("A", "C", "Q")})
     jrow = rows[3 + len(ees)]  # all end effectors together
     row["J"] = (jrow[1], jrow[2])
+    row["ID"], row["FD"] = (_med(res["summary"]["ours"], "ID"), _med(res["summary"]["pin"], "ID")), \
+        (_med(res["summary"]["ours"], "FD"), _med(res["summary"]["pin"], "FD"))
+    keys = {"A": ("A", "A"), "C": ("C", "C"), "Q": ("Q", "Q"), "J": (group_key(tuple(ees)), pj),
+            "ID": ("ID", "ID"), "FD": ("FD", "FD")}
+    row["spread"] = {k: ratio_spread(res["per_round"], *keys[k]) for k in KERNELS}
     row["agreement"] = max(v for k, v in res["agreement"]["ours vs pin C++"].items() if k != "C")
     row["load"] = res["load_before"]
     return row
@@ -121,36 +153,44 @@ def report(rows, args, core) -> str:
            f"{args.states} states, hot medians in ns (same flags both sides; Pinocchio header-only).", "",
            "**Caveat:** a shared 2-core machine under load from other jobs: ratios are indicative, "
            "absolute times noisy.", "",
-           "| robot | DOF | ee | A ours / pin | C ours / pin | Q ours / pin | J (all ee, world) ours / pin "
+           "Floating-base rows (`_fb`): `--floating-base`, DOF = NV (6 base velocities + joints), against "
+           "Pinocchio's model with a JointModelFreeFlyer root, random base poses (unit quaternions).", "",
+           "Each cell: ours / Pinocchio median ns = **ratio**, and in brackets the lowest-highest ratio of "
+           "the per-round medians.", "",
+           "| robot | DOF | ee | A | C | Q | J (all ee, world) | ID | FD "
            "| generation wall (CPU) | -O2 compile wall (CPU) |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     missed = []
     for r in rows:
         head = f"| {r['name']} | {r['ndof']} | {len(r['ees'])} |"
         tail = (f" {r['gen_s']:.1f} s ({r['gen_cpu_s']:.1f} s) | {r['compile_s']:.1f} s "
                 f"({r['compile_cpu_s']:.1f} s) |")
         if r["ndof"] >= BUILD_TARGET_DOF:
+            targets = FLOATING_BUILD_TARGETS if r.get("floating") else BUILD_TARGETS
             for k, what in (("gen", "generation"), ("compile", "compile")):
-                if r[f"{k}_s"] > BUILD_TARGETS[k]:
-                    missed.append(f"{r['name']} {what}: {r[f'{k}_s']:.1f} s wall (target <= {BUILD_TARGETS[k]:.0f} s)")
+                if r[f"{k}_s"] > targets[k]:
+                    missed.append(f"{r['name']} {what}: {r[f'{k}_s']:.1f} s wall (target <= {targets[k]:.0f} s)")
         if "skipped" in r:
-            out.append(head + f" skipped: {r['skipped']} | | | |" + tail)
+            out.append(head + f" skipped: {r['skipped']} | | | | | |" + tail)
             continue
         cells = []
-        for k in ("A", "C", "Q", "J"):
+        for k in KERNELS:
             o, p = r[k]
             rt = ratio(o, p)
-            cells.append(f" {fmt_ns(o)} / {fmt_ns(p)} = **{rt}** |")
+            s = r.get("spread", {}).get(k)
+            cells.append(f" {fmt_ns(o)} / {fmt_ns(p)} = **{rt}**" + (f" [{s[0]:.2f}-{s[1]:.2f}]" if s else "") + " |")
             if o is not None and p and o / p > TARGETS[k]:
                 missed.append(f"{r['name']} {k}: {rt} (target <= {TARGETS[k]})")
         out.append(head + "".join(cells) + tail)
-    out += ["", "Targets: A <= 0.3, C <= 0.3, Q <= 0.15, J <= 0.3 of Pinocchio; generation <= 60 s and "
-            "compile <= 30 s for Talos (32 DOF).", "",
+    out += ["", "Targets: A <= 0.3, C <= 0.3, Q <= 0.15, J <= 0.3, ID <= 0.25, FD <= 0.3 of Pinocchio; "
+            "generation <= 60 s and compile <= 30 s for Talos (32 DOF); on a floating base (Talos full) "
+            "<= 90 s and <= 45 s.", "",
             "Missed: " + ("; ".join(missed) if missed else "none"), "",
             "Generation: wall time of `python -m codegen ROBOT.urdf ...` (process start included). Compile: "
             "`gcc -std=c99 -O2 -c` of the generated .c. In parentheses the CPU time of the same process "
             "(user + system): on a loaded machine wall exceeds CPU. J: our `jacobian` for every end effector vs the "
-            "fastest of Pinocchio's three ways (see bench.md). Agreement ours vs Pinocchio C++ "
+            "fastest of Pinocchio's three ways (see bench.md). ID: inverse_dynamics (with the URDF's friction, if "
+            "any) vs rnea; FD: forward_dynamics vs aba. Agreement ours vs Pinocchio C++ "
             "(A, Q, J, max rel. err. on 8 states): " + ", ".join(
                 f"{r['name']} {r['agreement']:.0e}" for r in rows if "agreement" in r), ""]
     return "\n".join(out)
@@ -161,6 +201,7 @@ def main(argv=None) -> int:
     core = default_core(args)
     args.build_dir.mkdir(parents=True, exist_ok=True)
     rows = [one_robot(n, rel, ees, args, core) for n, rel, ees in ROBOTS if n in args.robots]
+    rows += [one_robot(n, rel, ees, args, core, floating=True) for n, rel, ees in FLOATING if n in args.robots]
     text = report(rows, args, core)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)

@@ -98,3 +98,54 @@ class PinFreeFlyer:
             a = pin.getFrameClassicalAcceleration(pm, d, fid, pin.LOCAL_WORLD_ALIGNED)
             out[f"a{i}"] = np.concatenate([a.linear, a.angular])
         return out
+
+
+def compare_urdf_floating(urdf_path, robot, n_states=10, seed=0) -> dict:
+    """The floating-base counterpart of tests.pin_reference.compare_urdf, without generating C: max
+    relative error per quantity between (a) Pinocchio's free-flyer model of the URDF
+    (buildModelFromUrdf with JointModelFreeFlyer, or its own floating root joint) and (b)
+    build_pin_model of our frame table (its base frames as one JointModelFreeFlyer), at random base
+    poses and velocities: A, C, Q and every end effector's LOCAL_WORLD_ALIGNED and LOCAL Jacobian.
+    Also checks that (a) orders the joints as we do."""
+    from tests.pin_reference import build_pin_model, ee_frames
+    from tests.reference_fk import rel_err
+
+    model = robot.model
+    pa = pin.buildModelFromUrdf(str(urdf_path))
+    if pa.joints[1].shortname() != "JointModelFreeFlyer":
+        pa = pin.buildModelFromUrdf(str(urdf_path), pin.JointModelFreeFlyer())
+    if list(pa.names[2:]) != list(model.joint_names[6:]):
+        raise AssertionError(f"joint order differs from Pinocchio's: {list(pa.names[2:])}")
+    pb, _ = build_pin_model(model, np.asarray(robot.values, dtype=float))
+    da, db = pa.createData(), pb.createData()
+    fa = {e.name: pa.getFrameId(e.name, pin.BODY) for e in model.end_effectors}
+    fb = ee_frames(pb)
+    rng = np.random.default_rng(seed)
+    errs = {}
+    for q, v in zip(*random_base_states(rng, model, n_states)):
+        qa = np.zeros(pa.nq)
+        qa[:7] = q[:7]
+        for name, theta in zip(model.joint_names[6:], q[7:]):
+            jm = pa.joints[pa.getJointId(name)]
+            qa[jm.idx_q:jm.idx_q + jm.nq] = (np.cos(theta), np.sin(theta)) if jm.nq == 2 else theta
+        va = np.zeros(pa.nv)
+        va[:6] = v[:6]
+        va[[pa.joints[pa.getJointId(n)].idx_v for n in model.joint_names[6:]]] = v[6:]
+        perm = np.r_[0:6, [pa.joints[pa.getJointId(n)].idx_v for n in model.joint_names[6:]]]
+        got = {}
+        for key, pm, d, qq, vv, P in (("a", pa, da, qa, va, perm), ("b", pb, db, q, v, np.arange(pb.nv))):
+            M = pin.crba(pm, d, qq)
+            M = np.triu(M) + np.triu(M, 1).T
+            out = {"A": M[np.ix_(P, P)], "C": pin.computeCoriolisMatrix(pm, d, qq, vv)[np.ix_(P, P)],
+                   "Q": pin.computeGeneralizedGravity(pm, d, qq)[P]}
+            pin.computeJointJacobians(pm, d, qq)
+            pin.updateFramePlacements(pm, d)
+            for name in fa:
+                fid = fa[name] if key == "a" else fb[name]
+                out[f"J_{name}_world"] = pin.getFrameJacobian(pm, d, fid, pin.LOCAL_WORLD_ALIGNED)[:, P]
+                out[f"J_{name}_local"] = pin.getFrameJacobian(pm, d, fid, pin.LOCAL)[:, P]
+            got[key] = out
+        for k, ref in got["a"].items():
+            group = "J_world" if k.endswith("_world") else "J_local" if k.endswith("_local") else k
+            errs[group] = max(errs.get(group, 0.0), rel_err(got["b"][k], ref))
+    return errs

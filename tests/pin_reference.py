@@ -16,7 +16,11 @@ parameter vector (Model.param_names order) into a `pinocchio.Model`:
 * model.armature[index] = Ia, model.gravity.linear = g * gravity;
 * one OP_FRAME per end effector, named "ee_<name>", placed at our frame (for
   an end effector on a moving frame it coincides with the joint frame, so its
-  frame Jacobian is the joint Jacobian).
+  frame Jacobian is the joint Jacobian);
+* a floating base (the six base frames: five massless, then the base link) ->
+  one JointModelFreeFlyer under the universe carrying the base link (its q is
+  our q[0:7], its v our v[0:6]: the same convention), the joints after it one
+  q index further than their velocity index.
 
 `pin_reference(pm, data, q, dq)` evaluates A, C, Q, the end-effector
 Jacobians, the potential energy U and the end-effector placements.
@@ -50,6 +54,7 @@ def build_pin_model(model, params):
     is the joint id and the placement is the identity).
     """
     nm = NumericModel(model, params)
+    massless = {f.key for f in model.frames if f.massless}
     pm = pin.Model()
     pm.name = model.name
     # where each of our frames sits in Pinocchio: (joint id, placement in that joint frame)
@@ -67,6 +72,15 @@ def build_pin_model(model, params):
             where[nf.key] = (pj, placement)
             pm.appendBodyToJoint(pj, inertia, placement)
             continue
+        if nf.type in ("base_linear", "base_angular"):
+            if nf.key in massless:  # the chain's first five frames: no body, no joint of their own
+                where[nf.key] = (pj, placement)
+                continue
+            jid = pm.addJoint(pj, pin.JointModelFreeFlyer(), placement, f"joint_{nf.key}")
+            pm.addJointFrame(jid)
+            pm.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
+            where[nf.key] = (jid, pin.SE3.Identity())
+            continue
         if nf.type == "revolute":
             jmodel = pin.JointModelRevoluteUnaligned(nf.axis.copy())
         elif nf.type == "prismatic":
@@ -76,7 +90,7 @@ def build_pin_model(model, params):
         jid = pm.addJoint(pj, jmodel, placement, f"joint_{nf.key}")
         pm.addJointFrame(jid)
         pm.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
-        if pm.joints[jid].idx_v != nf.index or pm.joints[jid].idx_q != nf.index:
+        if pm.joints[jid].idx_v != nf.index or pm.joints[jid].idx_q != nf.index + int(model.floating_base):
             raise AssertionError(f"frame {nf.key}: Pinocchio index {pm.joints[jid].idx_v} != {nf.index}")
         pm.armature[nf.index] = nf.Ia
         where[nf.key] = (jid, pin.SE3.Identity())
@@ -88,8 +102,8 @@ def build_pin_model(model, params):
         placement = placement * _se3(e.rotation.tolist(), [float(o) for o in e.origin])
         parent_frame = pm.getFrameId(f"joint_{key}") if pm.existFrame(f"joint_{key}") else 0
         ee[e.name] = pm.addFrame(pin.Frame(EE_PREFIX + e.name, jid, parent_frame, placement, pin.FrameType.OP_FRAME))
-    if pm.nq != model.ndof or pm.nv != model.ndof:
-        raise AssertionError(f"Pinocchio model has nq={pm.nq}, nv={pm.nv}, expected {model.ndof}")
+    if pm.nq != model.nq or pm.nv != model.ndof:
+        raise AssertionError(f"Pinocchio model has nq={pm.nq}, nv={pm.nv}, expected {model.nq}, {model.ndof}")
     return pm, ee
 
 

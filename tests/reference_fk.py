@@ -186,11 +186,14 @@ class NumericModel:
             nf.R0 = np.array(f.rotation.tolist(), dtype=float)
             nf.origin = np.array([float(sp.sympify(o).subs(subs)) for o in f.origin])
             k = f.key
-            nf.m = p[f"m_{k}"]
-            nf.MS = np.array([p[f"MX_{k}"], p[f"MY_{k}"], p[f"MZ_{k}"]])
-            nf.J = inertia_matrix(p[f"XX_{k}"], p[f"XY_{k}"], p[f"XZ_{k}"],
-                                  p[f"YY_{k}"], p[f"YZ_{k}"], p[f"ZZ_{k}"])
-            if f.moving:
+            if f.massless:  # the first five frames of a free-flyer: no parameters
+                nf.m, nf.MS, nf.J = 0.0, np.zeros(3), np.zeros((3, 3))
+            else:
+                nf.m = p[f"m_{k}"]
+                nf.MS = np.array([p[f"MX_{k}"], p[f"MY_{k}"], p[f"MZ_{k}"]])
+                nf.J = inertia_matrix(p[f"XX_{k}"], p[f"XY_{k}"], p[f"XZ_{k}"],
+                                      p[f"YY_{k}"], p[f"YZ_{k}"], p[f"ZZ_{k}"])
+            if f.moving and not f.base:
                 nf.Ia, nf.Fv, nf.Fc = p[f"Ia_{k}"], p[f"Fv_{k}"], p[f"Fc_{k}"]
             else:
                 nf.Ia = nf.Fv = nf.Fc = 0.0

@@ -1,6 +1,7 @@
 """The example controllers run (with their short option, as `make examples`
 runs them in full) and report small tracking errors: examples/computed_torque.py,
-examples/task_space.py (Python, subprocesses from the repository root) and
+examples/task_space.py (Python, subprocesses from the repository root),
+examples/floating_base.py (Solo12 in free flight: momentum, CoM and energy balance) and
 examples/c_controller/main.c (compiled with docs/c-abi.md's build line, run for
 a few ticks)."""
 from __future__ import annotations
@@ -19,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CC = shutil.which("cc") or shutil.which("gcc")
 
 
-def _run(cmd, **kw):
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, **kw)
+def _run(cmd, timeout=300, **kw):
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, **kw)
     assert res.returncode == 0, f"{cmd}: exit {res.returncode}\n{res.stdout}\n{res.stderr}"
     return res.stdout
 
@@ -60,6 +61,23 @@ def test_identify(tmp_path):
     assert m, out
     identified, default = float(m.group(1)), float(m.group(2))
     assert identified < 0.2 * default  # the identified model predicts the validation torques far better
+    assert png.is_file() or "matplotlib is not installed" in out
+
+
+def test_floating_base(tmp_path):
+    pytest.importorskip("pinocchio")  # example-robot-data's Solo12 comes with it
+    png = tmp_path / "fb.png"
+    # the first run generates and builds Solo12's module (the test's own cache): minutes on a loaded machine
+    out = _run([sys.executable, "-m", "examples.floating_base", "--short", "--png", str(png)], timeout=1500)
+    # free flight: centroidal angular momentum constant, linear = h0 + M g t, CoM ballistic,
+    # energy + dissipation constant; RK4 at 1 ms leaves errors far below these bounds
+    assert _number(out, "max angular momentum drift") < 1e-6
+    assert _number(out, "linear momentum error") < 1e-6
+    assert _number(out, "max CoM deviation from the ballistic parabola") < 1e-5  # m
+    assert _number(out, "max CoM velocity mismatch") < 1e-12
+    assert _number(out, "energy balance error") < 2e-5
+    assert _number(out, "energy dissipated by the PD dampers") > 0
+    assert _number(out, "max quaternion norm error") < 1e-12
     assert png.is_file() or "matplotlib is not installed" in out
 
 

@@ -15,14 +15,17 @@ moving rotation and axis entries by <= 1e-9 (derivation in its docstring).
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 pin = pytest.importorskip("pinocchio")
 
-from benchmarks.urdf_coverage import EXACT_TOL, robots_dir, run  # noqa: E402
+from benchmarks.urdf_coverage import EXACT_TOL, LEGGED, check_robot, robots_dir, run  # noqa: E402
 from codegen.read.model import ModelError  # noqa: E402
 from codegen.read.urdf import SNAP_TOL, load_urdf  # noqa: E402
+from tests.floating_reference import compare_urdf_floating  # noqa: E402
 from tests.pin_reference import compare_urdf, snap_bound  # noqa: E402
 
 ROBOTS = {
@@ -90,6 +93,37 @@ def test_coverage_every_robot_matches_or_is_refused():
             assert r["reason"], name
     accepted = sum(r["status"] == "matched" for _, r in rows)
     assert accepted >= 0.9 * len(rows)
+
+
+@pytest.mark.parametrize("robot", ["solo12", "talos"])
+def test_floating_base_matches_pinocchio_free_flyer(robot):
+    """The floating-base coverage check (benchmarks/urdf_coverage.py, free-flyer pass) on two robots."""
+    rel, ees = ROBOTS[robot]
+    path = robots_dir() / rel
+    assert rel.split("/")[0] in LEGGED
+    r = check_robot(path, n_states=3, floating=True)
+    assert r["status"] == "matched" and r["dof"] == load_urdf(path).model.ndof + 6, r
+    errs = compare_urdf_floating(path, load_urdf(path, end_effectors=ees, snap=False, floating_base=True), 4, 1)
+    assert set(errs) == {"A", "C", "Q", "J_world", "J_local"}
+    assert max(errs.values()) <= EXACT_TOL, errs
+
+
+def test_floating_base_check_fails_on_a_wrong_base_mass():
+    """The free-flyer comparison sees a change of the base link alone (a check that can fail)."""
+    path = robots_dir() / ROBOTS["solo12"][0]
+    robot = load_urdf(path, end_effectors=ROBOTS["solo12"][1], snap=False, floating_base=True)
+    values = list(robot.values)
+    values[robot.model.param_names.index("m_base_link")] *= 1.01
+    wrong = SimpleNamespace(model=robot.model, values=values)
+    assert compare_urdf_floating(path, robot, 2, 0)["A"] <= EXACT_TOL
+    assert compare_urdf_floating(path, wrong, 2, 0)["A"] > 1e-4
+
+
+@pytest.mark.slow
+def test_floating_coverage_every_legged_robot_matches_or_is_refused():
+    rows = run(n_states=2, floating=True)
+    assert len(rows) >= 30
+    assert all(r["status"] == "matched" or (r["status"] == "refused" and r["reason"]) for _, r in rows), rows
 
 
 def test_floating_joint_refused_by_name(tmp_path):

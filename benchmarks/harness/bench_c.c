@@ -32,6 +32,7 @@ int main(int argc, char **argv)
     }
     st = bench_read_states(argv[1]);
     if (st.ndof != BR_NDOF) bench_die("states file ndof differs from the kernels' NDOF");
+    if (st.nq != BR_NQ) bench_die("states file nq differs from the kernels' NQ (floating base?)");
     if (st.np != BR_NP) bench_die("states file parameter count differs from the kernels' NP");
     p = st.params;
     for (e = 0; e < BR_NEE; e++) snprintf(keys[e], sizeof keys[e], "J_%s", ee_names[e]);
@@ -41,7 +42,7 @@ int main(int argc, char **argv)
         FILE *f = fopen(dump, "wb");
         if (!f) bench_die("cannot write the dump file");
         for (s = 0; s < kdump && s < st.nstates; s++) {
-            const double *q = st.q + (size_t)s * BR_NDOF, *dq = st.dq + (size_t)s * BR_NDOF;
+            const double *q = st.q + (size_t)s * BR_NQ, *dq = st.dq + (size_t)s * BR_NDOF;
             BR_compute_A(q, p, A);
             BR_compute_C(q, dq, p, C);
             BR_compute_Q(q, p, Qv);

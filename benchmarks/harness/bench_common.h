@@ -3,6 +3,8 @@
  * States file (written by benchmarks/timing.py, little-endian):
  *   char magic[4] = "KRBS"; int32 version = 1; int32 nstates; int32 ndof; int32 np;
  *   double params[np]; double q[nstates][ndof]; double dq[nstates][ndof];
+ * Version 2 (a floating base: q has nq = ndof + 1 entries, the base quaternion) adds int32 nq
+ * after np, and q is double q[nstates][nq].
  *
  * Timing: every kernel is called on every state in turn (the same pre-drawn
  * states for both harnesses), `reps` times over, between two reads of
@@ -53,7 +55,7 @@
 #endif
 
 typedef struct {
-    int nstates, ndof, np;
+    int nstates, ndof, np, nq; /* nq: entries of one q (ndof, or ndof + 1 with a floating base) */
     double *params, *q, *dq;
 } bench_states;
 
@@ -76,21 +78,28 @@ static bench_states bench_read_states(const char *path)
     char magic[4];
     int32_t head[4];
     FILE *f = fopen(path, "rb");
-    size_t nv;
+    size_t nv, nq;
     if (!f) bench_die("cannot open the states file");
     if (fread(magic, 1, 4, f) != 4 || memcmp(magic, "KRBS", 4) != 0) bench_die("not a states file");
-    if (fread(head, sizeof(int32_t), 4, f) != 4 || head[0] != 1) bench_die("bad states file header");
+    if (fread(head, sizeof(int32_t), 4, f) != 4 || (head[0] != 1 && head[0] != 2)) bench_die("bad states file header");
     s.nstates = head[1];
     s.ndof = head[2];
     s.np = head[3];
-    if (s.nstates <= 0 || s.ndof <= 0 || s.np < 0) bench_die("bad states file sizes");
+    s.nq = s.ndof;
+    if (head[0] == 2) {
+        int32_t nq;
+        if (fread(&nq, sizeof(int32_t), 1, f) != 1) bench_die("bad states file header");
+        s.nq = nq;
+    }
+    if (s.nstates <= 0 || s.ndof <= 0 || s.np < 0 || s.nq < s.ndof) bench_die("bad states file sizes");
     nv = (size_t)s.nstates * (size_t)s.ndof;
+    nq = (size_t)s.nstates * (size_t)s.nq;
     s.params = (double *)malloc(sizeof(double) * (size_t)(s.np > 0 ? s.np : 1));
-    s.q = (double *)malloc(sizeof(double) * nv);
+    s.q = (double *)malloc(sizeof(double) * nq);
     s.dq = (double *)malloc(sizeof(double) * nv);
     if (!s.params || !s.q || !s.dq) bench_die("out of memory");
     if (fread(s.params, sizeof(double), (size_t)s.np, f) != (size_t)s.np ||
-        fread(s.q, sizeof(double), nv, f) != nv || fread(s.dq, sizeof(double), nv, f) != nv)
+        fread(s.q, sizeof(double), nq, f) != nq || fread(s.dq, sizeof(double), nv, f) != nv)
         bench_die("truncated states file");
     fclose(f);
     return s;
@@ -125,7 +134,7 @@ typedef struct {
 #define BENCH_REPS_(st, reps, ...)                                                        \
     for (r_ = 0; r_ < (reps); r_++)                                                       \
         for (s_ = 0; s_ < (st).nstates; s_++) {                                           \
-            const double *q = (st).q + (size_t)s_ * (st).ndof;                            \
+            const double *q = (st).q + (size_t)s_ * (st).nq;                              \
             const double *dq = (st).dq + (size_t)s_ * (st).ndof;                          \
             (void)q; (void)dq;                                                            \
             __VA_ARGS__;                                                                  \
@@ -427,7 +436,7 @@ static void bench_tick_stats(bench_tick *T, int instr, double out[][2])
         int s_ = 0, c_;                                                                   \
         double ts_ = bench_now_ns();                                                      \
         for (;;) {                                                                        \
-            const double *q = (st).q + (size_t)s_ * (st).ndof;                            \
+            const double *q = (st).q + (size_t)s_ * (st).nq;                              \
             const double *dq = (st).dq + (size_t)s_ * (st).ndof;                          \
             double *row_ = (T).raw + n_ * (nc_ + 1);                                      \
             (void)q; (void)dq;                                                            \

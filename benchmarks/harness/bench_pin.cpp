@@ -51,9 +51,13 @@ struct EndEffector {
 
 struct Loaded {
     pin::Model model;
-    std::vector<int> perm;  // perm[i] = Pinocchio's velocity index of our q[i] (rows/columns of A, C, Q, J)
-    std::vector<int> qidx;  // qidx[i] = Pinocchio's configuration index of our q[i]
-    std::vector<char> unbounded;  // our q[i] is an angle, Pinocchio's joint takes (cos, sin) at qidx[i]
+    std::vector<int> perm;  // perm[i] = Pinocchio's velocity index of our dq[i] (rows/columns of A, C, Q, J)
+    // per joint of the order line, in our order: Pinocchio's configuration index and its kind
+    // (0: one angle or length, 1: our angle -> Pinocchio's (cos, sin), 7: a free-flyer, whose
+    // 7 configuration entries (position, quaternion x-y-z-w) are ours as they are)
+    std::vector<int> qidx;
+    std::vector<int> kind;
+    int nq_ours = 0;
     std::vector<EndEffector> ees;
     std::string group = "J_all", tick_group = "J";
 };
@@ -107,6 +111,8 @@ static Loaded load(const char *path)
             else if (type == "RUBX") m.addJoint(pid, pin::JointModelRUBX(), placement, name);
             else if (type == "RUBY") m.addJoint(pid, pin::JointModelRUBY(), placement, name);
             else if (type == "RUBZ") m.addJoint(pid, pin::JointModelRUBZ(), placement, name);
+            // a floating base (Pinocchio's JointModelFreeFlyer): the states carry its 7 q and 6 v entries
+            else if (type == "FF") m.addJoint(pid, pin::JointModelFreeFlyer(), placement, name);
             else throw std::runtime_error("unsupported joint type " + type);
             m.addJointFrame(m.getJointId(name));  // as the URDF parser does: a JOINT frame named after it
 #endif
@@ -154,15 +160,18 @@ static Loaded load(const char *path)
         if (j >= (pin::JointIndex)m.njoints) throw std::runtime_error("unknown joint " + kv.first);
         m.armature[m.joints[j].idx_v()] = kv.second;
     }
-    if ((int)order.size() != m.nv) throw std::runtime_error("order line does not match the model");
     for (const auto &name : order) {
         pin::JointIndex j = m.getJointId(name);
-        if (j >= (pin::JointIndex)m.njoints || m.joints[j].nv() != 1 || m.joints[j].nq() > 2)
+        if (j >= (pin::JointIndex)m.njoints) throw std::runtime_error("bad joint in order line: " + name);
+        const int nv = m.joints[j].nv(), nq = m.joints[j].nq();
+        if (!((nv == 1 && nq <= 2) || (nv == 6 && nq == 7 && L.perm.empty())))  // a free-flyer comes first
             throw std::runtime_error("bad joint in order line: " + name);
-        L.perm.push_back(m.joints[j].idx_v());
+        for (int k = 0; k < nv; k++) L.perm.push_back(m.joints[j].idx_v() + k);
         L.qidx.push_back(m.joints[j].idx_q());
-        L.unbounded.push_back(m.joints[j].nq() == 2);
+        L.kind.push_back(nq == 7 ? 7 : nq == 2 ? 1 : 0);
+        L.nq_ours += nq == 7 ? 7 : 1;
     }
+    if ((int)L.perm.size() != m.nv) throw std::runtime_error("order line does not match the model");
     if (L.ees.empty() || L.ees.size() > 29) throw std::runtime_error("need 1 to 29 ee lines");
     for (size_t k = 0; k < L.ees.size(); k++) {
         EndEffector &e = L.ees[k];
@@ -223,22 +232,26 @@ int main(int argc, char **argv)
     bench_states st0 = bench_read_states(argv[2]);
     const int nd = st0.ndof;
     if (nd != model.nv) bench_die("states file ndof differs from the model's nv");
+    if (st0.nq != L.nq_ours) bench_die("states file nq differs from the model's (floating base?)");
     // The same states, in Pinocchio's joint order, as Eigen::VectorXd (the argument type
     // Pinocchio's explicit instantiations are declared for, so that the BENCH_PIN_LIB build
     // really runs the library's code). The timed statements index them by the state number s_.
     bench_states st = st0;
     std::vector<Eigen::VectorXd> qs(st.nstates, Eigen::VectorXd(model.nq)), vs(st.nstates, Eigen::VectorXd(nd));
-    for (int s = 0; s < st.nstates; s++)
-        for (int i = 0; i < nd; i++) {
-            const double a = st0.q[s * nd + i];
-            if (L.unbounded[i]) {
-                qs[s][L.qidx[i]] = std::cos(a);
-                qs[s][L.qidx[i] + 1] = std::sin(a);
+    for (int s = 0; s < st.nstates; s++) {
+        const double *q = st0.q + (size_t)s * st0.nq;
+        for (size_t k = 0, i = 0; k < L.kind.size(); k++) {
+            if (L.kind[k] == 7) {
+                for (int c = 0; c < 7; c++) qs[s][L.qidx[k] + c] = q[i++];
+            } else if (L.kind[k] == 1) {
+                qs[s][L.qidx[k]] = std::cos(q[i]);
+                qs[s][L.qidx[k] + 1] = std::sin(q[i++]);
             } else {
-                qs[s][L.qidx[i]] = a;
+                qs[s][L.qidx[k]] = q[i++];
             }
-            vs[s][L.perm[i]] = st0.dq[s * nd + i];
         }
+        for (int i = 0; i < nd; i++) vs[s][L.perm[i]] = st0.dq[s * nd + i];
+    }
     const size_t ne = L.ees.size();
     std::vector<pin::Data::Matrix6x> Jloc(ne, pin::Data::Matrix6x::Zero(6, nd)), Jw = Jloc, J2 = Jloc;
     const Eigen::VectorXd zero = Eigen::VectorXd::Zero(nd);
