@@ -64,6 +64,7 @@ class KernelSet:
     has_all: bool                    # prefix_compute_all(q, dq, p, A, C, Q, J_0, ..., J_n-1)
     has_friction: bool
     has_controller: bool = False     # inverse_dynamics, bias, forward_dynamics, fk, jdot_qdot
+    has_regressor: bool = False      # regressor (NDOF x NPI) and base_regressor (NDOF x NBASE)
 
     def fn(self, what: str) -> str:
         return f"{self.prefix}_{what}"
@@ -90,7 +91,8 @@ def kernel_set(gen_dir: Path, prefix: str, ee_names) -> KernelSet | None:
     has_all = bool(m) and len(m.group(1).split(",")) == 6 + len(ee_names)
     return KernelSet(gen_dir, header, prefix, ee_names, direct if has_direct else None, has_all,
                      bool(re.search(rf"\b{prefix}_friction\s*\(", text)),
-                     all(re.search(rf"\b{prefix}_{f}\s*\(", text) for f in CONTROLLER_FUNCTIONS))
+                     all(re.search(rf"\b{prefix}_{f}\s*\(", text) for f in CONTROLLER_FUNCTIONS),
+                     all(re.search(rf"\b{prefix}_{f}\s*\(", text) for f in REGRESSOR_FUNCTIONS))
 
 
 def tick_calls(ks: KernelSet) -> list[str]:
@@ -100,6 +102,8 @@ def tick_calls(ks: KernelSet) -> list[str]:
 
 
 CONTROLLER_FUNCTIONS = ("inverse_dynamics", "bias", "forward_dynamics", "fk", "jdot_qdot")
+# identification: Y(q, dq, ddq) with inverse_dynamics = Y . pi, and its independent columns
+REGRESSOR_FUNCTIONS = ("regressor", "base_regressor")
 
 
 def robot_header_text(ks: KernelSet) -> str:
@@ -133,6 +137,10 @@ def robot_header_text(ks: KernelSet) -> str:
     lines.append(f"#define BR_HAVE_CONTROLLER {int(ks.has_controller)}")
     if ks.has_controller:
         lines += [f"#define BR_{f} {ks.fn(f)}" for f in CONTROLLER_FUNCTIONS]
+    lines.append(f"#define BR_HAVE_REGRESSOR {int(ks.has_regressor)}")
+    if ks.has_regressor:
+        lines += [f"#define BR_NPI {P}_NPI", f"#define BR_NBASE {P}_NBASE"]
+        lines += [f"#define BR_{f} {ks.fn(f)}" for f in REGRESSOR_FUNCTIONS]
     lines.append(f"#define BR_HAVE_ALL {int(ks.has_all)}")
     if ks.has_all:
         js = ", ".join(f"J[{i}]" for i in range(n))

@@ -11,7 +11,9 @@ with JointModelFreeFlyer):
 4. one row per robot: hot medians of A (crba), C (computeCoriolisMatrix), Q
    (computeGeneralizedGravity), J (every end effector, world axes; Pinocchio: the
    fastest of its three frame-Jacobian variants), ID (rnea) and FD (aba), ratios
-   ours/Pinocchio, with the spread (lowest-highest round median) of each ratio.
+   ours/Pinocchio, with the spread (lowest-highest round median) of each ratio;
+5. a second table, identification: `regressor` and `base_regressor` against Pinocchio's
+   computeJointTorqueRegressor, and our base regressor against our full one.
 
 The harness rebuilds Pinocchio's own model of each URDF joint by joint (axis-aligned,
 unaligned and continuous joints; see benchmarks.urdf_case); a robot it cannot rebuild is listed
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import os
+import re
 import subprocess
 import sys
 import time
@@ -61,6 +64,8 @@ TARGETS = {"A": 0.3, "C": 0.3, "Q": 0.15, "J": 0.3, "ID": 0.25, "FD": 0.3}
 BUILD_TARGETS = {"gen": 60.0, "compile": 30.0}
 BUILD_TARGET_DOF = 32
 FLOATING_BUILD_TARGETS = {"gen": 90.0, "compile": 45.0}
+# identification (issue 21): regressor <= 0.3 of Pinocchio's; the base regressor no slower than the full one
+REGRESSOR_TARGET, BASE_TARGET = 0.3, 1.0
 
 
 def parse_args(argv=None):
@@ -97,9 +102,10 @@ def generate(name, urdf, ees, gen_dir, floating=False):
     return time.perf_counter() - t0, children_cpu() - c0
 
 
-def ratio_spread(per_round, ours_key, pin_key):
-    """(lowest, highest) of ours / Pinocchio over the rounds (round i's medians), None if absent."""
-    o, p = per_round.get("ours", {}).get(ours_key), per_round.get("pin", {}).get(pin_key)
+def ratio_spread(per_round, ours_key, pin_key, den="pin"):
+    """(lowest, highest) of ours / Pinocchio (or / the harness `den`) over the rounds (round i's medians),
+    None if absent."""
+    o, p = per_round.get("ours", {}).get(ours_key), per_round.get(den, {}).get(pin_key)
     if not o or not p:
         return None
     r = [a / b for a, b in zip(o, p) if b]
@@ -140,9 +146,60 @@ def one_robot(name, rel, ees, args, core, floating=False) -> dict:
     keys = {"A": ("A", "A"), "C": ("C", "C"), "Q": ("Q", "Q"), "J": (group_key(tuple(ees)), pj),
             "ID": ("ID", "ID"), "FD": ("FD", "FD")}
     row["spread"] = {k: ratio_spread(res["per_round"], *keys[k]) for k in KERNELS}
+    if case.ks.has_regressor:
+        row["regressor"] = regressor_figures(case.ks.header, name, case.pmodel, res)
     row["agreement"] = max(v for k, v in res["agreement"]["ours vs pin C++"].items() if k != "C")
     row["load"] = res["load_before"]
     return row
+
+
+def regressor_figures(header, prefix, pmodel, res) -> dict:
+    """Column counts (ours from the generated header, Pinocchio's ten per joint), the hot medians of
+    regressor and base_regressor against computeJointTorqueRegressor, and the per-round spreads."""
+    text = Path(header).read_text()
+    cols = {k: int(re.search(rf"#define {prefix.upper()}_{k} (\d+)", text).group(1)) for k in ("NPI", "NBASE")}
+    ours, pin = res["summary"]["ours"], res["summary"]["pin"]
+    pr = res["per_round"]
+    return dict(npi=cols["NPI"], nbase=cols["NBASE"], pin_cols=10 * (pmodel.njoints - 1),
+                Y=(_med(ours, "regressor"), _med(pin, "regressor")),
+                Yb=(_med(ours, "base_regressor"), _med(pin, "regressor")),
+                spread_Y=ratio_spread(pr, "regressor", "regressor"),
+                spread_Yb=ratio_spread(pr, "base_regressor", "regressor"),
+                spread_base_full=ratio_spread(pr, "base_regressor", "regressor", den="ours"))
+
+
+def _cell(o, p, s) -> str:
+    return f" {fmt_ns(o)} / {fmt_ns(p)} = **{ratio(o, p)}**" + (f" [{s[0]:.2f}-{s[1]:.2f}]" if s else "") + " |"
+
+
+def regressor_table(rows) -> tuple[list[str], list[str]]:
+    """The identification table's lines (empty without a regressor row) and the targets it misses."""
+    out, missed = [], []
+    for r in rows:
+        g = r.get("regressor")
+        if not g:
+            continue
+        (o, p), (ob, _) = g["Y"], g["Yb"]
+        out.append(f"| {r['name']} | {r['ndof']} | {g['npi']} / {g['pin_cols']} | {g['nbase']} |"
+                   + _cell(o, p, g["spread_Y"]) + _cell(ob, p, g["spread_Yb"]) + _cell(ob, o, g["spread_base_full"]))
+        if o is not None and p and o / p > REGRESSOR_TARGET:
+            missed.append(f"{r['name']} regressor: {ratio(o, p)} (target <= {REGRESSOR_TARGET})")
+        if ob is not None and o and ob / o > BASE_TARGET:
+            missed.append(f"{r['name']} base_regressor / regressor: {ratio(ob, o)} (target <= {BASE_TARGET:g})")
+    if not out:
+        return [], []
+    head = ["## Identification: the joint-torque regressor", "",
+            "`regressor(q, dq, ddq)` (NDOF x NPI) and `base_regressor` (NDOF x NBASE) against Pinocchio's "
+            "`computeJointTorqueRegressor(q, v, a)` (NV x 10 per joint), ddq = a = the state's dq; the last "
+            "column is our base regressor against our full one. Same cell format as above.", "",
+            "| robot | DOF | columns ours / pin | NBASE | regressor ours / pin | base_regressor ours / pin "
+            "| base_regressor / regressor (ours) |",
+            "|---|---|---|---|---|---|---|"]
+    return head + out + ["", f"Targets: regressor <= {REGRESSOR_TARGET} of Pinocchio; base_regressor no slower "
+                         "than regressor. Our columns also hold each joint's rotor inertia and friction "
+                         "(Ia, Fv, Fc); Pinocchio's, ten inertial parameters per joint (bodies on fixed joints "
+                         "lumped), so the two do not compute the same matrix, only the same torques.", "",
+                         "Missed (identification): " + ("; ".join(missed) if missed else "none"), ""], missed
 
 
 def report(rows, args, core) -> str:
@@ -193,6 +250,7 @@ def report(rows, args, core) -> str:
             "any) vs rnea; FD: forward_dynamics vs aba. Agreement ours vs Pinocchio C++ "
             "(A, Q, J, max rel. err. on 8 states): " + ", ".join(
                 f"{r['name']} {r['agreement']:.0e}" for r in rows if "agreement" in r), ""]
+    out += regressor_table(rows)[0]
     return "\n".join(out)
 
 

@@ -83,6 +83,14 @@ int main(int argc, char **argv)
     BENCH_TIME(o, st, "FK", BR_fk(q, p, 0, T));
     BENCH_TIME(o, st, "JdotQdot", BR_jdot_qdot(q, dq, p, 0, acc));
 #endif
+#if BR_HAVE_REGRESSOR /* the joint-torque regressor and its base columns; ddq: the state's dq (timing only) */
+    {
+        static double Y[BR_NDOF * BR_NPI], Yb[BR_NDOF * BR_NBASE];
+        BENCH_TIME(o, st, "regressor", BR_regressor(q, dq, dq, p, Y));
+        BENCH_TIME(o, st, "base_regressor", BR_base_regressor(q, dq, dq, p, Yb));
+        sink += Y[BR_NPI - 1] + Yb[BR_NBASE - 1];
+    }
+#endif
 #if BR_HAVE_ALL
     BENCH_TIME(o, st, "all", BR_COMPUTE_ALL(q, dq, p, A, C, Qv, J));
 #endif

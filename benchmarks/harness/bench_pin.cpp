@@ -32,6 +32,7 @@
 #include "pinocchio/algorithm/jacobian.hpp"
 #include "pinocchio/algorithm/kinematics.hpp"
 #include "pinocchio/algorithm/rnea.hpp"
+#include "pinocchio/algorithm/regressor.hpp"
 #include "pinocchio/multibody/joint.hpp"
 #ifdef BENCH_PIN_LIB
 #include "pinocchio/parsers/urdf.hpp"
@@ -337,6 +338,9 @@ int main(int argc, char **argv)
         pin::forwardKinematics(model, data, Q_, V_, zero);
         acc = pin::getFrameClassicalAcceleration(model, data, e0.frame, pin::LOCAL_WORLD_ALIGNED);
     });
+    // The joint-torque regressor (ddq: the state's dq, as in bench_c.c): Pinocchio's ten inertial
+    // columns per joint, in data.jointTorqueRegressor.
+    BENCH_TIME(o, st, "regressor", pin::computeJointTorqueRegressor(model, data, Q_, V_, V_));
     BENCH_TIME(o, st, "all_seq", {
         pin::crba(model, data, Q_);
         pin::computeCoriolisMatrix(model, data, Q_, V_);
@@ -362,7 +366,8 @@ int main(int argc, char **argv)
     }
     // Keep every output observable.
     double sink = data.M.sum() + data.C.sum() + data.g.sum() + data.tau.sum() + data.ddq.sum() + data.nle.sum()
-                  + data.oMf[e0.frame].translation().sum() + acc.toVector().sum();
+                  + data.oMf[e0.frame].translation().sum() + acc.toVector().sum()
+                  + data.jointTorqueRegressor.sum();
     for (size_t e = 0; e < ne; e++) sink += Jw[e].sum() + J2[e].sum() + Jloc[e].sum();
     printf(",\n  \"checksum\": %.17g\n}\n", sink);
     return 0;
