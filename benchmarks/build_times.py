@@ -20,6 +20,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -87,6 +88,7 @@ def _cpu_self() -> float:
 def one(urdf: str, ees: list) -> dict:
     """Generate and build one robot in this process; the figures as a dict."""
     from codegen.emit import compile_c, python_module
+    from codegen.emit.abi import describe
     from codegen.generate import CodegenConfig, generate
     from codegen.read.urdf import load_urdf
 
@@ -112,15 +114,30 @@ def one(urdf: str, ees: list) -> dict:
         generate(robot.model, robot.values, CodegenConfig(out_dir=Path(tmp), python=True))
         c_bytes = (Path(tmp) / "bench_kernels.c").stat().st_size
     total = time.perf_counter() - t0
-    # the Cython wrapper's C is written under the build's temporary directory (krang_pybuild_*)
-    wrapper = [r for r in runs if "krang_pybuild_" in r.source]
-    kernels = [r for r in runs if "krang_pybuild_" not in r.source]
+    # the kernels' parts are compiled from NAME_kernels_partK.c (python_module.part_sources), the
+    # Cython wrapper from its own C; both under the build's temporary directory
+    part = re.compile(r"_part(\d+)\.c$")
+    kernels = {int(part.search(r.source).group(1)): r for r in runs if part.search(r.source)}
+    wrapper = [r for r in runs if not part.search(r.source)]
+    names = {i: name for i, name, _ in describe(robot.model).parts()}
     return dict(dof=robot.model.ndof, total=total, generation=total - build["seconds"], build=build["seconds"],
                 generation_cpu=_cpu_self() - build["python_cpu"], cython_cpu=build["python_cpu"],
                 build_peak=build["peak"], generation_peak=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                kernels_cpu=sum(r.cpu_seconds for r in kernels), wrapper_cpu=sum(r.cpu_seconds for r in wrapper),
-                kernels_peak=max(r.peak_bytes for r in kernels), wrapper_peak=max(r.peak_bytes for r in wrapper),
+                kernels_cpu=sum(r.cpu_seconds for r in kernels.values()),
+                wrapper_cpu=sum(r.cpu_seconds for r in wrapper),
+                kernels_peak=max(r.peak_bytes for r in kernels.values()),
+                wrapper_peak=max(r.peak_bytes for r in wrapper),
+                parts={names[i]: (r.cpu_seconds, r.peak_bytes) for i, r in sorted(kernels.items())},
                 c_bytes=c_bytes)
+
+
+def two_cores(seconds) -> float:
+    """The wall time of jobs of these CPU seconds on two idle cores, the longest started first (the
+    build's order)."""
+    cores = [0.0, 0.0]
+    for s in sorted(seconds, reverse=True):
+        cores[cores.index(min(cores))] += s
+    return max(cores)
 
 
 def machine_line() -> str:
@@ -138,17 +155,34 @@ def machine_line() -> str:
 def table(rows) -> str:
     mb = 2 ** 20
     out = ["| Robot | DOF | kernels C (KB) | generation wall / CPU (s) | module build wall (s) "
-           "| CPU (s): Cython, kernels TU, wrapper TU | idle 2-core estimate (s) "
-           "| peak RSS (MB): generation, kernels cc1, wrapper cc1, whole build | load avg |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| CPU (s): Cython, kernel parts (sum), wrapper TU | largest part: CPU (s), peak (MB) "
+           "| idle 2-core estimate (s) "
+           "| peak RSS (MB): generation, largest kernels cc1, wrapper cc1, whole build | load avg |",
+           "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
     for name, r in rows:
-        # on two idle cores: generation, Cython, then the two translation units side by side
-        idle = r["generation_cpu"] + r["cython_cpu"] + max(r["kernels_cpu"], r["wrapper_cpu"])
+        # on two idle cores: generation, Cython, then the translation units two at a time
+        parts = r.get("parts") or {"kernels": (r["kernels_cpu"], r["kernels_peak"])}
+        idle = r["generation_cpu"] + r["cython_cpu"] + two_cores([c for c, _ in parts.values()] + [r["wrapper_cpu"]])
+        big = max(parts, key=lambda k: parts[k][0])
         out.append(f"| {name} | {r['dof']} | {r['c_bytes'] / 1024:.0f} | {r['generation']:.0f} / "
                    f"{r['generation_cpu']:.0f} | {r['build']:.0f} | {r['cython_cpu']:.0f}, {r['kernels_cpu']:.0f}, "
-                   f"{r['wrapper_cpu']:.0f} | {idle:.0f} | {r['generation_peak'] / mb:.0f}, "
+                   f"{r['wrapper_cpu']:.0f} | {big}: {parts[big][0]:.0f}, {parts[big][1] / mb:.0f} "
+                   f"| {idle:.0f} | {r['generation_peak'] / mb:.0f}, "
                    f"{r['kernels_peak'] / mb:.0f}, {r['wrapper_peak'] / mb:.0f}, {r['build_peak'] / mb:.0f} "
                    f"| {r['load']:.1f} |")
+    return "\n".join(out)
+
+
+def parts_table(rows) -> str:
+    """CPU seconds and peak RSS of each part's compiler run, per robot."""
+    names = list(dict.fromkeys(k for _, r in rows for k in r.get("parts", {})))
+    if not names:
+        return ""
+    out = ["| Robot | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    for robot, r in rows:
+        cells = [f"{r['parts'][k][0]:.0f} s, {r['parts'][k][1] / 2 ** 20:.0f} MB" if k in r.get("parts", {}) else ""
+                 for k in names]
+        out.append(f"| {robot} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -190,17 +224,19 @@ def main(argv=None) -> int:
     text = ("# Build time and memory per robot\n\n"
             "Written by `python -m benchmarks.build_times` (do not edit by hand). Generation: URDF -> C "
             "(derivation, CSE, printing); module build: Cython and the C compiler, the Cython wrapper and "
-            "the kernels compiled concurrently (codegen/emit/compile_c.py). Peak RSS of the build: the "
+            "the kernels' parts (one translation unit per kernel group, -DKKPART=k, see the C ABI page) "
+            "compiled two at a time, the largest first (codegen/emit/compile_c.py). Peak RSS of the build: the "
             "largest sum over the build's processes, sampled every 0.1 s. Load avg: the 1-minute load "
             "average when the robot started. The machine is shared with other jobs (noisy): wall times "
             "vary with its load, CPU seconds much less; the idle 2-core estimate is generation CPU + Cython "
-            "CPU + the longer of the two concurrent translation units' CPU (an over-estimate: the Cython "
+            "CPU + the translation units' CPU scheduled on two cores, longest first (an over-estimate: the Cython "
             "figure is the Python process's CPU during the build, the /proc sampler's included). Peak RSS "
             "of a cc1: wait4's "
             "ru_maxrss of the compiler driver and its children; the driver is forked from the Python "
             "process and inherits its high-water mark, so a cc1 figure equal to the generation figure means "
             f"'at most that'. {jobs}\n\n"
-            f"{machine_line()}\n\n{table(rows)}\n")
+            f"{machine_line()}\n\n{table(rows)}\n\nPer part of the kernels (compiler CPU, peak RSS):\n\n"
+            f"{parts_table(rows)}\n")
     missing = [f"{name} ({rel})" for name, rel, _ in chosen if name not in {n for n, _ in rows}]
     if missing:
         text += (f"\nNot in this table (the logged run had not finished them): {', '.join(missing)}. "

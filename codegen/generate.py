@@ -23,7 +23,7 @@ import sympy as sp
 
 from . import __version__
 from .commit import write_atomically
-from .emit.abi import OUT, describe, regressor_columns
+from .emit.abi import OUT, TEMPLATE, describe, regressor_columns
 from .emit.cnames import c_string, cnames, comment_line, comment_text, doc_lines
 from .derive.base_parameters import base_set
 from .derive.outputs import derive
@@ -142,6 +142,17 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
     P, prefix = names.macro, abi.prefix
     header, source = f"{names.prefix}_kernels.h", f"{names.prefix}_kernels.c"
     ee_macros = [(f"{P}_{e.upper()}", i) for i, e in enumerate(names.ees)]
+    part_of = abi.part_of()
+    if len({part_of[f.name] for f in abi.functions if f.body == TEMPLATE}) != 1:
+        raise ValueError("the template-laid-out functions must share one part (abi.INTERFACE)")
+    batches = [batch(next(k.straight or k for k in kernels if k.name == f.batch_of), f.name,
+                     simd=not model.floating_base)
+               for f in abi.batched]
+
+    def parts_of(names_) -> str:
+        """KKIN(a) || KKIN(b): the parts holding these functions (a static helper's guard)."""
+        return " || ".join(f"KKIN({i})" for i in sorted({part_of[n] for n in names_})) or "0"
+
     ctx = dict(
         P=P, prefix=prefix, abi=abi, ndof=model.ndof, nq=model.nq, np=len(model.param_names), header=header,
         npi=len(regressor_columns(model)), regressor_first=len(model.geometry) + 1,
@@ -149,12 +160,17 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         base_lines=[comment_line(f"{i:3d}  {n}") for i, n in enumerate(base.names)] if base else [],
         base_geometry=", ".join(f"{g} = {c_double(v)}" for g, v in base.geometry) if base else "",
         guard=f"{P}_KERNELS_H", kernels=kernels, ee_macros=ee_macros,
-        batches=[batch(next(k.straight or k for k in kernels if k.name == f.batch_of), f.name,
-                       simd=not model.floating_base)
-                 for f in abi.batched],
+        batches=batches,
         frame_macros=[(f"{P}_WORLD", 0), (f"{P}_LOCAL", 1)],
-        # a robot without revolute joints calls no sincos_q (-Wunused-function)
-        uses_sincos=any(st.startswith("sincos_q(") for k in kernels for st in k.setup),
+        # each part of the source (abi.parts) has the static helpers its kernels call, no
+        # other (-Wunused-function): a robot without revolute joints calls no sincos_q
+        parts=[(i, name, doc_comment(", ".join(f.name for f in fs), indent=" *     "))
+               for i, name, fs in abi.parts()],
+        part_of=part_of,
+        part_names={i: comment_line(name) for i, name, _ in abi.parts()},
+        sincos_parts=parts_of(k.name for k in kernels if any(st.startswith("sincos_q(") for st in k.setup)),
+        simd_parts=parts_of(b.name for b in batches if b.simd),
+        lanes_sincos_parts=parts_of(b.name for b in batches if b.simd and b.sincos),
         joint_lines=[f"{i:3d}  {comment_text(n)}" for i, n in enumerate(model.joint_names)],
         param_lines=[f"{i:3d}  {comment_text(n)}" for i, n in enumerate(model.param_names)],
         jacobian_cases=[(m, f"{P}_{frame.upper()}", f"jacobian_{e}_{frame}")
@@ -171,7 +187,7 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
             for template, filename in (("kernels.h.j2", header), ("kernels.c.j2", source))}
 
 
-def _python_builder(abi, model, values, config):
+def _python_builder(abi, model, values, config, kernels=()):
     try:
         from .emit.python_module import build_python_module
     except ImportError as exc:
@@ -181,7 +197,11 @@ def _python_builder(abi, model, values, config):
     # the module is NAME_kernels with NAME the C prefix (a valid identifier),
     # built in the staging directory next to the C, renamed with it
     config = dataclasses.replace(config, name=abi.name)
-    return lambda stage: build_python_module(abi, model, values, stage, config)
+    # the parts' operation counts: the module build starts the largest first
+    part_of, weights = abi.part_of(), {}
+    for k in kernels:
+        weights[part_of[k.name]] = weights.get(part_of[k.name], 0) + k.ops
+    return lambda stage: build_python_module(abi, model, values, stage, config, weights)
 
 
 def generate(model, values, config, extra_files=None) -> list:
@@ -202,7 +222,7 @@ def generate(model, values, config, extra_files=None) -> list:
     kernels = [emit_kernel(k, d, abi.prefix, batched) for k in kernel_specs(abi, d)]
     files = render(abi, names, model, values, kernels, config, base)
     files.update(extra_files or {})
-    build = _python_builder(abi, model, values, config) if config.python else None
+    build = _python_builder(abi, model, values, config, kernels) if config.python else None
     return write_atomically(Path(config.out_dir), files, build, stale_stem=f"{names.prefix}_kernels")
 
 

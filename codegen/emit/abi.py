@@ -30,6 +30,13 @@ DERIVED, TEMPLATE = "derived", "template"
 # statements (codegen/emit/batch.py).
 BATCH = "batch"
 BATCHED = ("compute_A", "compute_C")  # the kernels with a batch form
+# Parts of the C source (`group` of a Function): the Python module build
+# compiles the source once per part, concurrently (-DKKPART=k, see
+# parts()): two cores at work and a smaller compiler process for a large
+# robot. A kernel without a group is a part of its own; batch kernels go with
+# their scalar kernel, the template-laid-out functions with INTERFACE.
+MASS, CORIOLIS, DYNAMICS, KINEMATICS = "mass matrix", "Coriolis", "dynamics", "kinematics"
+IDENTIFICATION, ALL, INTERFACE = "identification", "compute_all", "interface"
 FRAMES = ("world", "local")  # the `frame` argument of jacobian: 0, 1
 # What the shared inputs hold, in every kernel.
 Q_DOC = ("configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic); on a "
@@ -117,6 +124,7 @@ class Function:
     returns: str = "void"
     family: str = ""  # per-end-effector kernels behind one dispatcher: the dispatcher's name
     batch_of: str = ""  # a BATCH function: the scalar kernel it evaluates for each of n states
+    group: str = ""  # the part of the C source it is compiled in (parts()); "": see part_name
 
     @property
     def inputs(self) -> tuple:
@@ -162,6 +170,26 @@ class ABI:
         """The batch kernel of scalar kernel `name`, or None."""
         return next((f for f in self.batched if f.batch_of == name), None)
 
+    def part_name(self, f: Function) -> str:
+        """The part f is compiled in: its group; else its scalar kernel's (a
+        batch kernel), INTERFACE (a template-laid-out function) or its own name."""
+        if f.group:
+            return f.group
+        if f.body == BATCH:
+            return self.part_name(self.function(f.batch_of))
+        return INTERFACE if f.body == TEMPLATE else f.name
+
+    def parts(self) -> tuple:
+        """(number, name, functions) of every part, numbered from 1 in order of first appearance."""
+        order = {}
+        for f in self.functions:
+            order.setdefault(self.part_name(f), []).append(f)
+        return tuple((i, name, tuple(fs)) for i, (name, fs) in enumerate(order.items(), 1))
+
+    def part_of(self) -> dict:
+        """{function name: its part's number}."""
+        return {f.name: i for i, _, fs in self.parts() for f in fs}
+
     def signature(self, f: Function) -> str:
         args = ", ".join(a.decl for a in f.args) or "void"
         space = "" if f.returns.endswith("*") else " "
@@ -191,11 +219,11 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None, nbase: i
     q, dq, p = Arg("q", (model.nq,), IN, doc=Q_DOC), Arg("dq", (n,), IN, doc=DQ_DOC), Arg("p", (np_,), IN, doc=P_DOC)
     fs = [
         Function("compute_A", "Inertia matrix A(q), NDOF x NDOF, rotor inertia included.",
-                 (q, p, Arg("A", (n, n), OUT, "A", doc=A_DOC))),
+                 (q, p, Arg("A", (n, n), OUT, "A", doc=A_DOC)), group=MASS),
         Function("compute_C", "Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x NDOF.",
-                 (q, dq, p, Arg("C", (n, n), OUT, "C", doc=C_DOC))),
+                 (q, dq, p, Arg("C", (n, n), OUT, "C", doc=C_DOC)), group=CORIOLIS),
         Function("compute_Q", "Gravity torques Q(q) = dU/dq, NDOF.",
-                 (q, p, Arg("Q", (n,), OUT, "Q", doc=Q_OUT_DOC))),
+                 (q, p, Arg("Q", (n,), OUT, "Q", doc=Q_OUT_DOC)), group=DYNAMICS),
     ]
     for e, ident in zip(model.end_effectors, idents):
         for frame in FRAMES:
@@ -203,16 +231,16 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None, nbase: i
             fs.append(Function(
                 jacobian_name(ident, frame),
                 f"Jacobian of end effector {e.name} (frame {e.frame}) in {axes}, 6 x NDOF, linear rows first.",
-                (q, p, Arg("J", (6, n), OUT, f"J_{e.name}_{frame}", doc=J_DOC))))
+                (q, p, Arg("J", (6, n), OUT, f"J_{e.name}_{frame}", doc=J_DOC)), group=KINEMATICS))
     fs.append(Function("friction", "Friction torques Fv*dq + Fc*sign(dq), NDOF.",
-                       (dq, p, Arg("tau_f", (n,), OUT, "friction", doc=FRICTION_DOC))))
+                       (dq, p, Arg("tau_f", (n,), OUT, "friction", doc=FRICTION_DOC)), group=DYNAMICS))
     outs = [Arg("A", (n, n), OUT, "A", doc=A_DOC), Arg("C", (n, n), OUT, "C", doc=C_DOC),
             Arg("Q", (n,), OUT, "Q", doc=Q_OUT_DOC)]
     outs += [Arg(f"J_{ident}", (6, n), OUT, f"J_{e}_world", doc=f"its Jacobian in frame 0 (world) axes: {J_DOC}")
              for e, ident in zip(ees, idents)]
     fs.append(Function(
         "compute_all", "A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions).",
-        (q, dq, p, *outs)))
+        (q, dq, p, *outs), group=ALL))
     fs += [
         Function("jacobian",
                  "J (6 x NDOF, linear rows first) of end effector `ee` (its position in the end-effector "
@@ -245,24 +273,25 @@ def controller_functions(model: Model, idents, q, dq, p) -> list:
         Function("inverse_dynamics",
                  "Inverse dynamics tau = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq), rotor inertia "
                  "included (recursive Newton-Euler), NDOF.",
-                 (q, dq, ddq, p, Arg("tau", (n,), OUT, "tau", doc=TAU_OUT_DOC))),
+                 (q, dq, ddq, p, Arg("tau", (n,), OUT, "tau", doc=TAU_OUT_DOC)), group=DYNAMICS),
         Function("bias", "Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.",
-                 (q, dq, p, Arg("h", (n,), OUT, "h", doc=BIAS_DOC))),
+                 (q, dq, p, Arg("h", (n,), OUT, "h", doc=BIAS_DOC)), group=DYNAMICS),
         Function("forward_dynamics",
                  "Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by the sparse "
                  "LTDL factorization of A (no pivoting: A must be positive definite, as it is for physical "
                  "parameters where every joint moves some inertia or has Ia > 0), NDOF.",
-                 (q, dq, tau, p, Arg("ddq", (n,), OUT, "ddq", doc=DDQ_DOC))),
+                 (q, dq, tau, p, Arg("ddq", (n,), OUT, "ddq", doc=DDQ_DOC)), group=DYNAMICS),
     ]
     for e, ident in zip(model.end_effectors, idents):
         fs.append(Function(
             f"fk_{ident}", f"Pose of end effector {e.name} (frame {e.frame}) in frame 0: 4 x 4 homogeneous.",
-            (q, p, Arg("T", (4, 4), OUT, f"T_{e.name}", doc=T_DOC)), family="fk"))
+            (q, p, Arg("T", (4, 4), OUT, f"T_{e.name}", doc=T_DOC)), family="fk", group=KINEMATICS))
         fs.append(Function(
             f"jdot_qdot_{ident}",
             f"Jdot*dq of end effector {e.name} (frame {e.frame}): its classical acceleration at ddq = 0, "
             "6, linear first, frame 0 (world) axes.",
-            (q, dq, p, Arg("a", (6,), OUT, f"jdot_qdot_{e.name}", doc=JDOT_DOC)), family="jdot_qdot"))
+            (q, dq, p, Arg("a", (6,), OUT, f"jdot_qdot_{e.name}", doc=JDOT_DOC)), family="jdot_qdot",
+            group=KINEMATICS))
     fs += [
         Function("fk",
                  "Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (its position in the end-effector "
@@ -311,7 +340,8 @@ def identification_functions(model: Model, q, dq, p, nbase=None) -> list:
                  "with pi[k] = p[regressor_param_index(k)], the ten standard inertial parameters of every "
                  "link and each joint's Ia, Fv, Fc. Y reads only the geometry and g entries of p. Column k is in "
                  "N m (N on a prismatic joint's row) per unit of pi[k].",
-                 (q, dq, Arg("ddq", (n,), IN, doc=DDQ_DOC), p, Arg("Y", (n, npi), OUT, "Y", doc=Y_DOC))),
+                 (q, dq, Arg("ddq", (n,), IN, doc=DDQ_DOC), p, Arg("Y", (n, npi), OUT, "Y", doc=Y_DOC)),
+                 group=IDENTIFICATION),
         Function("regressor_param_index",
                  "Index in p of regressor column k, 0 <= k < NPI (-1 if out of range).",
                  (Arg("k", (), INDEX),), TEMPLATE, "int"),
@@ -352,17 +382,17 @@ def centroidal_functions(model: Model, q, p) -> list:
              "as in Pinocchio); M is its total, > 0 for physical parameters.")
     return [
         Function("com", f"Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. {moved}",
-                 (q, p, Arg("c", (3,), OUT, "com", doc=COM_DOC))),
+                 (q, p, Arg("c", (3,), OUT, "com", doc=COM_DOC)), group=KINEMATICS),
         Function("com_jacobian",
                  "Jacobian of the centre of mass Jc(q), 3 x NDOF row-major, frame 0 (world) axes: "
                  f"dc/dt = Jc dq (m/s). Equal to the first three rows of centroidal_map divided by M. {moved}",
-                 (q, p, Arg("Jc", (3, n), OUT, "com_jacobian", doc=JC_DOC))),
+                 (q, p, Arg("Jc", (3, n), OUT, "com_jacobian", doc=JC_DOC)), group=KINEMATICS),
         Function("centroidal_map",
                  "Centroidal momentum matrix Ag(q), 6 x NDOF row-major (Pinocchio's computeCentroidalMap): "
                  "Ag dq is the momentum of the robot, rows 0-2 linear (kg m/s), rows 3-5 angular about the "
                  "centre of mass (kg m^2/s), both in frame 0 (world) axes. Rotor inertia Ia is not counted. "
                  + moved,
-                 (q, p, Arg("Ag", (6, n), OUT, "centroidal_map", doc=AG_DOC))),
+                 (q, p, Arg("Ag", (6, n), OUT, "centroidal_map", doc=AG_DOC)), group=KINEMATICS),
         Function("integrate",
                  "q_out = q (+) v dt, Pinocchio's integrate: q (NQ; rad for revolute and continuous joints, "
                  "one angle each, not Pinocchio's cos/sin pair; m for prismatic ones), v (NV; rad/s, m/s), "

@@ -314,19 +314,39 @@ def write_python_module(abi, model, values, out_dir, module_name: str, header: s
 
 
 def compile_module(module_name: str, pyx: Path, c_sources, include_dirs, out_dir: Path,
-                   native: bool = False) -> Path:
+                   native: bool = False, parts=()) -> Path:
     """Cython + setuptools build_ext, in process: the extension lands in out_dir.
-    The compilers' output is captured (codegen/emit/build_log.py): nothing is
-    printed; a failure raises BuildError with the first error lines."""
+    `parts`: the part numbers of the generated C (abi.parts; compiled in this
+    order, the largest first): each c_source is then compiled once per part,
+    -DKKPART=k, concurrently (codegen/emit/compile_c.py). The compilers'
+    output is captured (codegen/emit/build_log.py): nothing is printed; a
+    failure raises BuildError with the first error lines."""
     log = None
     try:
         with captured() as log:
-            return _compile(module_name, pyx, c_sources, include_dirs, out_dir, native)
+            return _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, tuple(parts))
     except Exception as exc:  # noqa: BLE001 - Cython's, distutils' and setuptools' errors alike
         raise failure(module_name, log.text if log is not None else "", exc) from None
 
 
-def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native) -> Path:
+def part_sources(c_sources, parts, directory) -> list:
+    """One file per (source, part) in `directory`, `#define KKPART k` then the
+    source, included by name (found through the include path: the source's
+    directory must be on it). The sources' names are C identifiers + .c (the
+    generator's NAME_kernels.c), so the include line needs no escaping."""
+    written = []
+    for src in map(Path, c_sources):
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\.c", src.name):
+            raise ValueError(f"source name {src.name!r}")
+        for k in parts:
+            path = Path(directory) / f"{src.stem}_part{int(k)}.c"
+            path.write_text(f"/* part {int(k)} of {src.name} (-DKKPART={int(k)}) */\n"
+                            f"#define KKPART {int(k)}\n#include \"{src.name}\"\n", encoding="ascii")
+            written.append(path)
+    return written
+
+
+def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, parts) -> Path:
     import numpy
     from Cython.Build import cythonize
     from setuptools import Distribution, Extension
@@ -335,7 +355,11 @@ def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native) -> Path
 
     # removed on any exit, the compiler's temporaries inside; a killed run's by the next (build_dir.py)
     with build_directory() as tmp:
-        ext = Extension(module_name, sources=[str(pyx), *map(str, c_sources)],
+        if parts:
+            (Path(tmp) / "parts").mkdir()
+            c_sources = part_sources(c_sources, parts, Path(tmp) / "parts")
+        # the Cython wrapper last: the compile_c pool starts the sources in this order
+        ext = Extension(module_name, sources=[*map(str, c_sources), str(pyx)],
                         include_dirs=[*map(str, include_dirs), numpy.get_include()],
                         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                         extra_compile_args=FLAGS + (X86_FLAGS if platform.machine() == "x86_64" else [])
@@ -351,10 +375,12 @@ def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native) -> Path
     return Path(built)
 
 
-def build_python_module(abi, model, values, out_dir, config) -> Path:
+def build_python_module(abi, model, values, out_dir, config, part_weights=None) -> Path:
     """Render and compile NAME_kernels (NAME: config.name, else the model's)
     next to the generated C in out_dir. config: any object with `.name`;
-    `native=True` adds -march=native; other attributes are ignored.
+    `native=True` adds -march=native; other attributes are ignored. The C is
+    compiled as its parts (abi.parts), the heaviest first by `part_weights`
+    ({part number: weight}, e.g. operation counts; default: ABI order).
     Returns the path of the compiled extension."""
     out_dir = Path(out_dir).resolve()
     name = getattr(config, "name", None) or abi.name
@@ -364,7 +390,10 @@ def build_python_module(abi, model, values, out_dir, config) -> Path:
     if not c_src.is_file():
         raise FileNotFoundError(f"{c_src}: generate the C sources first")
     pyx, _ = write_python_module(abi, model, values, out_dir, module, header)
-    return compile_module(module, pyx, [c_src], [out_dir], out_dir, bool(getattr(config, "native", False)))
+    weights = part_weights or {}
+    parts = sorted((i for i, _, _ in abi.parts()), key=lambda i: -weights.get(i, 0))
+    return compile_module(module, pyx, [c_src], [out_dir], out_dir, bool(getattr(config, "native", False)),
+                          parts)
 
 
 def main(argv=None) -> int:

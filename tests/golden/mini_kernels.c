@@ -36,6 +36,37 @@
 
 #define NDOF MINI_NDOF
 
+/* Parts. As it is, this file is one translation unit. A build may compile it
+ * once per part instead, -DKKPART=k (the Python module build does, the
+ * parts concurrently): a large robot's kernels then take less wall time and
+ * each compiler process less memory. Every part has its own copy of the
+ * static helpers its kernels call; the functions of the other parts are
+ * reached through the header. The parts:
+ *   1 mass matrix:
+ *     compute_A, compute_A_batch
+ *   2 Coriolis:
+ *     compute_C, compute_C_batch
+ *   3 dynamics:
+ *     compute_Q, friction, inverse_dynamics, bias, forward_dynamics
+ *   4 kinematics:
+ *     jacobian_tool_world, jacobian_tool_local, jacobian_slider_world,
+ *     jacobian_slider_local, fk_tool, jdot_qdot_tool, fk_slider,
+ *     jdot_qdot_slider, com, com_jacobian, centroidal_map
+ *   5 compute_all:
+ *     compute_all
+ *   6 interface:
+ *     jacobian, default_params, joint_limits, param_name, joint_name, fk,
+ *     jdot_qdot, regressor_param_index, integrate, neutral
+ *   7 identification:
+ *     regressor
+ */
+#define KKNPARTS 7
+#if defined(KKPART)
+#define KKIN(part) (KKPART == (part))
+#else
+#define KKIN(part) 1
+#endif
+
 /* 1 if the n doubles at a and the m at b share memory. A kernel writes each
  * output as soon as it is known, while it still reads inputs; if an input
  * overlaps an output, it calls itself once with copies of its inputs on the
@@ -143,6 +174,7 @@ static inline void kk_prefetch_code(const void *begin, const void *end)
 #define KKPREFETCH(on) do { (void)(on); if (0) goto kk_begin; if (0) goto kk_end; } while (0)
 #endif
 
+#if KKIN(1) || KKIN(2) || KKIN(3) || KKIN(4) || KKIN(5) || KKIN(7)
 /* sin and cos of every joint coordinate at once. The loop has no branches,
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
@@ -203,6 +235,9 @@ KKCLONES static void sincos_q(const double *q, double *s, double *c)
     }
 }
 
+#endif
+
+#if KKIN(1) /* mass matrix */
 
 /* mini_compute_A with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -279,6 +314,9 @@ void mini_compute_A(const double *q, const double *p, double *A)
     const double t70 = p_Ia_1 + t69;
     A[0] = t70;
 }
+#endif
+
+#if KKIN(2) /* Coriolis */
 
 /* mini_compute_C with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -371,6 +409,9 @@ void mini_compute_C(const double *q, const double *dq, const double *p, double *
     const double t239 = t185 + t230;
     C[0] = t239;
 }
+#endif
+
+#if KKIN(3) /* dynamics */
 
 /* mini_compute_Q with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -436,6 +477,9 @@ void mini_compute_Q(const double *q, const double *p, double *Q)
     const double t81 = -t60*t78 + t61*t77;
     Q[0] = t81;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* mini_jacobian_tool_world with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -490,6 +534,9 @@ void mini_jacobian_tool_world(const double *q, const double *p, double *J)
     const double t273 = t260 - t265;
     J[4] = t273;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* mini_jacobian_tool_local with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -547,6 +594,9 @@ void mini_jacobian_tool_local(const double *q, const double *p, double *J)
     const double t275 = -t263*t265 - t264*t266;
     J[6] = t275;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* mini_jacobian_slider_world with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -594,6 +644,9 @@ void mini_jacobian_slider_world(const double *q, const double *p, double *J)
     const double t270 = q_q_b*s_q_base + t267;
     J[3] = t270;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* mini_jacobian_slider_local with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -644,6 +697,9 @@ void mini_jacobian_slider_local(const double *q, const double *p, double *J)
     const double t279 = c_q_base*t270 + s_q_base*t271;
     J[6] = t279;
 }
+#endif
+
+#if KKIN(3) /* dynamics */
 
 /* mini_friction with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -673,6 +729,9 @@ void mini_friction(const double *dq, const double *p, double *tau_f)
     const double p_Fc_1 = p[17];
     tau_f[0] = p_Fc_1*(double)((dq_q_base > 0) - (dq_q_base < 0)) + p_Fv_1*dq_q_base;
 }
+#endif
+
+#if KKIN(5) /* compute_all */
 
 /* mini_compute_all with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -876,6 +935,9 @@ void mini_compute_all(const double *q, const double *dq, const double *p, double
     const double t270 = q_q_b*s_q_base + t267;
     J_slider[3] = t270;
 }
+#endif
+
+#if KKIN(3) /* dynamics */
 
 /* mini_inverse_dynamics with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -998,6 +1060,9 @@ void mini_inverse_dynamics(const double *q, const double *dq, const double *ddq,
     const double t354 = p_Fc_1*(double)((dq_q_base > 0) - (dq_q_base < 0)) + p_Fv_1*dq_q_base + t353;
     tau[0] = t354;
 }
+#endif
+
+#if KKIN(3) /* dynamics */
 
 /* mini_bias with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -1086,6 +1151,9 @@ void mini_bias(const double *q, const double *dq, const double *p, double *h)
     const double t407 = t387 + t404;
     h[0] = t407;
 }
+#endif
+
+#if KKIN(3) /* dynamics */
 
 KKCLONES
 /* Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by
@@ -1225,6 +1293,9 @@ void mini_forward_dynamics(const double *q, const double *dq, const double *tau,
     const double t423 = -t414*t420 + t421;
     ddq[1] = t423;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* mini_fk_tool with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -1276,6 +1347,9 @@ void mini_fk_tool(const double *q, const double *p, double *T)
     T[0] = x1;
     T[6] = x1;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* mini_jdot_qdot_tool with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -1325,6 +1399,9 @@ void mini_jdot_qdot_tool(const double *q, const double *dq, const double *p, dou
     const double t430 = -t263*t428 + t264*t429;
     a[0] = t430;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* mini_fk_slider with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -1373,6 +1450,9 @@ void mini_fk_slider(const double *q, const double *p, double *T)
     T[2] = x0;
     T[5] = x0;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* mini_jdot_qdot_slider with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -1416,6 +1496,9 @@ void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, d
     const double t434 = -c_q_base*t432 - s_q_base*t433;
     a[0] = t434;
 }
+#endif
+
+#if KKIN(7) /* identification */
 
 /* mini_regressor with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -1671,6 +1754,9 @@ void mini_regressor(const double *q, const double *dq, const double *ddq, const 
     const double t462 = (double)((dq_q_base > 0) - (dq_q_base < 0));
     Y[12] = t462;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* mini_base_regressor with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -1941,6 +2027,9 @@ void mini_com(const double *q, const double *p, double *c)
     const double t437 = t436*(-c_q_base*t61 - s_q_base*t60);
     c[0] = t437;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* mini_com_jacobian with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -2025,6 +2114,9 @@ void mini_com_jacobian(const double *q, const double *p, double *Jc)
     const double t445 = t436*t440;
     Jc[0] = t445;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* mini_centroidal_map with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -2197,9 +2289,10 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
     const double t444 = -t437*t441 + t438*t440 + t69;
     Ag[15] = t444;
 }
+#endif
 
 
-#if KKSIMD
+#if KKSIMD && (KKIN(1) || KKIN(2))
 /* States per vector instruction: 8 with AVX-512 (32 registers of 8
  * doubles), else 4 (AVX2's 256 bits; SSE2 splits them into pairs). The
  * measured choice: benchmarks/batch.py. */
@@ -2336,6 +2429,7 @@ static KKINLINE void load_lanes(const double *x, kv *v)
     }
 }
 
+#if KKIN(1) || KKIN(2)
 /* sincos_q over the NDOF x KKLANES angles of a block of states.
  * With AVX-512 in 512-bit registers (GCC's -march default prefers 256). */
 #if defined(__AVX512F__) && !defined(__clang__)
@@ -2402,7 +2496,9 @@ static KKHELPER void sincos_lanes(const double *q, double *s, double *c)
 }
 
 #endif
+#endif
 
+#if KKIN(1) /* mass matrix */
 KKCLONES
 /* compute_A for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
@@ -2492,7 +2588,9 @@ void mini_compute_A_batch(int n, const double *q, const double *p, double *A)
         mini_compute_A(q + (size_t)b * 3, p, A + (size_t)b * 9);
     }
 }
+#endif
 
+#if KKIN(2) /* Coriolis */
 KKCLONES
 /* compute_C for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
@@ -2598,7 +2696,10 @@ void mini_compute_C_batch(int n, const double *q, const double *dq, const double
         mini_compute_C(q + (size_t)b * 3, dq + (size_t)b * 3, p, C + (size_t)b * 9);
     }
 }
+#endif
 
+#if KKIN(6) /* interface */
+/* The dispatchers, the model's metadata and the configuration-space functions. */
 void mini_jacobian(const double *q, const double *p, int ee, int frame, double *J)
 {
     if (ee == MINI_TOOL && frame == MINI_WORLD) {
@@ -2866,3 +2967,4 @@ void mini_neutral(double *q)
         q[i] = 0.0;
     }
 }
+#endif
