@@ -57,7 +57,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--name", metavar="NAME",
                     help="robot name: C prefix NAME_, macros NAME_ (uppercased), module NAME_kernels; "
                          "default: the model's name (TOML) or the URDF's file name without extension "
-                         "(ur5_robot.urdf -> ur5_robot). Any text; made a C identifier")
+                         "(ur5_robot.urdf -> ur5_robot). ASCII letters, digits and _, starting with a letter "
+                         "(a C identifier and Python module name); anything else is an error")
     ap.add_argument("--end-effector", action="append", default=[], metavar="LINK", dest="end_effectors",
                     help="URDF only: a link to expose as end effector (repeatable; its position in "
                          "this list is the `ee` argument of NAME_jacobian)")
@@ -121,6 +122,13 @@ def _share(text: str) -> tuple:
 def run(args) -> list:
     """Generate what the parsed command line `args` (parser().parse_args) asks for: a model and a
     parameter file, or a URDF; returns the written paths. Errors raise (main reports them)."""
+    if args.name is not None:
+        from .urdf_options import check_name
+
+        try:
+            check_name(args.name)
+        except ValueError as exc:
+            raise ModelError(f"--name: {exc}") from None
     config = CodegenConfig(out_dir=Path(args.out), name=args.name, end_effectors=tuple(args.end_effectors),
                            snap=args.snap, python=args.python, emit_model=args.emit_model,
                            share_subtrees=args.share_subtrees)

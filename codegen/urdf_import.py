@@ -76,7 +76,8 @@ def import_urdf(path, end_effectors=(), floating_base: bool = False, *, name: st
     """The compiled module NAME_kernels of the URDF file `path`, built if needed.
 
     end_effectors: link names exposed to jacobian/fk (in `ee` index order);
-    name: NAME (default: the URDF file name, e.g. ur5_robot.urdf -> ur5_robot);
+    name: NAME (default: the URDF file name, e.g. ur5_robot.urdf -> ur5_robot); ASCII letters,
+    digits and _, starting with a letter (ValueError otherwise: it names the module and the C);
     snap=False keeps rotation entries near 0/+-1 as written (agreement with
     Pinocchio ~1e-15 instead of the snapping bound in the summary line);
     friction=False makes the URDF's <dynamics> friction defaults 0 (so

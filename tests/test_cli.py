@@ -6,6 +6,7 @@ directory as it was (no half-written set, no temporary files).
 """
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 import codegen.commit as commit
 import codegen.generate as gen
 from codegen.generate import CodegenConfig, generate_from_files
+from codegen.urdf_options import check_name
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = ROOT / "tests" / "models" / "mini.toml"
@@ -53,10 +55,23 @@ def test_success_writes_both_files(tmp_path):
 
 
 def test_name_option_sets_prefix(tmp_path):
-    r = run(MINI, MINI_PARAMS, "--out", tmp_path, "--name", "my robot")
+    r = run(MINI, MINI_PARAMS, "--out", tmp_path, "--name", "my_robot")
     assert r.returncode == 0, r.stderr
     h = (tmp_path / "my_robot_kernels.h").read_text()
     assert "void my_robot_compute_A(" in h and "#define MY_ROBOT_NDOF 3" in h
+
+
+@pytest.mark.parametrize("name", ["my robot", "2link", "_arm", "bras_\u00e9"])
+def test_name_not_an_identifier_is_one_error(tmp_path, name):
+    """--name is the C prefix and the module name as given: anything else is one error line
+    naming the rule and a name that would do, and nothing is written."""
+    r = run(MINI, MINI_PARAMS, "--out", tmp_path / "out", "--name", name)
+    assert r.returncode != 0
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --name:"), r.stderr
+    assert "C identifier" in lines[0] and "e.g." in lines[0]
+    assert check_name(re.search(r"e\.g\. '(\w+)'", lines[0]).group(1))  # the suggestion would do
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("case", ["missing", "directory", "bad_toml", "missing_params", "params_directory",
@@ -238,10 +253,10 @@ def test_urdf_branch_passes_options_and_writes_model_files(tmp_path, monkeypatch
 
     monkeypatch.setitem(sys.modules, "codegen.read.urdf", types.SimpleNamespace(load_urdf=load_urdf))
     out = tmp_path / "out"
-    rc = cli.main([str(urdf), "--out", str(out), "--name", "arm 2", "--end-effector", "tool",
+    rc = cli.main([str(urdf), "--out", str(out), "--name", "arm_2", "--end-effector", "tool",
                    "--end-effector", "slider", "--no-snap", "--emit-model"])
     assert rc == 0, capsys.readouterr().err
-    assert calls == [(str(urdf), "arm 2", ("tool", "slider"), False, False)]
+    assert calls == [(str(urdf), "arm_2", ("tool", "slider"), False, False)]
     assert sorted(p.name for p in out.iterdir()) == ["arm_2.toml", "arm_2_kernels.c", "arm_2_kernels.h",
                                                      "arm_2_params.toml"]
     assert (out / "arm_2.toml").read_text() == MINI.read_text()
@@ -249,7 +264,7 @@ def test_urdf_branch_passes_options_and_writes_model_files(tmp_path, monkeypatch
     assert f"URDF file        {hashlib.sha256(urdf.read_bytes()).hexdigest()}" in header
     # the emitted model regenerates the same C with the TOML form
     rc = cli.main([str(out / "arm_2.toml"), str(out / "arm_2_params.toml"), "--out", str(tmp_path / "again"),
-                   "--name", "arm 2"])
+                   "--name", "arm_2"])
     assert rc == 0
     strip = lambda t: "\n".join(l for l in t.splitlines() if " file " not in l)  # noqa: E731,E741
     assert strip((tmp_path / "again" / "arm_2_kernels.c").read_text()) == strip((out / "arm_2_kernels.c").read_text())

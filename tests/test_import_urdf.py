@@ -201,3 +201,21 @@ def test_no_end_effector_warns_and_jacobian_says_there_are_none(env):
     res, _ = child(e, code.format(urdf=str(urdf)))
     assert any("no end effector given" in w and "l2" in w for w in res["warnings"]), res
     assert res["msg"] and "no end effectors" in res["msg"]
+
+
+@pytest.mark.parametrize("name", ["two link", "2link", "_two", "two-link", "tw\u00f6", ""])
+def test_name_not_an_identifier_is_one_clear_error(tmp_path, monkeypatch, name):
+    """name= is the module name and the C prefix as given: anything else raises one ValueError
+    before any work (no cache entry, no build), naming the rule and a name that would do."""
+    import codegen
+    from codegen.urdf_options import check_name
+
+    monkeypatch.setenv("KRANG_KERNELS_CACHE", str(tmp_path / "cache"))
+    urdf = tmp_path / "two_link.urdf"
+    urdf.write_text(URDF)
+    with pytest.raises(ValueError) as info:
+        codegen.import_urdf(urdf, end_effectors=["tool"], name=name, quiet=True)
+    msg = str(info.value)
+    assert "\n" not in msg and "C identifier / Python module name" in msg and repr(name) in msg
+    assert check_name(msg.split("e.g. '")[1].split("'")[0])  # the suggestion would do
+    assert not (tmp_path / "cache").exists()
