@@ -197,10 +197,12 @@ def _python_builder(abi, model, values, config, kernels=()):
     # the module is NAME_kernels with NAME the C prefix (a valid identifier),
     # built in the staging directory next to the C, renamed with it
     config = dataclasses.replace(config, name=abi.name)
-    # the parts' operation counts: the module build starts the largest first
-    part_of, weights = abi.part_of(), {}
-    for k in kernels:
-        weights[part_of[k.name]] = weights.get(part_of[k.name], 0) + k.ops
+    # the parts' operation counts: the module build starts the largest first. A batch kernel
+    # reprints its scalar kernel's statements: counted as that kernel's operations once more
+    part_of, weights, ops = abi.part_of(), {}, {k.name: k.ops for k in kernels}
+    for f in abi.functions:
+        n = ops.get(f.name, 0) + (ops.get(f.batch_of, 0) if f.batch_of else 0)
+        weights[part_of[f.name]] = weights.get(part_of[f.name], 0) + n
     return lambda stage: build_python_module(abi, model, values, stage, config, weights)
 
 

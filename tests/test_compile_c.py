@@ -6,6 +6,7 @@ import shutil
 import sysconfig
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -22,13 +23,14 @@ PyMODINIT_FUNC PyInit_%s(void) { return PyModule_Create(&def); }
 HELPER = "double kk_helper(double x) { return 2.0 * x; }\n"
 
 
-def build(tmp_path, name, sources, debug_info=False):
+def build(tmp_path, name, sources, debug_info=False, first=()):
     from setuptools import Distribution, Extension
 
     ext = Extension(name, sources=[str(s) for s in sources])
     dist = Distribution({"name": name, "ext_modules": [ext], "script_name": "test"})
     cmd = BuildExt(dist)
     cmd.debug_info = debug_info
+    cmd.first_sources = [str(s) for s in first]
     cmd.build_lib, cmd.build_temp, cmd.force = str(tmp_path / "lib"), str(tmp_path / "tmp"), True
     cmd.ensure_finalized()
     cmd.run()
@@ -71,6 +73,19 @@ def test_sources_compile_concurrently(tmp_path, monkeypatch):
     monkeypatch.setattr(compile_c, "run_compiler", run)
     build(tmp_path, "both", sources(tmp_path, "both"))
     assert peak[0] == 2
+
+
+def test_first_sources_start_first(tmp_path, monkeypatch):
+    """build_ext sorts the sources by name; first_sources (the largest parts) start before the rest."""
+    monkeypatch.setenv("KRANG_BUILD_JOBS", "1")
+    started = []
+    real = compile_c.run_compiler
+    monkeypatch.setattr(compile_c, "run_compiler", lambda command, source: (started.append(source),
+                                                                            real(command, source))[1])
+    srcs = sources(tmp_path, "ordered")
+    (tmp_path / "zz_part.c").write_text("double kk_other(double x) { return x; }\n")
+    build(tmp_path, "ordered", [*srcs, tmp_path / "zz_part.c"], first=[tmp_path / "zz_part.c", srcs[1]])
+    assert [Path(s).name for s in started] == ["zz_part.c", "helper.c", "ordered.c"]
 
 
 def test_failure_quotes_the_first_error_lines(tmp_path):

@@ -11,9 +11,10 @@ Why each:
   without (issue 22); a generated module is rebuilt, not debugged, so `-g`
   comes only with debug=True (KRANG_BUILD_DEBUG=1).
 * setuptools compiles an extension's sources one after the other. The
-  Cython wrapper and the kernels' C are independent translation units, so
-  they compile at the same time (KRANG_BUILD_JOBS, default: the CPUs this
-  process may use, at most the number of sources).
+  Cython wrapper and the kernels' parts (-DKKPART=k) are independent
+  translation units, so they compile at the same time (KRANG_BUILD_JOBS,
+  default: the CPUs this process may use, at most the number of sources),
+  the ones named in first_sources first (the largest parts).
 * setuptools reports a failed compiler run as "command 'gcc' failed with
   exit code 1", the diagnostics gone to a terminal the caller may not see;
   CompileFailed carries the first error lines.
@@ -85,9 +86,12 @@ def run_compiler(command, source) -> CompilerRun:
     return run
 
 
-def _concurrent_compile(compiler, debug_info: bool):
+def _concurrent_compile(compiler, debug_info: bool, first=()):
     """A replacement of compiler.compile (distutils.ccompiler.CCompiler.compile's
-    signature) that runs the compiler once per source, concurrently."""
+    signature) that runs the compiler once per source, concurrently; the sources
+    in `first` are started first, in that order (build_ext sorts an extension's
+    sources by name: the longest jobs first keep both cores busy to the end)."""
+    rank = {os.path.abspath(s): i for i, s in enumerate(first)}
 
     def compile(sources, output_dir=None, macros=None, include_dirs=None, debug=False,
                 extra_preargs=None, extra_postargs=None, depends=None):
@@ -98,6 +102,7 @@ def _concurrent_compile(compiler, debug_info: bool):
         if not debug_info:
             base = without_debug_info(base)
         todo = [(obj, build[obj][0]) for obj in objects if obj in build]
+        todo.sort(key=lambda item: rank.get(os.path.abspath(item[1]), len(rank)))  # stable: the rest as given
 
         def one(item):
             obj, src = item
@@ -117,11 +122,12 @@ class BuildExt(build_ext):
     extension concurrently and reports failures with the compiler's error lines."""
 
     debug_info = False
+    first_sources = ()  # compiled first, in this order (the largest translation units)
 
     def build_extensions(self):
         debug_info = self.debug_info or debug_requested()
         if hasattr(self.compiler, "compiler_so") and hasattr(self.compiler, "_setup_compile"):
-            self.compiler.compile = _concurrent_compile(self.compiler, debug_info)
+            self.compiler.compile = _concurrent_compile(self.compiler, debug_info, self.first_sources)
             if not debug_info:
                 self.compiler.linker_so = without_debug_info(self.compiler.linker_so)
         super().build_extensions()

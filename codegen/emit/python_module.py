@@ -358,8 +358,7 @@ def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, parts) 
         if parts:
             (Path(tmp) / "parts").mkdir()
             c_sources = part_sources(c_sources, parts, Path(tmp) / "parts")
-        # the Cython wrapper last: the compile_c pool starts the sources in this order
-        ext = Extension(module_name, sources=[*map(str, c_sources), str(pyx)],
+        ext = Extension(module_name, sources=[str(pyx), *map(str, c_sources)],
                         include_dirs=[*map(str, include_dirs), numpy.get_include()],
                         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                         extra_compile_args=FLAGS + (X86_FLAGS if platform.machine() == "x86_64" else [])
@@ -368,6 +367,7 @@ def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, parts) 
         exts = cythonize([ext], build_dir=tmp, language_level=3, quiet=True, force=True)
         dist = Distribution({"name": module_name, "ext_modules": exts, "script_name": "pybuild"})
         cmd = BuildExt(dist)  # no -g, sources compiled concurrently, compiler errors quoted
+        cmd.first_sources = [str(c) for c in c_sources]  # the kernels' parts, largest first; then the wrapper
         cmd.build_lib, cmd.build_temp, cmd.inplace, cmd.force = str(out_dir), tmp, False, True
         cmd.ensure_finalized()
         cmd.run()
