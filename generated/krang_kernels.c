@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        3cb53f10e65939151c5eceab3e11315374ed458a5f2d676aac106d033dbc572e
+ * generator        2fc22d70e78919105bbba758256f70e3a150f4181886a749fbd4fc68e7669616
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -35,6 +35,42 @@
 #include "krang_kernels.h"
 
 #define NDOF KRANG_NDOF
+
+/* Parts. As it is, this file is one translation unit. A build may compile it
+ * once per part instead, -DKKPART=k (the Python module build does, the
+ * parts concurrently): a large robot's kernels then take less wall time and
+ * each compiler process less memory. Every part has its own copy of the
+ * static helpers its kernels call; the functions of the other parts are
+ * reached through the header. The parts:
+ *   1 mass matrix:
+ *     compute_A, compute_A_batch
+ *   2 Coriolis:
+ *     compute_C, compute_C_batch
+ *   3 dynamics:
+ *     compute_Q, friction, inverse_dynamics, bias, forward_dynamics
+ *   4 kinematics:
+ *     jacobian_left_world, jacobian_left_local, jacobian_right_world,
+ *     jacobian_right_local, fk_left, jdot_qdot_left, fk_right,
+ *     jdot_qdot_right, com, com_jacobian, centroidal_map
+ *   5 compute_all:
+ *     compute_all
+ *   6 interface:
+ *     jacobian, default_params, joint_limits, param_name, joint_name, fk,
+ *     jdot_qdot, regressor_param_index, base_param_name,
+ *     base_regressor_column, integrate, neutral
+ *   7 identification:
+ *     regressor
+ *   8 base_regressor:
+ *     base_regressor
+ *   9 base_params:
+ *     base_params
+ */
+#define KKNPARTS 9
+#if defined(KKPART)
+#define KKIN(part) (KKPART == (part))
+#else
+#define KKIN(part) 1
+#endif
 
 /* 1 if the n doubles at a and the m at b share memory. A kernel writes each
  * output as soon as it is known, while it still reads inputs; if an input
@@ -143,6 +179,7 @@ static inline void kk_prefetch_code(const void *begin, const void *end)
 #define KKPREFETCH(on) do { (void)(on); if (0) goto kk_begin; if (0) goto kk_end; } while (0)
 #endif
 
+#if KKIN(1) || KKIN(2) || KKIN(3) || KKIN(4) || KKIN(5) || KKIN(7) || KKIN(8)
 /* sin and cos of every joint coordinate at once. The loop has no branches,
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
@@ -203,6 +240,9 @@ KKCLONES static void sincos_q(const double *q, double *s, double *c)
     }
 }
 
+#endif
+
+#if KKIN(1) /* mass matrix */
 
 /* krang_compute_A with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -1612,6 +1652,9 @@ kk_begin:
     A[0] = t442;
 kk_end:;
 }
+#endif
+
+#if KKIN(2) /* Coriolis */
 
 /* compute_C of the subtree at frame 4l and the 1 subtree(s) like it. 2821 operations. */
 KKCLONES
@@ -3617,6 +3660,9 @@ kk_begin:
     C[0] = t2980;
 kk_end:;
 }
+#endif
+
+#if KKIN(3) /* dynamics */
 
 /* krang_compute_Q with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -3918,6 +3964,9 @@ void krang_compute_Q(const double *q, const double *p, double *Q)
     const double t931 = t431*t898 - t432*t897;
     Q[0] = t931;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* krang_jacobian_left_world with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -4156,6 +4205,9 @@ void krang_jacobian_left_world(const double *q, const double *p, double *J)
     const double t3718 = t3600 + x1;
     J[35] = t3718;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* krang_jacobian_left_local with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -4457,6 +4509,9 @@ void krang_jacobian_left_local(const double *q, const double *p, double *J)
     const double t3742 = -t3649*t3657 + t3653*t3655;
     J[34] = t3742;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* krang_jacobian_right_world with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -4695,6 +4750,9 @@ void krang_jacobian_right_world(const double *q, const double *p, double *J)
     const double t3792 = t3600 + x1;
     J[35] = t3792;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* krang_jacobian_right_local with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -4996,6 +5054,9 @@ void krang_jacobian_right_local(const double *q, const double *p, double *J)
     const double t3816 = -t3702*t3710 + t3706*t3708;
     J[34] = t3816;
 }
+#endif
+
+#if KKIN(3) /* dynamics */
 
 /* krang_friction with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -5081,6 +5142,9 @@ void krang_friction(const double *dq, const double *p, double *tau_f)
     const double p_Fc_1 = p[22];
     tau_f[0] = p_Fc_1*(double)((dq_q_imu > 0) - (dq_q_imu < 0)) + p_Fv_1*dq_q_imu;
 }
+#endif
+
+#if KKIN(5) /* compute_all */
 
 /* compute_all of the subtree at frame 4l and the 1 subtree(s) like it. 3071 operations. */
 KKCLONES
@@ -7867,6 +7931,9 @@ kk_begin:
     Q[0] = t4802;
 kk_end:;
 }
+#endif
+
+#if KKIN(3) /* dynamics */
 
 /* krang_inverse_dynamics with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -8862,6 +8929,9 @@ kk_begin:
     tau[0] = t5288;
 kk_end:;
 }
+#endif
+
+#if KKIN(3) /* dynamics */
 
 /* krang_bias with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -9727,6 +9797,9 @@ kk_begin:
     h[0] = -t5718;
 kk_end:;
 }
+#endif
+
+#if KKIN(3) /* dynamics */
 
 KKCLONES
 /* Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by
@@ -11953,6 +12026,9 @@ kk_begin:
     ddq[9] = t6195;
 kk_end:;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* krang_fk_left with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -12080,6 +12156,9 @@ void krang_fk_left(const double *q, const double *p, double *T)
     const double t3658 = c_q_7l*t3643 + s_q_7l*t3650;
     T[0] = t3658;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* krang_jdot_qdot_left with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -12329,6 +12408,9 @@ void krang_jdot_qdot_left(const double *q, const double *dq, const double *p, do
     const double t6284 = -t3649*t6283 + t3658*t6281 + t3659*t6282;
     a[0] = t6284;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* krang_fk_right with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -12456,6 +12538,9 @@ void krang_fk_right(const double *q, const double *p, double *T)
     const double t3711 = c_q_7r*t3696 + s_q_7r*t3703;
     T[0] = t3711;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* krang_jdot_qdot_right with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -12705,6 +12790,9 @@ void krang_jdot_qdot_right(const double *q, const double *dq, const double *p, d
     const double t6293 = -t3702*t6292 + t3711*t6290 + t3712*t6291;
     a[0] = t6293;
 }
+#endif
+
+#if KKIN(7) /* identification */
 
 /* krang_regressor with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -19644,6 +19732,9 @@ kk_begin:
     Y[12] = t6452;
 kk_end:;
 }
+#endif
+
+#if KKIN(8) /* base_regressor */
 
 /* krang_base_regressor with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -24626,6 +24717,9 @@ kk_begin:
     Yb[4] = t6452;
 kk_end:;
 }
+#endif
+
+#if KKIN(9) /* base_params */
 
 /* krang_base_params with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -25035,6 +25129,9 @@ void krang_base_params(const double *p, double *beta)
     const double p_MY_1 = p[12];
     beta[0] = 1.0*p_MY_1 + 0.499*p_m_10l + 0.499*p_m_10r + 0.499*p_m_2 + 0.499*p_m_3 + 0.499*p_m_4l + 0.499*p_m_4r + 0.499*p_m_5l + 0.499*p_m_5r + 0.499*p_m_6l + 0.499*p_m_6r + 0.499*p_m_7l + 0.499*p_m_7r + 0.499*p_m_8l + 0.499*p_m_8r + 0.499*p_m_9l + 0.499*p_m_9r;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* krang_com with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -25284,6 +25381,9 @@ void krang_com(const double *q, const double *p, double *c)
     const double t6300 = t6299*(-c_q_imu*t432 + s_q_imu*t431);
     c[0] = t6300;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* krang_com_jacobian with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -25761,6 +25861,9 @@ void krang_com_jacobian(const double *q, const double *p, double *Jc)
     const double t6309 = t6299*t6304;
     Jc[34] = t6309;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* krang_centroidal_map with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -26864,9 +26967,10 @@ kk_begin:
     Ag[85] = t6307;
 kk_end:;
 }
+#endif
 
 
-#if KKSIMD
+#if KKSIMD && (KKIN(1) || KKIN(2))
 /* States per vector instruction: 8 with AVX-512 (32 registers of 8
  * doubles), else 4 (AVX2's 256 bits; SSE2 splits them into pairs). The
  * measured choice: benchmarks/batch.py. */
@@ -27003,6 +27107,7 @@ static KKINLINE void load_lanes(const double *x, kv *v)
     }
 }
 
+#if KKIN(1) || KKIN(2)
 /* sincos_q over the NDOF x KKLANES angles of a block of states.
  * With AVX-512 in 512-bit registers (GCC's -march default prefers 256). */
 #if defined(__AVX512F__) && !defined(__clang__)
@@ -27069,7 +27174,9 @@ static KKHELPER void sincos_lanes(const double *q, double *s, double *c)
 }
 
 #endif
+#endif
 
+#if KKIN(1) /* mass matrix */
 KKCLONES
 /* compute_A for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
@@ -28488,7 +28595,9 @@ void krang_compute_A_batch(int n, const double *q, const double *p, double *A)
         krang_compute_A(q + (size_t)b * 17, p, A + (size_t)b * 289);
     }
 }
+#endif
 
+#if KKIN(2) /* Coriolis */
 KKCLONES
 /* compute_C for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
@@ -31589,7 +31698,10 @@ void krang_compute_C_batch(int n, const double *q, const double *dq, const doubl
         krang_compute_C(q + (size_t)b * 17, dq + (size_t)b * 17, p, C + (size_t)b * 289);
     }
 }
+#endif
 
+#if KKIN(6) /* interface */
+/* The dispatchers, the model's metadata and the configuration-space functions. */
 void krang_jacobian(const double *q, const double *p, int ee, int frame, double *J)
 {
     if (ee == KRANG_LEFT && frame == KRANG_WORLD) {
@@ -32567,3 +32679,4 @@ void krang_neutral(double *q)
         q[i] = 0.0;
     }
 }
+#endif

@@ -56,11 +56,16 @@
  *     compute_all
  *   6 interface:
  *     jacobian, default_params, joint_limits, param_name, joint_name, fk,
- *     jdot_qdot, regressor_param_index, integrate, neutral
+ *     jdot_qdot, regressor_param_index, base_param_name,
+ *     base_regressor_column, integrate, neutral
  *   7 identification:
  *     regressor
+ *   8 base_regressor:
+ *     base_regressor
+ *   9 base_params:
+ *     base_params
  */
-#define KKNPARTS 7
+#define KKNPARTS 9
 #if defined(KKPART)
 #define KKIN(part) (KKPART == (part))
 #else
@@ -174,7 +179,7 @@ static inline void kk_prefetch_code(const void *begin, const void *end)
 #define KKPREFETCH(on) do { (void)(on); if (0) goto kk_begin; if (0) goto kk_end; } while (0)
 #endif
 
-#if KKIN(1) || KKIN(2) || KKIN(3) || KKIN(4) || KKIN(5) || KKIN(7)
+#if KKIN(1) || KKIN(2) || KKIN(3) || KKIN(4) || KKIN(5) || KKIN(7) || KKIN(8)
 /* sin and cos of every joint coordinate at once. The loop has no branches,
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
@@ -1756,7 +1761,7 @@ void mini_regressor(const double *q, const double *dq, const double *ddq, const 
 }
 #endif
 
-#if KKIN(4) /* kinematics */
+#if KKIN(8) /* base_regressor */
 
 /* mini_base_regressor with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -1891,6 +1896,9 @@ void mini_base_regressor(const double *q, const double *dq, const double *ddq, c
     const double t462 = (double)((dq_q_base > 0) - (dq_q_base < 0));
     Yb[4] = t462;
 }
+#endif
+
+#if KKIN(9) /* base_params */
 
 /* mini_base_params with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -1951,6 +1959,9 @@ void mini_base_params(const double *p, double *beta)
     const double p_MX_1 = p[6];
     beta[0] = 1.0*p_MX_1 + 0.12*p_m_a + 0.12*p_m_ta;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* mini_com with copies of its inputs (some overlap an output). */
 KKCOLD
