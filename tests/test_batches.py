@@ -37,6 +37,7 @@ KERNELS = {
     "bias": lambda s, p, out=None: kk.bias(s["q"], s["dq"], p, out=out),
     "forward_dynamics": lambda s, p, out=None: kk.forward_dynamics(s["q"], s["dq"], s["tau"], p, out=out),
     "regressor": lambda s, p, out=None: kk.regressor(s["q"], s["dq"], s["ddq"], p, out=out),
+    "base_regressor": lambda s, p, out=None: kk.base_regressor(s["q"], s["dq"], s["ddq"], p, out=out),
     "com": lambda s, p, out=None: kk.com(s["q"], p, out=out),
     "com_jacobian": lambda s, p, out=None: kk.com_jacobian(s["q"], p, out=out),
     "centroidal_map": lambda s, p, out=None: kk.centroidal_map(s["q"], p, out=out),
@@ -57,7 +58,8 @@ def _row(states, i):
 def test_every_kernel_is_covered():
     kernels = {n for n in kk.__all__ if callable(getattr(kk, n))} - {
         "default_params", "params_from_dict", "check_params", "load_params", "link_params", "compute_all",
-        "jacobian", "fk", "jdot_qdot", "neutral"}
+        "jacobian", "fk", "jdot_qdot", "neutral",
+        "base_params"}  # a function of the parameters alone: no state, no batch
     assert kernels <= set(KERNELS)
 
 
