@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        2fc22d70e78919105bbba758256f70e3a150f4181886a749fbd4fc68e7669616
+ * generator        855a3e10c316afcccadc6eb79f738fbfc1dd316c98678b1814f6d2d4a38cd15f
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
