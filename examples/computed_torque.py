@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 import krang_kernels as kk
+from examples.plotting import pyplot, save
 
 DT = 1e-3
 KP, KD = 2500.0, 100.0  # critically damped, natural frequency 50 rad/s
@@ -80,12 +81,8 @@ def simulate(duration):
 
 
 def plot(t, err, taus, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install krang-kernels[examples])")
+    plt = pyplot()
+    if plt is None:
         return
     fig, (a, b) = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
     a.plot(t, err * 1e3, lw=0.8)
@@ -94,10 +91,7 @@ def plot(t, err, taus, path):
     b.plot(t, taus, lw=0.8)
     b.set_ylabel("joint torque (N m)")
     b.set_xlabel("time (s)")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    print(f"plot: {path}")
+    save(fig, path)
 
 
 def main(argv=None):

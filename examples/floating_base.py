@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from examples.plotting import pyplot, save
+
 DT = 1e-3
 KP, KD = 4.0, 0.05  # N m/rad, N m s/rad: Solo12's legs are light (about 0.15 kg per segment)
 FEET = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
@@ -145,13 +147,9 @@ def report(r):
 
 
 def plot(r, lin, ballistic, balance, png):
-    try:
-        import matplotlib
-    except ImportError:
-        print("matplotlib is not installed (pip install krang-kernels[examples]): no plot")
+    plt = pyplot()
+    if plt is None:
         return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     t, h = r["t"], r["h"]
     fig, ax = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
@@ -169,9 +167,7 @@ def plot(r, lin, ballistic, balance, png):
     ax[2].set_ylabel("m")
     ax[2].set_xlabel("t (s)")
     ax[2].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(png, dpi=100)
-    print(f"saved {png}")
+    save(fig, png)
 
 
 def main(argv=None):

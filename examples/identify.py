@@ -31,6 +31,7 @@ import numpy as np
 
 import krang_kernels as kk
 from krang_kernels import identification as ident
+from examples.plotting import pyplot, save
 
 NOISE = 0.01  # of each joint's RMS torque
 
@@ -61,12 +62,8 @@ def trajectory(n, seed):
 
 
 def plot(t, tau_true, tau_id, tau_default, joint, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install krang-kernels[examples])")
+    plt = pyplot()
+    if plt is None:
         return
     fig, ax = plt.subplots(figsize=(8, 4))
     name = kk.JOINT_NAMES[joint]
@@ -77,10 +74,7 @@ def plot(t, tau_true, tau_id, tau_default, joint, path):
     ax.set_ylabel(f"torque of {name} (N m)")
     ax.set_title("Krang: validation trajectory, torque predicted by identified vs default parameters")
     ax.legend()
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    print(f"plot: {path}")
+    save(fig, path)
 
 
 def main(argv=None):

@@ -31,6 +31,7 @@ import numpy as np
 
 import krang_kernels as kk
 from examples.computed_torque import payload_params
+from examples.plotting import pyplot, save
 
 DT = 1e-3
 F_PUSH = 20.0  # N, per hand, along +x
@@ -132,12 +133,8 @@ def simulate(t_hold, t_push):
 
 
 def plot(log, t_hold, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install krang-kernels[examples])")
+    plt = pyplot()
+    if plt is None:
         return
     fig, (a, b) = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
     for i, ee in enumerate(EES):
@@ -152,10 +149,7 @@ def plot(log, t_hold, path):
     a.set_title("Krang, both arms: hold, then push on a wall (operational space)")
     b.set_ylabel("force on the wall (N)")
     b.set_xlabel("time (s)")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    print(f"plot: {path}")
+    save(fig, path)
 
 
 def main(argv=None):
