@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        855a3e10c316afcccadc6eb79f738fbfc1dd316c98678b1814f6d2d4a38cd15f
+ * generator        da60db92b361bf8bd87b74c86ce7adbd28a4b3e6275656d9c828449ba97c30ab
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -23,7 +23,7 @@
  *   krang_jdot_qdot_right          495
  *   krang_regressor               8496
  *   krang_base_regressor          5769
- *   krang_base_params              684
+ *   krang_base_params              681
  *   krang_com                      206
  *   krang_com_jacobian             651
  *   krang_centroidal_map          1933
@@ -24734,7 +24734,7 @@ KKCLONES
  * of the standard parameters that Yb multiplies (base_param_name). K was
  * computed at generation time for the recorded default geometry, which it
  * assumes.
- * 684 operations. */
+ * 681 operations. */
 void krang_base_params(const double *p, double *beta)
 {
     if (kk_overlap(p, 231, beta, 160)) { kk_copy_krang_base_params(p, beta); return; }
@@ -24753,9 +24753,9 @@ void krang_base_params(const double *p, double *beta)
     const double p_XY_10r = p[223];
     beta[153] = 1.0*p_XY_10r;
     const double p_YY_10r = p[225];
-    const double x20 = 1.0*p_YY_10r;
+    const double x21 = 1.0*p_YY_10r;
     const double p_XX_10r = p[222];
-    beta[152] = 1.0*p_XX_10r - x20;
+    beta[152] = 1.0*p_XX_10r - x21;
     const double p_MY_10r = p[220];
     beta[151] = 1.0*p_MY_10r;
     const double p_MX_10r = p[219];
@@ -24768,11 +24768,11 @@ void krang_base_params(const double *p, double *beta)
     beta[147] = 1.0*p_Ia_9r;
     const double p_m_10r = p[218];
     const double p_MZ_10r = p[221];
-    const double x21 = 0.4*p_MZ_10r + 0.04*p_m_10r + x20;
+    const double x22 = 0.4*p_MZ_10r + 0.04*p_m_10r + x21;
     const double p_YY_9r = p[212];
-    const double x17 = 1.0*p_YY_9r;
+    const double x18 = 1.0*p_YY_9r;
     const double p_ZZ_9r = p[214];
-    beta[146] = 1.0*p_ZZ_9r - x17 + x21;
+    beta[146] = 1.0*p_ZZ_9r - x18 + x22;
     const double p_YZ_9r = p[213];
     beta[145] = 1.0*p_YZ_9r;
     const double p_XZ_9r = p[211];
@@ -24780,7 +24780,7 @@ void krang_base_params(const double *p, double *beta)
     const double p_XY_9r = p[210];
     beta[143] = 1.0*p_XY_9r;
     const double p_XX_9r = p[209];
-    beta[142] = 1.0*p_XX_9r + x21;
+    beta[142] = 1.0*p_XX_9r + x22;
     const double p_MZ_9r = p[208];
     beta[141] = 1.0*p_MZ_9r;
     const double p_MY_9r = p[207];
@@ -24794,15 +24794,15 @@ void krang_base_params(const double *p, double *beta)
     const double p_YZ_8r = p[200];
     beta[136] = 1.0*p_YZ_8r;
     const double p_YY_8r = p[199];
-    beta[135] = 1.0*p_YY_8r + x17;
+    beta[135] = 1.0*p_YY_8r + x18;
     const double p_XZ_8r = p[198];
     beta[134] = 1.0*p_XZ_8r;
     const double p_XY_8r = p[197];
     beta[133] = 1.0*p_XY_8r;
     const double p_ZZ_8r = p[201];
-    const double x18 = 1.0*p_ZZ_8r + x17;
+    const double x19 = 1.0*p_ZZ_8r + x18;
     const double p_XX_8r = p[196];
-    beta[132] = 1.0*p_XX_8r - x18;
+    beta[132] = 1.0*p_XX_8r - x19;
     const double p_MZ_8r = p[195];
     beta[131] = 1.0*p_MZ_8r;
     const double p_MX_9r = p[206];
@@ -24815,13 +24815,13 @@ void krang_base_params(const double *p, double *beta)
     const double p_Ia_7r = p[189];
     beta[127] = 1.0*p_Ia_7r;
     const double p_MY_8r = p[194];
-    const double x19 = 0.553*p_MY_8r + x18;
+    const double x20 = 0.553*p_MY_8r + x19;
     const double p_YY_7r = p[186];
-    const double x14 = 1.0*p_YY_7r;
+    const double x15 = 1.0*p_YY_7r;
     const double p_m_9r = p[205];
     const double p_m_8r = p[192];
     const double p_ZZ_7r = p[188];
-    beta[126] = 1.0*p_ZZ_7r + 0.07645224999999986*p_m_10r + 0.07645224999999982*p_m_8r + 0.07645224999999997*p_m_9r - x14 + x19;
+    beta[126] = 1.0*p_ZZ_7r + 0.07645225000000001*p_m_10r + 0.07645225000000005*p_m_8r + 0.07645225000000008*p_m_9r - x15 + x20;
     const double p_YZ_7r = p[187];
     beta[125] = 1.0*p_YZ_7r;
     const double p_XZ_7r = p[185];
@@ -24829,11 +24829,11 @@ void krang_base_params(const double *p, double *beta)
     const double p_XY_7r = p[184];
     beta[123] = 1.0*p_XY_7r;
     const double p_XX_7r = p[183];
-    beta[122] = 1.0*p_XX_7r + 0.07645225000000001*p_m_10r + 0.07645225000000008*p_m_8r + 0.07645225*p_m_9r + x19;
+    beta[122] = 1.0*p_XX_7r + 0.07645225000000004*p_m_10r + 0.07645225000000004*p_m_8r + 0.07645225000000004*p_m_9r + x20;
     const double p_MZ_7r = p[182];
     beta[121] = 1.0*p_MZ_7r;
     const double p_MY_7r = p[181];
-    beta[120] = 1.0*p_MY_7r - 1.0*p_MY_8r - 0.2764999999999998*p_m_10r - 0.27649999999999975*p_m_8r - 0.2764999999999997*p_m_9r;
+    beta[120] = 1.0*p_MY_7r - 1.0*p_MY_8r - 0.2765*p_m_10r - 0.2765*p_m_8r - 0.2765*p_m_9r;
     const double p_Fc_6r = p[178];
     beta[119] = 1.0*p_Fc_6r;
     const double p_Fv_6r = p[177];
@@ -24843,15 +24843,15 @@ void krang_base_params(const double *p, double *beta)
     const double p_YZ_6r = p[174];
     beta[116] = 1.0*p_YZ_6r;
     const double p_YY_6r = p[173];
-    beta[115] = 1.0*p_YY_6r + x14;
+    beta[115] = 1.0*p_YY_6r + x15;
     const double p_XZ_6r = p[172];
     beta[114] = 1.0*p_XZ_6r;
     const double p_XY_6r = p[171];
     beta[113] = 1.0*p_XY_6r;
     const double p_ZZ_6r = p[175];
-    const double x15 = 1.0*p_ZZ_6r + x14;
+    const double x16 = 1.0*p_ZZ_6r + x15;
     const double p_XX_6r = p[170];
-    beta[112] = 1.0*p_XX_6r - x15;
+    beta[112] = 1.0*p_XX_6r - x16;
     const double p_MZ_6r = p[169];
     beta[111] = 1.0*p_MZ_6r;
     const double p_MX_7r = p[180];
@@ -24864,13 +24864,13 @@ void krang_base_params(const double *p, double *beta)
     const double p_Ia_5r = p[163];
     beta[107] = 1.0*p_Ia_5r;
     const double p_MY_6r = p[168];
-    const double x16 = 0.656*p_MY_6r + x15;
+    const double x17 = 0.656*p_MY_6r + x16;
     const double p_YY_5r = p[160];
     const double x2 = 1.0*p_YY_5r;
     const double p_m_7r = p[179];
     const double p_m_6r = p[166];
     const double p_ZZ_5r = p[162];
-    beta[106] = 1.0*p_ZZ_5r + 0.10758399999999968*p_m_10r + 0.10758399999999982*p_m_6r + 0.10758399999999999*p_m_7r + 0.10758400000000017*p_m_8r + 0.10758399999999985*p_m_9r + x16 - x2;
+    beta[106] = 1.0*p_ZZ_5r + 0.10758400000000014*p_m_10r + 0.10758400000000008*p_m_6r + 0.10758400000000005*p_m_7r + 0.10758400000000003*p_m_8r + 0.10758400000000012*p_m_9r + x17 - x2;
     const double p_YZ_5r = p[161];
     beta[105] = 1.0*p_YZ_5r;
     const double p_XZ_5r = p[159];
@@ -24878,7 +24878,7 @@ void krang_base_params(const double *p, double *beta)
     const double p_XY_5r = p[158];
     beta[103] = 1.0*p_XY_5r;
     const double p_XX_5r = p[157];
-    beta[102] = 1.0*p_XX_5r + 0.10758400000000036*p_m_10r + 0.10758400000000007*p_m_6r + 0.10758400000000004*p_m_7r + 0.10758400000000011*p_m_8r + 0.10758400000000015*p_m_9r + x16;
+    beta[102] = 1.0*p_XX_5r + 0.10758400000000007*p_m_10r + 0.10758400000000004*p_m_6r + 0.10758400000000001*p_m_7r + 0.10758400000000005*p_m_8r + 0.10758400000000003*p_m_9r + x17;
     const double p_MZ_5r = p[156];
     beta[101] = 1.0*p_MZ_5r;
     const double p_MY_5r = p[155];
@@ -24921,9 +24921,9 @@ void krang_base_params(const double *p, double *beta)
     const double p_XY_10l = p[132];
     beta[83] = 1.0*p_XY_10l;
     const double p_YY_10l = p[134];
-    const double x12 = 1.0*p_YY_10l;
+    const double x13 = 1.0*p_YY_10l;
     const double p_XX_10l = p[131];
-    beta[82] = 1.0*p_XX_10l - x12;
+    beta[82] = 1.0*p_XX_10l - x13;
     const double p_MY_10l = p[129];
     beta[81] = 1.0*p_MY_10l;
     const double p_MX_10l = p[128];
@@ -24936,11 +24936,11 @@ void krang_base_params(const double *p, double *beta)
     beta[77] = 1.0*p_Ia_9l;
     const double p_m_10l = p[127];
     const double p_MZ_10l = p[130];
-    const double x13 = 0.4*p_MZ_10l + 0.04*p_m_10l + x12;
+    const double x14 = 0.4*p_MZ_10l + 0.04*p_m_10l + x13;
     const double p_YY_9l = p[121];
-    const double x9 = 1.0*p_YY_9l;
+    const double x10 = 1.0*p_YY_9l;
     const double p_ZZ_9l = p[123];
-    beta[76] = 1.0*p_ZZ_9l + x13 - x9;
+    beta[76] = 1.0*p_ZZ_9l - x10 + x14;
     const double p_YZ_9l = p[122];
     beta[75] = 1.0*p_YZ_9l;
     const double p_XZ_9l = p[120];
@@ -24948,7 +24948,7 @@ void krang_base_params(const double *p, double *beta)
     const double p_XY_9l = p[119];
     beta[73] = 1.0*p_XY_9l;
     const double p_XX_9l = p[118];
-    beta[72] = 1.0*p_XX_9l + x13;
+    beta[72] = 1.0*p_XX_9l + x14;
     const double p_MZ_9l = p[117];
     beta[71] = 1.0*p_MZ_9l;
     const double p_MY_9l = p[116];
@@ -24962,15 +24962,15 @@ void krang_base_params(const double *p, double *beta)
     const double p_YZ_8l = p[109];
     beta[66] = 1.0*p_YZ_8l;
     const double p_YY_8l = p[108];
-    beta[65] = 1.0*p_YY_8l + x9;
+    beta[65] = 1.0*p_YY_8l + x10;
     const double p_XZ_8l = p[107];
     beta[64] = 1.0*p_XZ_8l;
     const double p_XY_8l = p[106];
     beta[63] = 1.0*p_XY_8l;
     const double p_ZZ_8l = p[110];
-    const double x10 = 1.0*p_ZZ_8l + x9;
+    const double x11 = 1.0*p_ZZ_8l + x10;
     const double p_XX_8l = p[105];
-    beta[62] = 1.0*p_XX_8l - x10;
+    beta[62] = 1.0*p_XX_8l - x11;
     const double p_MZ_8l = p[104];
     beta[61] = 1.0*p_MZ_8l;
     const double p_MX_9l = p[115];
@@ -24983,13 +24983,13 @@ void krang_base_params(const double *p, double *beta)
     const double p_Ia_7l = p[98];
     beta[57] = 1.0*p_Ia_7l;
     const double p_MY_8l = p[103];
-    const double x11 = 0.553*p_MY_8l + x10;
+    const double x12 = 0.553*p_MY_8l + x11;
     const double p_YY_7l = p[95];
-    const double x6 = 1.0*p_YY_7l;
+    const double x7 = 1.0*p_YY_7l;
     const double p_m_9l = p[114];
     const double p_m_8l = p[101];
     const double p_ZZ_7l = p[97];
-    beta[56] = 1.0*p_ZZ_7l + 0.07645224999999936*p_m_10l + 0.07645224999999964*p_m_8l + 0.07645224999999958*p_m_9l + x11 - x6;
+    beta[56] = 1.0*p_ZZ_7l + 0.07645225000000005*p_m_10l + 0.07645225000000004*p_m_8l + 0.07645225000000003*p_m_9l + x12 - x7;
     const double p_YZ_7l = p[96];
     beta[55] = 1.0*p_YZ_7l;
     const double p_XZ_7l = p[94];
@@ -24997,11 +24997,11 @@ void krang_base_params(const double *p, double *beta)
     const double p_XY_7l = p[93];
     beta[53] = 1.0*p_XY_7l;
     const double p_XX_7l = p[92];
-    beta[52] = 1.0*p_XX_7l + 0.07645224999999951*p_m_10l + 0.07645224999999942*p_m_8l + 0.0764522499999994*p_m_9l + x11;
+    beta[52] = 1.0*p_XX_7l + 0.07645224999999999*p_m_10l + 0.07645225*p_m_8l + 0.07645225000000001*p_m_9l + x12;
     const double p_MZ_7l = p[91];
     beta[51] = 1.0*p_MZ_7l;
     const double p_MY_7l = p[90];
-    beta[50] = 1.0*p_MY_7l - 1.0*p_MY_8l - 0.2765000000000001*p_m_10l - 0.2765*p_m_8l - 0.27650000000000013*p_m_9l;
+    beta[50] = 1.0*p_MY_7l - 1.0*p_MY_8l - 0.2765*p_m_10l - 0.2765*p_m_8l - 0.2765*p_m_9l;
     const double p_Fc_6l = p[87];
     beta[49] = 1.0*p_Fc_6l;
     const double p_Fv_6l = p[86];
@@ -25011,15 +25011,15 @@ void krang_base_params(const double *p, double *beta)
     const double p_YZ_6l = p[83];
     beta[46] = 1.0*p_YZ_6l;
     const double p_YY_6l = p[82];
-    beta[45] = 1.0*p_YY_6l + x6;
+    beta[45] = 1.0*p_YY_6l + x7;
     const double p_XZ_6l = p[81];
     beta[44] = 1.0*p_XZ_6l;
     const double p_XY_6l = p[80];
     beta[43] = 1.0*p_XY_6l;
     const double p_ZZ_6l = p[84];
-    const double x7 = 1.0*p_ZZ_6l + x6;
+    const double x8 = 1.0*p_ZZ_6l + x7;
     const double p_XX_6l = p[79];
-    beta[42] = 1.0*p_XX_6l - x7;
+    beta[42] = 1.0*p_XX_6l - x8;
     const double p_MZ_6l = p[78];
     beta[41] = 1.0*p_MZ_6l;
     const double p_MX_7l = p[89];
@@ -25032,13 +25032,13 @@ void krang_base_params(const double *p, double *beta)
     const double p_Ia_5l = p[72];
     beta[37] = 1.0*p_Ia_5l;
     const double p_MY_6l = p[77];
-    const double x8 = 0.656*p_MY_6l + x7;
+    const double x9 = 0.656*p_MY_6l + x8;
     const double p_YY_5l = p[69];
     const double x0 = 1.0*p_YY_5l;
     const double p_m_7l = p[88];
     const double p_m_6l = p[75];
     const double p_ZZ_5l = p[71];
-    beta[36] = 1.0*p_ZZ_5l + 0.10758399999999958*p_m_10l + 0.10758400000000014*p_m_6l + 0.10758399999999996*p_m_7l + 0.10758400000000004*p_m_8l + 0.10758400000000015*p_m_9l - x0 + x8;
+    beta[36] = 1.0*p_ZZ_5l + 0.10758399999999996*p_m_10l + 0.107584*p_m_6l + 0.10758400000000004*p_m_7l + 0.107584*p_m_8l + 0.10758400000000003*p_m_9l - x0 + x9;
     const double p_YZ_5l = p[70];
     beta[35] = 1.0*p_YZ_5l;
     const double p_XZ_5l = p[68];
@@ -25046,7 +25046,7 @@ void krang_base_params(const double *p, double *beta)
     const double p_XY_5l = p[67];
     beta[33] = 1.0*p_XY_5l;
     const double p_XX_5l = p[66];
-    beta[32] = 1.0*p_XX_5l + 0.10758399999999903*p_m_10l + 0.10758399999999965*p_m_6l + 0.10758399999999994*p_m_7l + 0.1075839999999993*p_m_8l + 0.10758399999999914*p_m_9l + x8;
+    beta[32] = 1.0*p_XX_5l + 0.10758400000000004*p_m_10l + 0.10758399999999999*p_m_6l + 0.107584*p_m_7l + 0.10758400000000004*p_m_8l + 0.10758400000000007*p_m_9l + x9;
     const double p_MZ_5l = p[65];
     beta[31] = 1.0*p_MZ_5l;
     const double p_MY_5l = p[64];
@@ -25079,29 +25079,30 @@ void krang_base_params(const double *p, double *beta)
     const double p_Fv_3 = p[47];
     beta[18] = 1.0*p_Fv_3;
     const double x4 = x1 + x3;
+    const double p_MY_4r = p[142];
+    const double p_MY_4l = p[51];
+    const double x6 = 0.5646*p_MY_4l + 0.5645999999999999*p_MY_4r;
     const double p_m_5r = p[153];
     const double p_m_5l = p[62];
     const double p_m_4r = p[140];
     const double p_m_4l = p[49];
     const double p_YY_3 = p[43];
-    const double p_MY_4r = p[142];
-    const double p_MY_4l = p[51];
     const double p_Ia_3 = p[46];
-    beta[17] = 1.0*p_Ia_3 + 0.5645999999999999*p_MY_4l + 0.5646*p_MY_4r + 1.0*p_YY_3 + 0.07969328999999853*p_m_10l + 0.0796932900000012*p_m_10r + 0.07969328999999982*p_m_4l + 0.07969328999999958*p_m_4r + 0.07969328999999965*p_m_5l + 0.07969328999999971*p_m_5r + 0.07969328999999853*p_m_6l + 0.07969329000000003*p_m_6r + 0.07969328999999993*p_m_7l + 0.07969328999999974*p_m_7r + 0.07969328999999849*p_m_8l + 0.07969329000000021*p_m_8r + 0.07969328999999858*p_m_9l + 0.07969329000000058*p_m_9r + x4;
+    beta[17] = 1.0*p_Ia_3 + 1.0*p_YY_3 + 0.07969329000000006*p_m_10l + 0.07969328999999997*p_m_10r + 0.07969329*p_m_4l + 0.07969329000000008*p_m_4r + 0.07969329000000007*p_m_5l + 0.07969329000000001*p_m_5r + 0.07969328999999997*p_m_6l + 0.07969329000000001*p_m_6r + 0.07969328999999989*p_m_7l + 0.07969329000000008*p_m_7r + 0.07969329000000003*p_m_8l + 0.07969329000000001*p_m_8r + 0.07969328999999999*p_m_9l + 0.07969328999999996*p_m_9r + x4 + x6;
     const double p_YZ_3 = p[44];
     beta[16] = 1.0*p_YZ_3;
     const double p_XZ_3 = p[42];
     beta[15] = 1.0*p_XZ_3;
     const double p_XY_3 = p[41];
-    beta[14] = -0.08450000000000069*p_MY_4l + 0.08450000000000024*p_MY_4r + 1.0*p_XY_3 - 0.023854350000000805*p_m_10l + 0.023854349999999847*p_m_10r - 0.02385435000000011*p_m_4l + 0.023854350000000028*p_m_4r - 0.023854349999999913*p_m_5l + 0.023854350000000045*p_m_5r - 0.023854350000000427*p_m_6l + 0.023854350000000146*p_m_6r - 0.023854350000000545*p_m_7l + 0.023854350000000198*p_m_7r - 0.023854350000000975*p_m_8l + 0.023854350000000128*p_m_8r - 0.023854350000000822*p_m_9l + 0.023854350000000045*p_m_9r;
+    beta[14] = -0.08449999999999999*p_MY_4l + 0.0845*p_MY_4r + 1.0*p_XY_3 - 0.02385434999999978*p_m_10l + 0.02385435000000003*p_m_10r - 0.023854350000000003*p_m_4l + 0.02385434999999987*p_m_4r - 0.023854350000000038*p_m_5l + 0.023854349999999903*p_m_5r - 0.023854349999999868*p_m_6l + 0.023854349999999986*p_m_6r - 0.02385434999999991*p_m_7l + 0.023854350000000014*p_m_7r - 0.023854349999999826*p_m_8l + 0.023854350000000083*p_m_8r - 0.02385434999999981*p_m_9l + 0.023854350000000017*p_m_9r;
     const double p_ZZ_3 = p[45];
     const double x5 = 1.0*p_ZZ_3 + x4;
     const double p_XX_3 = p[40];
-    beta[13] = -0.564600000000001*p_MY_4l - 0.5646000000000004*p_MY_4r + 1.0*p_XX_3 - 0.07969329000000128*p_m_10l - 0.0796932899999997*p_m_10r - 0.0796932899999996*p_m_4l - 0.07969329000000011*p_m_4r - 0.07969328999999988*p_m_5l - 0.07969329000000043*p_m_5r - 0.07969328999999899*p_m_6l - 0.07969329000000022*p_m_6r - 0.07969328999999954*p_m_7l - 0.07969329000000033*p_m_7r - 0.07969328999999885*p_m_8l - 0.07969328999999972*p_m_8r - 0.0796932899999994*p_m_9l - 0.07969329000000014*p_m_9r - x5;
+    beta[13] = -0.5645999999999999*p_MY_4l - 0.5646*p_MY_4r + 1.0*p_XX_3 - 0.07969328999999974*p_m_10l - 0.07969328999999989*p_m_10r - 0.07969328999999975*p_m_4l - 0.07969328999999985*p_m_4r - 0.07969328999999982*p_m_5l - 0.07969328999999974*p_m_5r - 0.07969328999999988*p_m_6l - 0.07969328999999974*p_m_6r - 0.07969328999999974*p_m_7l - 0.07969328999999985*p_m_7r - 0.07969328999999974*p_m_8l - 0.07969328999999963*p_m_8r - 0.07969328999999982*p_m_9l - 0.07969328999999949*p_m_9r - x5;
     const double p_MZ_3 = p[39];
     beta[12] = 1.0*p_MZ_3;
     const double p_MX_3 = p[37];
-    beta[11] = 1.0*p_MX_3 + 1.0*p_MY_4l - 1.0*p_MY_4r + 0.2822999999999998*p_m_10l - 0.28229999999999966*p_m_10r + 0.28230000000000005*p_m_4l - 0.28229999999999955*p_m_4r + 0.2823000000000001*p_m_5l - 0.2822999999999997*p_m_5r + 0.28230000000000033*p_m_6l - 0.2822999999999996*p_m_6r + 0.2823000000000002*p_m_7l - 0.2822999999999996*p_m_7r + 0.2823000000000002*p_m_8l - 0.2822999999999997*p_m_8r + 0.28230000000000005*p_m_9l - 0.2822999999999997*p_m_9r;
+    beta[11] = 1.0*p_MX_3 + 1.0*p_MY_4l - 1.0*p_MY_4r + 0.2823*p_m_10l - 0.28230000000000016*p_m_10r + 0.28229999999999994*p_m_4l - 0.2823000000000001*p_m_4r + 0.28229999999999994*p_m_5l - 0.2823000000000001*p_m_5r + 0.2823*p_m_6l - 0.2823000000000001*p_m_6r + 0.28229999999999994*p_m_7l - 0.28230000000000005*p_m_7r + 0.2823*p_m_8l - 0.2823000000000001*p_m_8r + 0.2823*p_m_9l - 0.28230000000000016*p_m_9r;
     const double p_Fc_2 = p[35];
     beta[10] = 1.0*p_Fc_2;
     const double p_Fv_2 = p[34];
@@ -25111,11 +25112,11 @@ void krang_base_params(const double *p, double *beta)
     const double p_m_3 = p[36];
     const double p_XX_2 = p[27];
     const double p_MY_3 = p[38];
-    beta[7] = 1.168*p_MY_3 + 0.5645999999999998*p_MY_4l + 0.5645999999999994*p_MY_4r + 1.0*p_XX_2 + 0.5384229799999999*p_m_10l + 0.5384229799999983*p_m_10r + 0.35289343999999895*p_m_3 + 0.5384229799999987*p_m_4l + 0.5384229799999993*p_m_4r + 0.5384229799999986*p_m_5l + 0.5384229799999994*p_m_5r + 0.5384229799999988*p_m_6l + 0.5384229799999988*p_m_6r + 0.5384229799999991*p_m_7l + 0.5384229799999988*p_m_7r + 0.5384229799999998*p_m_8l + 0.5384229799999986*p_m_8r + 0.5384229799999992*p_m_9l + 0.5384229799999988*p_m_9r + x5;
+    beta[7] = 1.168*p_MY_3 + 1.0*p_XX_2 + 0.5384229799999998*p_m_10l + 0.5384229799999999*p_m_10r + 0.35289344*p_m_3 + 0.53842298*p_m_4l + 0.53842298*p_m_4r + 0.53842298*p_m_5l + 0.53842298*p_m_5r + 0.5384229799999999*p_m_6l + 0.53842298*p_m_6r + 0.5384229799999999*p_m_7l + 0.53842298*p_m_7r + 0.5384229799999998*p_m_8l + 0.5384229799999999*p_m_8r + 0.5384229799999999*p_m_9l + 0.5384229799999997*p_m_9r + x5 + x6;
     const double p_MZ_2 = p[26];
     beta[6] = 1.0*p_MZ_2 + 0.1088*p_m_10l + 0.1088*p_m_10r + 0.1088*p_m_3 + 0.1088*p_m_4l + 0.1088*p_m_4r + 0.1088*p_m_5l + 0.1088*p_m_5r + 0.1088*p_m_6l + 0.1088*p_m_6r + 0.1088*p_m_7l + 0.1088*p_m_7r + 0.1088*p_m_8l + 0.1088*p_m_8r + 0.1088*p_m_9l + 0.1088*p_m_9r;
     const double p_MY_2 = p[25];
-    beta[5] = 1.0*p_MY_2 + 1.0*p_MY_3 + 0.6685000000000001*p_m_10l + 0.6684999999999998*p_m_10r + 0.584*p_m_3 + 0.6685000000000002*p_m_4l + 0.6685000000000004*p_m_4r + 0.6685*p_m_5l + 0.6685000000000004*p_m_5r + 0.6684999999999998*p_m_6l + 0.6685000000000004*p_m_6r + 0.6684999999999993*p_m_7l + 0.6685000000000004*p_m_7r + 0.6684999999999993*p_m_8l + 0.6685000000000008*p_m_8r + 0.6684999999999991*p_m_9l + 0.6685000000000012*p_m_9r;
+    beta[5] = 1.0*p_MY_2 + 1.0*p_MY_3 + 0.6684999999999999*p_m_10l + 0.6685*p_m_10r + 0.584*p_m_3 + 0.6684999999999999*p_m_4l + 0.6685*p_m_4r + 0.6684999999999999*p_m_5l + 0.6685*p_m_5r + 0.6684999999999999*p_m_6l + 0.6685*p_m_6r + 0.6684999999999999*p_m_7l + 0.6685*p_m_7r + 0.6684999999999999*p_m_8l + 0.6684999999999999*p_m_8r + 0.6684999999999999*p_m_9l + 0.6685*p_m_9r;
     const double p_Fc_1 = p[22];
     beta[4] = 1.0*p_Fc_1;
     const double p_Fv_1 = p[21];
@@ -25123,7 +25124,7 @@ void krang_base_params(const double *p, double *beta)
     const double p_m_2 = p[23];
     const double p_XX_1 = p[14];
     const double p_Ia_1 = p[20];
-    beta[2] = 1.0*p_Ia_1 + 1.0*p_XX_1 + 0.25728200000000195*p_m_10l + 0.2572820000000014*p_m_10r + 0.25728199999999996*p_m_2 + 0.25728200000000034*p_m_3 + 0.2572820000000007*p_m_4l + 0.25728199999999996*p_m_4r + 0.2572820000000004*p_m_5l + 0.25728200000000023*p_m_5r + 0.2572820000000006*p_m_6l + 0.25728200000000023*p_m_6r + 0.2572820000000023*p_m_7l + 0.25728200000000023*p_m_7r + 0.25728200000000195*p_m_8l + 0.25728200000000045*p_m_8r + 0.25728200000000134*p_m_9l + 0.2572820000000014*p_m_9r;
+    beta[2] = 1.0*p_Ia_1 + 1.0*p_XX_1 + 0.257282*p_m_10l + 0.257282*p_m_10r + 0.25728200000000007*p_m_2 + 0.257282*p_m_3 + 0.25728200000000007*p_m_4l + 0.25728200000000007*p_m_4r + 0.25728200000000007*p_m_5l + 0.25728200000000023*p_m_5r + 0.2572820000000002*p_m_6l + 0.25728200000000023*p_m_6r + 0.25728200000000023*p_m_7l + 0.25728200000000023*p_m_7r + 0.25728199999999996*p_m_8l + 0.2572820000000001*p_m_8r + 0.25728199999999996*p_m_9l + 0.25728200000000007*p_m_9r;
     const double p_MZ_1 = p[13];
     beta[1] = 1.0*p_MZ_1 - 0.091*p_m_10l - 0.091*p_m_10r - 0.091*p_m_2 - 0.091*p_m_3 - 0.091*p_m_4l - 0.091*p_m_4r - 0.091*p_m_5l - 0.091*p_m_5r - 0.091*p_m_6l - 0.091*p_m_6r - 0.091*p_m_7l - 0.091*p_m_7r - 0.091*p_m_8l - 0.091*p_m_8r - 0.091*p_m_9l - 0.091*p_m_9r;
     const double p_MY_1 = p[12];

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        855a3e10c316afcccadc6eb79f738fbfc1dd316c98678b1814f6d2d4a38cd15f
+ * generator        da60db92b361bf8bd87b74c86ce7adbd28a4b3e6275656d9c828449ba97c30ab
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A               1998
  *   krang_compute_C               6832
@@ -23,7 +23,7 @@
  *   krang_jdot_qdot_right          495
  *   krang_regressor               8496
  *   krang_base_regressor          5769
- *   krang_base_params              684
+ *   krang_base_params              681
  *   krang_com                      206
  *   krang_com_jacobian             651
  *   krang_centroidal_map          1933

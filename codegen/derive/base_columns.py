@@ -84,10 +84,11 @@ def base_of(W, order=None):
     kept when it is independent of the columns kept before it."""
     npi = W.shape[1]
     # columns scaled to unit norm so that rank decisions see directions, not units
-    scale = np.linalg.norm(W, axis=0)
+    scale = np.sqrt((np.asarray(W, np.longdouble) ** 2).sum(axis=0))
     # columns of round-off only (a parameter with no effect: 1e-17 from cancellations) are zero
     live = scale > 1e-10 * max(np.max(scale), 1e-300)
-    Ws = np.where(live, W / np.where(live, scale, 1.0), 0.0)
+    Wl = np.where(live, W / np.where(live, scale, 1.0), 0.0)
+    Ws = Wl.astype(float)
     r = numerical_rank(Ws)
     indep = _greedy(Ws, order, live) if order is not None else None
     if indep is None or len(indep) != r:  # a priority order that disagrees with the SVD rank: pivot instead
@@ -95,15 +96,42 @@ def base_of(W, order=None):
     indep = np.sort(np.asarray(indep, int))
     dep = np.setdiff1d(np.arange(npi), indep)
     # W_dep = W_indep K (exact in exact arithmetic), by least squares on the scaled columns
-    K = np.linalg.lstsq(Ws[:, indep], Ws[:, dep], rcond=None)[0] if len(dep) else np.zeros((r, 0))
+    K = householder_lstsq(Wl[:, indep], Wl[:, dep]) if len(dep) else np.zeros((r, 0), np.longdouble)
     comb = np.zeros((r, npi))
     comb[np.arange(r), indep] = 1.0
     for jj, j in enumerate(dep):
         if live[j]:
             for i in range(r):
-                c = K[i, jj] * scale[j] / scale[indep[i]]
+                c = float(K[i, jj] * scale[j] / scale[indep[i]])
                 comb[i, j] = snap(c) if abs(c) > 1e-11 else 0.0
     return tuple(int(i) for i in indep), comb
+
+
+def householder_lstsq(A, B):
+    """X minimising |A X - B| (A: m x n of full column rank), by Householder QR
+    in extended precision (np.longdouble) with numpy's own loops only.
+
+    Why not np.linalg.lstsq: LAPACK/BLAS kernels (blocking, SIMD, FMA) differ
+    between CPUs and library versions, and the generator prints these numbers
+    (base_params' coefficients): make generate must give the same bits on every
+    machine and numpy version (CI regenerates under Python 3.10 and numpy 2.2).
+    The long-double operations used here (+, *, /, sqrt, and matmul, which
+    numpy runs without BLAS for this type) are IEEE-exact and in a fixed order."""
+    M = np.hstack([np.asarray(A, np.longdouble), np.asarray(B, np.longdouble)])
+    m, n = np.asarray(A).shape
+    for k in range(n):
+        x = M[k:, k]
+        alpha = -np.copysign(np.sqrt(x @ x), x[0] if x[0] != 0 else 1.0)
+        v = x.copy()
+        v[0] -= alpha
+        vn2 = v @ v
+        if vn2 > 0:
+            M[k:, k:] -= np.outer(v, (2.0 / vn2) * (v @ M[k:, k:]))
+    R, C = M[:n, :n], M[:n, n:]
+    X = np.zeros_like(C)
+    for i in range(n - 1, -1, -1):  # back substitution, R X = Q^T B
+        X[i] = (C[i] - R[i, i + 1:] @ X[i + 1:]) / R[i, i]
+    return X
 
 
 def _greedy(Ws, order, live, tol=1e-7):

@@ -51,7 +51,9 @@ class BaseSet:
 
 
 def _evaluate(expr, env):
-    """expr (Add/Mul/Pow/sign/functions of program symbols) over numpy arrays."""
+    """expr (Add/Mul/Pow/sign/functions of program symbols) over numpy arrays.
+    Integer powers by multiplication: IEEE-exact, so the same bits on every
+    machine (see random_inputs)."""
     if expr.is_Symbol:
         return env[expr]
     if expr.is_Number:
@@ -65,6 +67,12 @@ def _evaluate(expr, env):
             out = out * a
         return out
     if expr.is_Pow:
+        n = expr.args[1]
+        if n.is_Integer and 0 < abs(int(n)) <= 8:
+            out = args[0]
+            for _ in range(abs(int(n)) - 1):
+                out = out * args[0]
+            return out if n > 0 else 1.0 / out
         return args[0] ** args[1]
     return getattr(np, {"Abs": "abs"}.get(type(expr).__name__, type(expr).__name__.lower()))(*args)
 
@@ -78,15 +86,27 @@ def evaluate(prog: Program, outputs, env: dict) -> list:
 
 
 def random_inputs(syms: Symbols, values, n, rng) -> dict:
-    """Every input symbol at n random states: joints uniform in (-pi, pi)
-    (sines and cosines from it), dq, ddq in (-3, 3), (-5, 5), a random unit
-    quaternion and position for a free-flying base; p at `values`."""
+    """Every input symbol at n random states: joint angles over the whole
+    circle, dq, ddq in (-3, 3), (-5, 5), a random unit quaternion and position
+    for a free-flying base; p at `values`.
+
+    Only +, *, / and sqrt, which IEEE 754 rounds exactly: the base
+    parameters' coefficients are printed into the generated C, and np.sin,
+    np.cos or np.random's normal draw give other last bits on other CPUs and
+    numpy versions (CI's Python 3.10 regeneration). So (s, c) of an angle
+    come from t = tan(angle/2) uniform in (-1, 1) -- s = 2t/(1+t^2),
+    c = (1-t^2)/(1+t^2) -- times a random sign (the other half circle); a
+    revolute joint enters the program through (s, c) only, a prismatic one
+    through q, drawn uniform in (-pi, pi)."""
     ndof = len(syms.q)
     q, dq, ddq = (rng.uniform(-s, s, size=(ndof, n)) for s in (np.pi, 3.0, 5.0))
-    quat = rng.normal(size=(4, n))
-    quat /= np.linalg.norm(quat, axis=0)
+    t = rng.uniform(-1.0, 1.0, size=(ndof, n))
+    half = np.where(rng.uniform(size=(ndof, n)) < 0.5, -1.0, 1.0)
+    s, c = half * (2.0 * t / (1.0 + t * t)), half * ((1.0 - t * t) / (1.0 + t * t))
+    quat = rng.uniform(-1.0, 1.0, size=(4, n))
+    quat /= np.sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3])
     base = np.vstack([rng.uniform(-1, 1, size=(3, n)), quat])
-    arrays = {"q": q, "s": np.sin(q), "c": np.cos(q), "dq": dq, "ddq": ddq, "qb": base,
+    arrays = {"q": q, "s": s, "c": c, "dq": dq, "ddq": ddq, "qb": base,
               "tau": np.zeros((ndof, n)), "p": np.asarray(values, float)[:, None] * np.ones(n)}
     return {sym: arrays[kind][index] for sym, (kind, index) in syms.tags.items()}
 

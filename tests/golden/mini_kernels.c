@@ -1940,7 +1940,7 @@ void mini_base_params(const double *p, double *beta)
     const double p_YY_a = p[25];
     const double p_MZ_ta = p[34];
     const double p_MX_ta = p[32];
-    beta[7] = -0.16*p_MX_ta - 0.3*p_MZ_ta + 1.0*p_YY_a + 1.0*p_YY_ta + 0.02889999999999997*p_m_ta;
+    beta[7] = -0.16*p_MX_ta - 0.3*p_MZ_ta + 1.0*p_YY_a + 1.0*p_YY_ta + 0.028900000000000002*p_m_ta;
     const double p_MZ_a = p[21];
     beta[6] = 1.0*p_MZ_a + 1.0*p_MZ_ta - 0.15*p_m_ta;
     const double p_MX_a = p[19];
