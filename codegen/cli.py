@@ -20,13 +20,14 @@ from pathlib import Path
 # 24 DOF for ~40 MB (same output). A user's own setting wins.
 os.environ.setdefault("SYMPY_CACHE_SIZE", "100000")
 
+from .emit.abi import CORE, OPTIONAL  # noqa: E402
 from .generate import CodegenConfig, generate_from_files  # noqa: E402
 from .read.model import ModelError  # noqa: E402
 
-USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--python]
+USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--kernels K] [--python]
        python -m codegen ROBOT.urdf --out DIR [--name NAME] [--end-effector LINK]...
                          [--floating-base] [--no-snap] [--no-friction] [--emit-model] [--no-share-subtrees]
-                         [--python] [--no-cache]"""
+                         [--kernels K] [--python] [--no-cache]"""
 DESCRIPTION = """Generate C99 rigid-body dynamics kernels (inertia matrix A(q), Coriolis C(q, dq),
 gravity Q(q), end-effector Jacobians and poses, J-dot q-dot, friction, inverse and
 forward dynamics) for a tree robot, fixed or on a free-flying base, from a model file and a parameter
@@ -79,6 +80,11 @@ def parser() -> argparse.ArgumentParser:
                          "less machine code, compute_A a little slower alone (default: C,all)")
     ap.add_argument("--no-share-subtrees", action="store_const", const=(), dest="share_subtrees",
                     help="the same as --share-subtrees none: every kernel one straight line")
+    ap.add_argument("--kernels", type=_kernels, default="all",
+                    help="the kernels the build contains: all (default), or core (every kernel but the "
+                         "dynamics derivatives) plus any of " + ", ".join(OPTIONAL) + ", comma-separated "
+                         "(e.g. core,inverse_dynamics_derivatives). The derivative kernels dominate "
+                         "generation and compile time (Krang: 2x the C, most of the compile)")
     ap.add_argument("--python", action="store_true",
                     help="also build an importable Python module NAME_kernels in DIR")
     ap.add_argument("--no-friction", action="store_false", dest="friction",
@@ -119,6 +125,17 @@ def _share(text: str) -> tuple:
         f"{text!r}: expected none or a comma-separated subset of {', '.join(SHARE_CHOICES)}")
 
 
+def _kernels(text: str):
+    """--kernels: CodegenConfig.kernels (None: all) from "all" or core plus optional kernels."""
+    items = [s.strip() for s in text.split(",")]
+    if items == ["all"]:
+        return None
+    if CORE in items and all(s in (CORE, *OPTIONAL) for s in items) and len(set(items)) == len(items):
+        return tuple(s for s in OPTIONAL if s in items)
+    raise argparse.ArgumentTypeError(
+        f"{text!r}: expected all, or {CORE} plus any of {', '.join(OPTIONAL)}, comma-separated")
+
+
 def run(args) -> list:
     """Generate what the parsed command line `args` (parser().parse_args) asks for: a model and a
     parameter file, or a URDF; returns the written paths. Errors raise (main reports them)."""
@@ -131,7 +148,7 @@ def run(args) -> list:
             raise ModelError(f"--name: {exc}") from None
     config = CodegenConfig(out_dir=Path(args.out), name=args.name, end_effectors=tuple(args.end_effectors),
                            snap=args.snap, python=args.python, emit_model=args.emit_model,
-                           share_subtrees=args.share_subtrees)
+                           share_subtrees=args.share_subtrees, kernels=args.kernels)
     if len(args.inputs) == 1 and args.inputs[0].lower().endswith((".urdf", ".xml")):
         return _urdf(args, config)
     if len(args.inputs) != 2:

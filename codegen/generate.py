@@ -23,7 +23,7 @@ import sympy as sp
 
 from . import __version__
 from .commit import write_atomically
-from .emit.abi import OUT, TEMPLATE, describe, regressor_columns
+from .emit.abi import OPTIONAL, OUT, TEMPLATE, describe, regressor_columns
 from .emit.cnames import c_string, cnames, comment_line, comment_text, doc_lines
 from .derive.base_parameters import base_set
 from .derive.outputs import derive
@@ -59,12 +59,16 @@ class CodegenConfig:
     # by a third for +2 % of its hot time, but A's by 4 KB for +7-12 %
     # (Krang, Baxter); compute_all with it is faster than without.
     share_subtrees: tuple = ("C", "all")
+    # the optional kernels (codegen/emit/abi.py OPTIONAL: the dynamics
+    # derivatives) this build contains; None: all of them
+    kernels: tuple | None = None
 
 
 def kernel_specs(abi, d):
     """The derived functions of the ABI, each with the derivation outputs it writes."""
     return [Kernel(f.name, f.doc, [Argument(a.name, a.size, a.role == OUT) for a in f.args],
-                   {a.name: d[a.source] for a in f.outputs}, {a.name: a.source for a in f.outputs})
+                   {a.name: d[a.source] for a in f.outputs}, {a.name: a.source for a in f.outputs},
+                   arrays={a.source: a.name for a in f.inputs if a.source})
             for f in abi.derived]
 
 
@@ -217,9 +221,12 @@ def generate(model, values, config, extra_files=None) -> list:
         config = CodegenConfig(out_dir=Path(config))
     values = _check_values(model, values)
     names = cnames(model, config.name)
-    d = derive(model, config.share_subtrees)
+    wanted = OPTIONAL if config.kernels is None else config.kernels
+    d = derive(model, config.share_subtrees,
+               tuple(k for k, f in (("inverse", "inverse_dynamics_derivatives"),
+                                    ("forward", "forward_dynamics_derivatives")) if f in wanted))
     base = base_outputs(model, values, d)
-    abi = describe(model, names=names, nbase=base.nbase)
+    abi = describe(model, names=names, nbase=base.nbase, kernels=config.kernels)
     batched = {f.batch_of for f in abi.batched}
     kernels = [emit_kernel(k, d, abi.prefix, batched) for k in kernel_specs(abi, d)]
     files = render(abi, names, model, values, kernels, config, base)

@@ -8,6 +8,7 @@ the seed's energy method, "recursive" inlines the structured derivation.
 """
 from __future__ import annotations
 
+from . import dynamics_derivatives as dd
 from . import fk, lagrangian, rnea
 from . import forward_dynamics as fd
 from .centroidal import centroidal
@@ -24,8 +25,10 @@ from .subtrees import all_split, coriolis_split, inertia_split
 from .symbols import Symbols
 
 
-def derive(model: Model, share=()) -> dict:
-    """`share`: the outputs ("A", "C", "all": compute_all's A, C, Q and world
+def derive(model: Model, share=(), derivatives=("inverse", "forward")) -> dict:
+    """`derivatives`: the derivatives of inverse and forward dynamics to derive
+    ("inverse", "forward"; codegen/derive/dynamics_derivatives.py), derived last so that the other
+    outputs' statements are the same with or without them. `share`: the outputs ("A", "C", "all": compute_all's A, C, Q and world
     Jacobians) to derive also in the form with shared subtree routines
     (OUT_split, None without isomorphic subtrees; codegen/derive/subtrees.py)."""
     syms = Symbols(model)
@@ -64,6 +67,12 @@ def derive(model: Model, share=()) -> dict:
     out["com"], out["com_jacobian"], out["centroidal_map"] = centroidal(kin, comp, poses)
     with stage("derive regressor"):
         out["Y"] = regressor(kin, vel, syms.ddq)
+    with stage("derive dynamics derivatives"):
+        if "inverse" in derivatives:
+            out["dtau_dq"], out["dtau_dv"] = dd.inverse_dynamics_derivatives(kin, out["friction"])
+        if "forward" in derivatives:
+            out["dddq_dq"], out["dddq_dv"], out["Minv"] = dd.forward_dynamics_derivatives(
+                kin, out["A"], out["ddq"], out["friction"])
     return out
 
 

@@ -97,7 +97,10 @@ class Arg:
     name: str  # C parameter name; also the Python name of an input
     shape: tuple  # () for an int or a double; (n,) a vector; (rows, cols) a row-major matrix
     role: str  # IN, OUT, INDEX or REAL
-    source: str = ""  # OUT of a derived kernel: the derivation output it receives
+    # OUT of a derived kernel: the derivation output it receives; IN: the kind
+    # of the symbols it holds (codegen/derive/symbols.py: "dq", "ddq", "tau"),
+    # when the argument is named otherwise (v, a of the derivative kernels)
+    source: str = ""
     batched: bool = False  # n (the INDEX argument `n`) of these, consecutive: shape is per state
     doc: str = ""  # what it holds: units and frames (the Python docstrings' Parameters/Returns)
 
@@ -201,7 +204,16 @@ def jacobian_name(ee: str, frame: str) -> str:
     return f"jacobian_{ee}_{frame}"
 
 
-def describe(model: Model, ee_idents=None, names: CNames | None = None, nbase: int | None = None) -> ABI:
+# Kernels a build may leave out (`--kernels`): the derivative kernels, the
+# largest by far (Krang: 15,341 and 35,221 operations against compute_C's
+# 6,832), which dominate generation and compile time. Every other kernel is
+# "core": the dispatchers, compute_all and the Python module rely on it.
+OPTIONAL = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives")
+CORE = "core"
+
+
+def describe(model: Model, ee_idents=None, names: CNames | None = None, nbase: int | None = None,
+             kernels=None) -> ABI:
     """The ABI of `model` with C names `names` (codegen.emit.cnames; default:
     cnames(model)). `nbase`: the number of base parameters the generator chose
     (codegen/derive/base_parameters.py, from the default parameters); None
@@ -209,7 +221,8 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None, nbase: i
     `ee_idents` (older form): the C identifier of each end
     effector, used in kernel and argument names, with the model name as the
     prefix. Model strings reach the ABI's documentation as text, which each
-    renderer escapes for its language (cnames.doc_lines, pytext.docstring)."""
+    renderer escapes for its language (cnames.doc_lines, pytext.docstring).
+    `kernels`: the OPTIONAL kernels to include (None: all of them)."""
     n, np_ = model.ndof, len(model.param_names)
     ees = model.ee_names
     if names is None and ee_idents is None:
@@ -258,15 +271,15 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None, nbase: i
         Function("joint_name", "Name of joint i (NULL if out of range).",
                  (Arg("i", (), INDEX),), TEMPLATE, "const char *"),
     ]
-    fs += controller_functions(model, idents, q, dq, p)
+    fs += controller_functions(model, idents, q, dq, p, OPTIONAL if kernels is None else kernels)
     fs += identification_functions(model, q, dq, p, nbase)
     fs += batch_functions(fs)
     fs += centroidal_functions(model, q, p)
     return ABI(name, f"{name}_", macro, n, np_, model.nq, ees, tuple(fs))
 
 
-def controller_functions(model: Model, idents, q, dq, p) -> list:
-    """Inverse and forward dynamics, end-effector poses and J-dot q-dot."""
+def controller_functions(model: Model, idents, q, dq, p, optional=OPTIONAL) -> list:
+    """Inverse and forward dynamics, their derivatives, end-effector poses and J-dot q-dot."""
     n = model.ndof
     ddq, tau = Arg("ddq", (n,), IN, doc=DDQ_DOC), Arg("tau", (n,), IN, doc=TAU_DOC)
     fs = [
@@ -282,6 +295,7 @@ def controller_functions(model: Model, idents, q, dq, p) -> list:
                  "parameters where every joint moves some inertia or has Ia > 0), NDOF.",
                  (q, dq, tau, p, Arg("ddq", (n,), OUT, "ddq", doc=DDQ_DOC)), group=DYNAMICS),
     ]
+    fs += [f for f in derivative_functions(model, q, p) if f.name in optional]
     for e, ident in zip(model.end_effectors, idents):
         fs.append(Function(
             f"fk_{ident}", f"Pose of end effector {e.name} (frame {e.frame}) in frame 0: 4 x 4 homogeneous.",
@@ -346,6 +360,35 @@ def identification_functions(model: Model, q, dq, p, nbase=None) -> list:
                  "Index in p of regressor column k, 0 <= k < NPI (-1 if out of range).",
                  (Arg("k", (), INDEX),), TEMPLATE, "int"),
         *base,
+    ]
+
+
+def derivative_functions(model: Model, q, p) -> list:
+    """Derivatives of inverse and forward dynamics (issue #20; codegen/derive/dynamics_derivatives.py)."""
+    n = model.ndof
+    v = Arg("v", (n,), IN, "dq", doc="joint velocities dq (rad/s or m/s; a free-flyer's six first)")
+    a = Arg("a", (n,), IN, "ddq", doc=DDQ_DOC)
+    tau = Arg("tau", (n,), IN, doc=TAU_DOC)
+    docs = {"dtau_dq": "d tau / dq (row i: torque i; a free-flyer's q-columns on the tangent space)",
+            "dtau_dv": "d tau / dv", "dddq_dq": "d ddq / dq (a free-flyer's q-columns on the tangent space)",
+            "dddq_dv": "d ddq / dv", "Minv": "d ddq / d tau = A^-1"}
+    mat = lambda name: Arg(name, (n, n), OUT, name, doc=docs[name])  # noqa: E731
+    return [
+        Function("inverse_dynamics_derivatives",
+                 "Derivatives of inverse_dynamics at (q, v, a): dtau_dq = d tau / dq and dtau_dv = d tau / dv, "
+                 "NDOF x NDOF each, row-major, row i = joint torque i (d tau / da is A: compute_A). Friction: "
+                 "the viscous term gives diag(Fv) in dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its "
+                 "derivative away from v = 0, returned at v = 0 too). Free-flying base: the q-derivative "
+                 "is on the tangent space (Pinocchio's convention: q (+) delta through integrate, delta "
+                 "a base-frame twist, linear first), so dtau_dq has NV columns.",
+                 (q, v, a, p, mat("dtau_dq"), mat("dtau_dv"))),
+        Function("forward_dynamics_derivatives",
+                 "Derivatives of forward_dynamics at (q, v, tau): dddq_dq = d ddq / dq, dddq_dv = d ddq / dv "
+                 "and Minv = d ddq / d tau = A^-1, NDOF x NDOF each, row-major (Carpentier and Mansard 2018: "
+                 "-A^-1 times the inverse dynamics' derivatives at a = ddq; A^-1 by the sparse LTDL "
+                 "factorization, so A must be positive definite as for forward_dynamics). Coulomb friction "
+                 "contributes 0 as in inverse_dynamics_derivatives.",
+                 (q, v, tau, p, mat("dddq_dq"), mat("dddq_dv"), mat("Minv"))),
     ]
 
 

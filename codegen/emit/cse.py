@@ -30,7 +30,7 @@ FUNCTIONS = {
 # Expression classes the printer accepts; anything else is a ModelError.
 _STRUCTURE = (sp.Add, sp.Mul, sp.Pow, sp.Symbol, sp.sign)
 # Array elements the kernels read (right sides of the input reads).
-_ELEMENT = re.compile(r"(q|dq|ddq|tau|p|pl|sq|cq|vin|pose|o[a-z]*[0-9]+)\[[0-9]+\]")
+_ELEMENT = re.compile(r"(q|dq|ddq|tau|v|a|p|pl|sq|cq|vin|pose|o[a-z]*[0-9]+)\[[0-9]+\]")
 
 
 def c_double(value) -> str:
@@ -149,6 +149,7 @@ class Kernel:
     reads: set = field(default_factory=set)  # the input arrays it reads
     cold: bool = False  # a helper off the common path (KKCOLD: never inlined)
     prefetch: str = ""  # KKPREFETCH's condition ("1"; a routine's argument), "" for none
+    arrays: dict = field(default_factory=dict)  # symbol kind -> input array, where not named so (dq -> v)
 
     @property
     def lines(self) -> list:
@@ -176,7 +177,7 @@ def sincos_setup(model) -> list:
     return [SINCOS_SETUP[0], f"sincos_q(q + {model.q_offset}, sq, cq)"]
 
 
-def _input_reads(syms, used, link_params=(), sincos=True):
+def _input_reads(syms, used, link_params=(), sincos=True, arrays=None):
     """Setup statements, and assignments reading q, dq, p into named locals
     (only those used; the right sides are symbols that print as array
     elements). sin and cos of all joints come from one vectorized call
@@ -184,7 +185,8 @@ def _input_reads(syms, used, link_params=(), sincos=True):
     reads, setup = [], []
     if sincos and used & (set(syms.s) | set(syms.c)):
         setup = sincos_setup(syms.model)
-    element = lambda array, i: sp.Symbol(f"{array}[{i}]")  # noqa: E731
+    arrays = arrays or {}
+    element = lambda array, i: sp.Symbol(f"{arrays.get(array, array)}[{i}]")  # noqa: E731
     # a free-flyer's pose is q[0:7] and joint i's coordinate q[i + 1] (codegen/derive/symbols.py)
     for k, sym in enumerate((syms.base_position or []) + (syms.base_quaternion or [])):
         if sym in used:
@@ -320,7 +322,7 @@ def emit(kernel: Kernel, derivation, extra: Extra | None = None) -> Kernel:
         used |= sp.sympify(e).free_symbols
     for e in extra.live:
         used |= sp.sympify(e).free_symbols
-    kernel.setup, reads = _input_reads(syms, used, extra.link_params, not extra.routine)
+    kernel.setup, reads = _input_reads(syms, used, extra.link_params, not extra.routine, kernel.arrays)
     if extra.sincos and not kernel.setup:
         kernel.setup = sincos_setup(syms.model)
     kernel.setup += extra.setup

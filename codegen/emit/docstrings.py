@@ -44,14 +44,20 @@ def parameters(inputs, extras=()) -> list[str]:
     return lines
 
 
-def kernel_doc(summary: str, inputs, extras, out_arg, simd: bool) -> str:
-    """One kernel's docstring: summary, Parameters (with `out`), Returns, Notes on batches."""
+def kernel_doc(summary: str, inputs, extras, out_args, simd: bool) -> str:
+    """One kernel's docstring: summary, Parameters (with `out`), Returns, Notes on batches.
+    out_args: the output Args; several are returned as a tuple (`out`: a tuple of as many)."""
     lines = [summary, ""] + parameters(inputs, extras)
     batch_note = BATCH_NOTE if any(n == "params" for n, _ in inputs) else \
         BATCH_NOTE.replace("; `params` (N_PARAMS,) is shared by the batch", "")
-    lines += ["out : ndarray, optional", f"    {OUT_DOC}.", "", "Returns", "-------",
-              f"ndarray, {_shape(out_arg.shape, True)}", f"    {out_arg.doc or 'the result'} (float64).", "",
-              "Notes", "-----", f"{batch_note} {SIMD_NOTE if simd else SCALAR_NOTE}"]
+    if len(out_args) == 1:
+        lines += ["out : ndarray, optional", f"    {OUT_DOC}.", "", "Returns", "-------"]
+    else:
+        lines += [f"out : tuple of {len(out_args)} ndarray, optional",
+                  f"    one array per result, distinct, each {OUT_DOC[3:]}.", "", "Returns", "-------"]
+    for a in out_args:
+        lines += [f"{a.name} : ndarray, {_shape(a.shape, True)}", f"    {a.doc or 'the result'} (float64)."]
+    lines += ["", "Notes", "-----", f"{batch_note} {SIMD_NOTE if simd else SCALAR_NOTE}"]
     return "\n".join(lines)
 
 

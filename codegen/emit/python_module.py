@@ -79,6 +79,8 @@ class PyKernel:
     invars: str  # the input variables, comma-separated
     stub: str  # stub signature (without the return type)
     batch: str = ""  # the SIMD batch C function (abi.batch_form), if any: called with a count, then bcall
+    multi: bool = False  # several outputs: `shape` is a tuple of shapes, the result a tuple of arrays
+    ret: str = "NDArray[np.float64]"  # the stub's return type
 
 
 # States per call of a batch C kernel (its count is an int).
@@ -120,18 +122,24 @@ class _Extra(str):
 
 
 def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
-    """The Python function of C function f; batch: f's SIMD batch form (abi.batch_form), if any."""
+    """The Python function of C function f; batch: f's SIMD batch form (abi.batch_form), if any.
+    A kernel with several outputs returns a tuple of arrays (`out`: a tuple of as many)."""
     ins = [_check(a) for a in f.inputs]
     names = [i.var for i in ins if i.var != "params"]
-    (out,) = f.outputs
+    outs = f.outputs
+    multi = len(outs) > 1
     call, bcall, ptrs = [], [], []
     for a in f.args:
         if a.role in (INDEX, REAL):
             call.append(index_vars[a.name])
             bcall.append(index_vars[a.name])
             continue
-        var = "out" if a.role == OUT else _py_name(a)
-        ptr = f"d_{var}"
+        if a.role == OUT and multi:
+            k = outs.index(a)
+            var, ptr = f"out[{k}]", f"d_out{k}"
+        else:
+            var = "out" if a.role == OUT else _py_name(a)
+            ptr = f"d_{var}"
         ptrs.append((ptr, var))
         call.append(f"_data({var})")
         bcall.append(ptr if var == "params" else f"{ptr} + i * {a.size}")
@@ -140,13 +148,19 @@ def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
     sig = f"{lead}, params=None, out=None" if has_params else f"{lead}, out=None"
     arr = "NDArray[np.float64]"
     stub_lead = ", ".join([f"{n}: ArrayLike" for n in names] + [e.stub for e in extra_args])
-    stub = f"{stub_lead}, params: ArrayLike | None = None, out: {arr} | None = None" if has_params else \
-        f"{stub_lead}, out: {arr} | None = None"
-    shape = tuple(out.shape)
+    if multi:
+        tup = f"tuple[{', '.join([arr] * len(outs))}]"
+        out_stub = tup
+        shape = "(" + ", ".join(repr(tuple(a.shape)) for a in outs) + ",)"
+    else:
+        out_stub = arr
+        shape = repr(tuple(outs[0].shape))
+    stub = f"{stub_lead}, params: ArrayLike | None = None, out: {out_stub} | None = None" if has_params else \
+        f"{stub_lead}, out: {out_stub} | None = None"
     extra_docs = {"ee": ("str or int", EE_DOC), "frame": ("{'world', 'local'}, optional", FRAME_DOC),
                   "dt": ("float", DT_DOC)}
     extras = [(e.split("=")[0], *extra_docs[e.split("=")[0]]) for e in extra_args]
-    doc = kernel_doc(doc or f.doc, [(_py_name(a), a) for a in f.inputs], extras, out, batch is not None)
+    doc = kernel_doc(doc or f.doc, [(_py_name(a), a) for a in f.inputs], extras, outs, batch is not None)
     # the batch function takes `n` and then f's arguments: bcall (rows i.. of every array) serves both
     if batch is not None and [a.name for a in batch.args] != ["n"] + [a.name for a in f.args]:
         raise ValueError(f"{batch.name}: arguments are not n + those of {f.name}")
@@ -155,9 +169,9 @@ def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
     bsig = ", ".join([f"object {i.var}" for i in ins] + [f"{ctype[a.role]} {index_vars[a.name]}" for a in f.args
                                                          if a.role in ctype] + ["object out", "Py_ssize_t nb"])
     return PyKernel(f.name, f"_c_{f.name}", docstring(doc), sig, tuple(e.prelude for e in extra_args), names[0],
-                    tuple(ins), repr(shape), ", ".join(call), tuple(ptrs), ", ".join(bcall), bsig,
+                    tuple(ins), shape, ", ".join(call), tuple(ptrs), ", ".join(bcall), bsig,
                     ", ".join(bnames + ["out", "nb"]), ", ".join(i.var for i in ins), stub,
-                    batch.name if batch is not None else "")
+                    batch.name if batch is not None else "", multi, tup if multi else arr)
 
 
 def _constant(f) -> dict:
@@ -234,7 +248,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         raise ValueError(f"header name {header!r}")
     # per-end-effector kernels (a family) are reached through their dispatcher
     kernels = [_kernel(f, batch=abi.batch_form(f.name)) for f in abi.derived
-               if len(f.outputs) == 1 and not f.name.startswith("jacobian_") and f.name != "compute_all"
+               if not f.name.startswith("jacobian_") and f.name != "compute_all"
                and not f.family and f.name != "base_params"]  # base_params(params): no state, in the template
     ee = _Extra("ee", "ee: str | int", "cdef int ee_i = _ee_index(ee)")
     frame = _Extra(f"frame={FRAMES[0]!r}", "frame: Literal[" + ", ".join(map(ascii, FRAMES)) + f"] = {FRAMES[0]!r}",

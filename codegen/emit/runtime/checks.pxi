@@ -145,6 +145,23 @@ cdef _bad_out(object out, str name, tuple shape):
     raise ValueError(f"{name} must be a C-contiguous array")
 
 
+cdef tuple _out_tuple(object out, tuple shapes):
+    """A kernel with several outputs: `out` None or a tuple (or list) of one
+    array per output, each checked as any `out=`, no two sharing memory."""
+    cdef Py_ssize_t k, j
+    if out is None:
+        return tuple(np.empty(s, dtype=np.float64) for s in shapes)
+    if not isinstance(out, (tuple, list)) or len(out) != len(shapes):
+        raise TypeError(f"out must be a tuple of {len(shapes)} arrays, got {type(out).__name__}"
+                        + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else ""))
+    res = tuple(_out(out[k], f"out[{k}]", shapes[k]) for k in range(len(shapes)))
+    for k in range(len(res)):
+        for j in range(k):
+            if np.may_share_memory(res[k], res[j]):
+                raise ValueError(f"out[{j}] and out[{k}] overlap")
+    return res
+
+
 cdef tuple _unalias(object out, tuple ins):
     """The inputs of a batch, each copied if it may overlap `out`: one C call
     reads all its inputs before writing (the ABI's contract), but row i's

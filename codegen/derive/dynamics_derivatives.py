@@ -1,0 +1,242 @@
+"""Derivatives of inverse and forward dynamics, for MPC and trajectory
+optimization: the analytical recursion of Carpentier and Mansard 2018
+("Analytical derivatives of rigid body dynamics algorithms", RSS), derived
+here in world axes (frame 0: the world on a fixed base, the base frame at the
+current configuration on a free-flyer, a frame fixed for the instant of the
+derivative), as a straight-line program.
+
+Notation: every spatial vector in frame 0, Featherstone's [angular; linear]
+order; x the motion cross product, x* its dual; j <= r: joint j supports r.
+
+Forward pass, per frame k: the pose, the velocity v_k and acceleration a_k
+(gravity as the base acceleration a_0 = (0, -g)), the link inertia I_k about
+the origin (the frame's parameters moved by its pose: composite inertias are
+then plain sums), its momentum h_k = I_k v_k, force f_k = I_k a_k + v_k x* h_k
+and the time derivative dI_k = v_k x* I_k - I_k v_k x, an inertia with zero
+mass: (0, m u + w x h, hat(w) J - J hat(w) - hat(u) hat(h) - hat(h) hat(u))
+for v = (w, u). Per joint j (parent body p): the column J_j = 0X_j S_j,
+dVdq_j = v_p x J_j, dAdq_j = a_p x J_j + v_p x dVdq_j and dAdv_j = v_j x J_j +
+dVdq_j (Pinocchio's names). Backward pass: subtree sums Yc, dYc, F, H of I,
+dI, f, h.
+
+A perturbation of q_j moves the subtree of j rigidly by the twist J_j, which
+gives (derivation in the module's tests' terms; the paper's eqs. 9-13)
+
+    d tau_r/d q_j = alpha_r . dAdq_j + beta_r . dVdq_j         j <= r
+    d tau_r/d v_j = alpha_r . dAdv_j + beta_r . J_j             j <= r
+    d tau_r/d q_j = J_r . (J_j x* F_j + Yc_j dAdq_j + dYc_j dVdq_j + dVdq_j x* H_j)   r < j
+    d tau_r/d v_j = J_r . (Yc_j dAdv_j + dYc_j J_j + J_j x* H_j)                    r < j
+
+with alpha_r = Yc_r J_r and beta_r = dYc_r J_r + gamma_r, gamma_r . u =
+J_r . (u x* H_r). Entries with neither j <= r nor r < j are structural zeros
+(not computed): O(n) spatial work plus a few dot products per
+(ancestor, descendant) pair. Rotor inertia Ia ddq has no q or v derivative;
+friction's viscous term gives diag(Fv) in dtau_dv, Coulomb's Fc sign(v) zero
+(its derivative away from v = 0; at v = 0 too).
+
+Free-flying base: its six columns are the base's unit twists (J = e_k in
+base axes), which is exactly Pinocchio's tangent-space convention (q (+)
+delta through `integrate`, delta a local twist); they form one joint whose
+parent is the world (v_p = 0, a_p = a_0), so every pair of base columns
+takes the "j <= r" form.
+
+Forward dynamics ddq = FD(q, v, tau): differentiating ID(q, v, FD) = tau
+(Carpentier and Mansard 2018, eq. 8):
+
+    dddq_dq = -A^-1 dID/dq |_(a = ddq),   dddq_dv = -A^-1 dID/dv |_(a = ddq),
+    Minv = A^-1,
+
+A^-1 times a matrix by the sparse L^T D L solve of forward_dynamics.py,
+column by column, sharing A's factorization with forward_dynamics.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from . import forward_dynamics as fd
+from . import spatial as sv
+from .rnea import force_cross
+
+ZERO = [sp.S.Zero] * 3
+
+
+def _motion(prog, m):
+    return (prog.vec(m[0]), prog.vec(m[1]))
+
+
+def _dot(a, b):
+    return sv.dot(a[0], b[0]) + sv.dot(a[1], b[1])
+
+
+def _add(prog, a, b):
+    return (prog.vec(sv.add(a[0], b[0])), prog.vec(sv.add(a[1], b[1])))
+
+
+def _inertia_rate(prog, I, v):
+    """dI = v x* I - I v x for inertia I = (m, h, J) moving with v = (w, u):
+    (h', J') of an inertia of zero mass (module docstring)."""
+    m, h, J = I
+    w, u = v
+    hd = prog.vec(sv.add([m * x for x in u], sv.cross(w, h)))
+    Hw, Hu, Hh = sv.hat(w), sv.hat(u), sv.hat(h)
+    return hd, prog.mat(Hw * J - J * Hw - Hu * Hh - Hh * Hu)
+
+
+def _rate_times(prog, dI, m):
+    """(0, h', J') applied to motion m."""
+    return _motion(prog, sv.inertia_times((sp.S.Zero, dI[0], dI[1]), m))
+
+
+def _sum_inertia(prog, a, b):
+    return (prog.var(a[0] + b[0]), prog.vec(sv.add(a[1], b[1])), prog.mat(a[2] + b[2]))
+
+
+def _combine(terms):
+    """sum of motion * scalar."""
+    return tuple([sum((m[k][i] * c for m, c in terms), sp.S.Zero) for i in range(3)] for k in range(2))
+
+
+class _Frame:
+    """World-frame quantities of one frame (module docstring)."""
+    __slots__ = ("v", "a", "Y", "dY", "F", "H")
+
+
+def _forward(kin, ddq):
+    """Per frame: v, a (with gravity), and the link's I, dI, f, h in frame 0."""
+    prog, syms, model = kin.prog, kin.syms, kin.model
+    poses = kin.base_frame_poses()
+    a0 = (ZERO, [-x for x in kin.gravity()])
+    out, cols = {}, {}
+    base = [f for f in model.frames if f.base]
+    if base:  # the free-flyer: one joint of six unit twists, parent the world
+        vb = _motion(prog, _combine([(kin.joint_motion(f), syms.dq[f.index]) for f in base]))
+        ab = _motion(prog, _combine([(a0, 1)] + [(kin.joint_motion(f), ddq[f.index]) for f in base]))
+    for f in model.frames:
+        st = _Frame()
+        R, p = poses[f.key]
+        if f.base:
+            J = kin.joint_motion(f)
+            zero = (ZERO, ZERO)
+            dVdq = zero
+            cols[f.index] = (J, dVdq, _motion(prog, sv.motion_cross(a0, J)), _motion(prog, sv.motion_cross(vb, J)))
+            st.v, st.a = vb, ab
+        else:
+            par = out[f.parent] if f.parent != "0" else None
+            vp = par.v if par else (ZERO, ZERO)
+            ap = par.a if par else a0
+            st.v, st.a = vp, ap
+            if f.moving:
+                S = kin.joint_motion(f)
+                e = S[0] if f.angular else S[1]
+                Re = prog.vec(sv.matvec(R, e))
+                J = (Re, prog.vec(sv.cross(p, Re))) if f.angular else (ZERO, Re)
+                j, qd = f.index, syms.dq[f.index]
+                dVdq = _motion(prog, sv.motion_cross(vp, J))
+                dAdq = _motion(prog, [sv.add(x, y) for x, y in zip(sv.motion_cross(ap, J), sv.motion_cross(vp, dVdq))])
+                # v_j x J_j = v_p x J_j: dAdv = 2 dVdq
+                dAdv = _motion(prog, ([2 * x for x in dVdq[0]], [2 * x for x in dVdq[1]]))
+                cols[j] = (J, dVdq, dAdq, dAdv)
+                st.v = _motion(prog, (sv.add(vp[0], [x * qd for x in J[0]]), sv.add(vp[1], [x * qd for x in J[1]])))
+                st.a = _motion(prog, (sv.add(ap[0], [x * ddq[j] + y * qd for x, y in zip(J[0], dVdq[0])]),
+                                      sv.add(ap[1], [x * ddq[j] + y * qd for x, y in zip(J[1], dVdq[1])])))
+        m, h, Jm = sv.inertia_to_parent(R, p, syms.inertia(f))
+        I = (m, prog.vec(h), prog.mat(Jm))
+        st.Y = I
+        st.dY = _inertia_rate(prog, I, st.v)
+        st.H = _motion(prog, sv.inertia_times(I, st.v))
+        Ia = sv.inertia_times(I, st.a)
+        c = force_cross(st.v, st.H)
+        st.F = _motion(prog, (sv.add(Ia[0], c[0]), sv.add(Ia[1], c[1])))
+        out[f.key] = st
+    return out, cols
+
+
+def _backward(kin, frames):
+    """Subtree sums of I, dI, f, h (children after parents: one reverse sweep)."""
+    prog = kin.prog
+    for f in reversed(kin.model.frames):
+        if f.parent == "0":
+            continue
+        c, p = frames[f.key], frames[f.parent]
+        p.Y = _sum_inertia(prog, p.Y, c.Y)
+        p.dY = (prog.vec(sv.add(p.dY[0], c.dY[0])), prog.mat(p.dY[1] + c.dY[1]))
+        p.F = _add(prog, p.F, c.F)
+        p.H = _add(prog, p.H, c.H)
+
+
+def _support(model):
+    """Moving ancestors-or-self of each joint (the free-flyer's six support each other)."""
+    lam = fd.parents(model)
+    sup = []
+    for f in model.joints:
+        s, i = [], f.index
+        while i >= 0:
+            s.append(i)
+            i = lam[i]
+        if f.base:
+            s = [b.index for b in model.joints if b.base]
+        sup.append(set(s))
+    return sup
+
+
+def id_derivatives(kin, ddq, friction):
+    """(dtau_dq, dtau_dv), NV x NV, of tau = ID(q, v, ddq) + friction(v)."""
+    prog, model, syms = kin.prog, kin.model, kin.syms
+    frames, cols = _forward(kin, ddq)
+    _backward(kin, frames)
+    n = model.ndof
+    joints = {f.index: f for f in model.joints}
+    sup = _support(model)
+    alpha, beta, G, Gv = {}, {}, {}, {}
+    for r in range(n):
+        st = frames[joints[r].key]
+        J, dVdq, dAdq, dAdv = cols[r]
+        alpha[r] = _motion(prog, sv.inertia_times(st.Y, J))
+        n_, f_ = st.H
+        gamma = (sv.add(sv.cross(n_, J[0]), sv.cross(f_, J[1])), sv.cross(f_, J[0]))
+        dYJ = sv.inertia_times((0, st.dY[0], st.dY[1]), J)
+        beta[r] = _motion(prog, (sv.add(dYJ[0], gamma[0]), sv.add(dYJ[1], gamma[1])))
+        if any(r not in sup[i] for i in sup[r]):  # a strict ancestor's row reads G_r
+            G[r] = _motion(prog, _combine([(force_cross(J, st.F), 1), (sv.inertia_times(st.Y, dAdq), 1),
+                                           (_rate_times(prog, st.dY, dVdq), 1), (force_cross(dVdq, st.H), 1)]))
+            Gv[r] = _motion(prog, _combine([(sv.inertia_times(st.Y, dAdv), 1), (_rate_times(prog, st.dY, J), 1),
+                                            (force_cross(J, st.H), 1)]))
+    dq, dv = sp.zeros(n, n), sp.zeros(n, n)
+    for r in range(n):
+        Jr = cols[r][0]
+        for j in range(n):
+            if j in sup[r]:
+                _, dVdq, dAdq, dAdv = cols[j]
+                dq[r, j] = prog.var(_dot(alpha[r], dAdq) + _dot(beta[r], dVdq))
+                dv[r, j] = _dot(alpha[r], dAdv) + _dot(beta[r], cols[j][0])
+            elif r in sup[j]:
+                dq[r, j] = prog.var(_dot(Jr, G[j]))
+                dv[r, j] = _dot(Jr, Gv[j])
+        dfr = sp.diff(friction[r], syms.dq[r]).replace(sp.DiracDelta, lambda *a: sp.S.Zero)
+        dv[r, r] += dfr
+        dv[r, :] = dv[r, :].applyfunc(prog.var)
+    return dq, dv
+
+
+def _solve_columns(prog, L, Dinv, lam, M):
+    """A^-1 M by the sparse LTDL solve, column by column."""
+    cols = [fd.ltdl_solve(prog, L, Dinv, lam, list(M[:, k])) for k in range(M.cols)]
+    return sp.Matrix.hstack(*cols)
+
+
+def inverse_dynamics_derivatives(kin, friction):
+    """(dtau_dq, dtau_dv) of inverse_dynamics (NV x NV)."""
+    return id_derivatives(kin, list(kin.syms.ddq), friction)
+
+
+def forward_dynamics_derivatives(kin, A, ddq, friction):
+    """(dddq_dq, dddq_dv, Minv) at the forward dynamics' ddq (program
+    variables of forward_dynamics, from A and the same L^T D L)."""
+    prog, model = kin.prog, kin.model
+    dq, dv = id_derivatives(kin, list(ddq), friction)
+    lam = fd.parents(model)
+    L, Dinv = fd.ltdl(prog, A, lam)  # the statements of forward_dynamics (the Program stores each once)
+    n = model.ndof
+    minv = _solve_columns(prog, L, Dinv, lam, sp.eye(n))
+    return (-_solve_columns(prog, L, Dinv, lam, dq)).applyfunc(prog.var), \
+        (-_solve_columns(prog, L, Dinv, lam, dv)).applyfunc(prog.var), minv
