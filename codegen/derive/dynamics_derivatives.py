@@ -72,14 +72,38 @@ def _add(prog, a, b):
     return (prog.vec(sv.add(a[0], b[0])), prog.vec(sv.add(a[1], b[1])))
 
 
+def _symmetric(prog, upper):
+    """A symmetric 3 x 3 matrix from its entries (i, k), i <= k: each computed once."""
+    u = {ik: prog.var(e) for ik, e in upper.items()}
+    return sp.Matrix(3, 3, lambda i, k: u[(min(i, k), max(i, k))])
+
+
+UPPER = [(i, k) for i in range(3) for k in range(i, 3)]
+
+
 def _inertia_rate(prog, I, v):
     """dI = v x* I - I v x for inertia I = (m, h, J) moving with v = (w, u):
-    (h', J') of an inertia of zero mass (module docstring)."""
+    (h', J') of an inertia of zero mass (module docstring). J' = M + M^T with
+    M = hat(w) J, minus h u^T + u h^T - 2 (u . h) 1 (= hat(u) hat(h) + hat(h) hat(u))."""
     m, h, J = I
     w, u = v
     hd = prog.vec(sv.add([m * x for x in u], sv.cross(w, h)))
-    Hw, Hu, Hh = sv.hat(w), sv.hat(u), sv.hat(h)
-    return hd, prog.mat(Hw * J - J * Hw - Hu * Hh - Hh * Hu)
+    M = sv.hat(w) * J
+    uh = prog.var(2 * sv.dot(u, h))
+    return hd, _symmetric(prog, {(i, k): M[i, k] + M[k, i] - h[i] * u[k] - u[i] * h[k] + (uh if i == k else 0)
+                                 for i, k in UPPER})
+
+
+def _world_inertia(prog, R, r, I):
+    """Inertia (m, h, J) of a frame about its origin -> about frame 0's origin in its axes
+    (spatial.inertia_to_parent, each symmetric entry computed once)."""
+    mass, h, J = I
+    hr = prog.vec(sv.matvec(R, h))
+    RJ = prog.mat(R * J)
+    s = prog.var(2 * sv.dot(hr, r) + mass * sv.dot(r, r))
+    upper = {(i, k): sum((RJ[i, a] * R[k, a] for a in range(3)), sp.S.Zero) - hr[i] * r[k] - r[i] * hr[k]
+             - mass * r[i] * r[k] + (s if i == k else 0) for i, k in UPPER}
+    return (mass, prog.vec(sv.add(hr, [mass * x for x in r])), _symmetric(prog, upper))
 
 
 def _rate_times(prog, dI, m):
@@ -88,7 +112,7 @@ def _rate_times(prog, dI, m):
 
 
 def _sum_inertia(prog, a, b):
-    return (prog.var(a[0] + b[0]), prog.vec(sv.add(a[1], b[1])), prog.mat(a[2] + b[2]))
+    return (prog.var(a[0] + b[0]), prog.vec(sv.add(a[1], b[1])), _symmetric(prog, {ik: a[2][ik] + b[2][ik] for ik in UPPER}))
 
 
 def _combine(terms):
@@ -139,8 +163,7 @@ def _forward(kin, ddq):
                 st.v = _motion(prog, (sv.add(vp[0], [x * qd for x in J[0]]), sv.add(vp[1], [x * qd for x in J[1]])))
                 st.a = _motion(prog, (sv.add(ap[0], [x * ddq[j] + y * qd for x, y in zip(J[0], dVdq[0])]),
                                       sv.add(ap[1], [x * ddq[j] + y * qd for x, y in zip(J[1], dVdq[1])])))
-        m, h, Jm = sv.inertia_to_parent(R, p, syms.inertia(f))
-        I = (m, prog.vec(h), prog.mat(Jm))
+        I = _world_inertia(prog, R, p, syms.inertia(f))
         st.Y = I
         st.dY = _inertia_rate(prog, I, st.v)
         st.H = _motion(prog, sv.inertia_times(I, st.v))
@@ -159,7 +182,7 @@ def _backward(kin, frames):
             continue
         c, p = frames[f.key], frames[f.parent]
         p.Y = _sum_inertia(prog, p.Y, c.Y)
-        p.dY = (prog.vec(sv.add(p.dY[0], c.dY[0])), prog.mat(p.dY[1] + c.dY[1]))
+        p.dY = (prog.vec(sv.add(p.dY[0], c.dY[0])), _symmetric(prog, {ik: p.dY[1][ik] + c.dY[1][ik] for ik in UPPER}))
         p.F = _add(prog, p.F, c.F)
         p.H = _add(prog, p.H, c.H)
 
