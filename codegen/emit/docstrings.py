@@ -55,8 +55,9 @@ def kernel_doc(summary: str, inputs, extras, out_args, simd: bool) -> str:
     else:
         lines += [f"out : tuple of {len(out_args)} ndarray, optional",
                   f"    one array per result, distinct, each {OUT_DOC[3:]}.", "", "Returns", "-------"]
-    for a in out_args:
-        lines += [f"{a.name} : ndarray, {_shape(a.shape, True)}", f"    {a.doc or 'the result'} (float64)."]
+    for a in out_args:  # one result unnamed, several by name (a tuple)
+        head = f"{a.name} : ndarray" if len(out_args) > 1 else "ndarray"
+        lines += [f"{head}, {_shape(a.shape, True)}", f"    {a.doc or 'the result'} (float64)."]
     lines += ["", "Notes", "-----", f"{batch_note} {SIMD_NOTE if simd else SCALAR_NOTE}"]
     return "\n".join(lines)
 
