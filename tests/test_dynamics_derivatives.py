@@ -16,6 +16,8 @@ generated with --no-snap so that both sides read the same rotations.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -186,8 +188,6 @@ def test_urdf_robots_against_pinocchio(robot_name, tmp_path):
     """Generated with --no-snap (both sides read the same rotations), the default and a
     random physically valid parameter set, a few random states. Talos (32 DOF: minutes
     of generation and compile on a 2-core machine) only with KRANG_TEST_TALOS=1."""
-    import os
-
     if robot_name == "talos" and os.environ.get("KRANG_TEST_TALOS") != "1":
         pytest.skip("Talos: set KRANG_TEST_TALOS=1 (several minutes of generation and compile)")
     from benchmarks.urdf_coverage import robots_dir
@@ -232,13 +232,15 @@ FLOATING = {"tiny": None, "solo12": "solo_description/robots/solo12.urdf",
             "simple_humanoid": "simple_humanoid_description/urdf/simple_humanoid.urdf"}
 
 
-@pytest.mark.parametrize("robot_name", [pytest.param(n, marks=pytest.mark.slow if n != "tiny" else ())
-                                        for n in FLOATING])
+@pytest.mark.parametrize("robot_name", [
+    pytest.param(n, marks=() if n == "tiny" else (pytest.mark.slow, pytest.mark.skipif(
+        os.environ.get("KK_FLOATING_ALL") != "1", reason="KK_FLOATING_ALL=1 runs the floating-base robots")))
+    for n in FLOATING])
 def test_floating_base_against_pinocchio(robot_name, tmp_path):
     """Free-flying base: the q-derivative on the tangent space (Pinocchio's q (+) delta), against
     computeRNEADerivatives / computeABADerivatives of Pinocchio's free-flyer model (random base
     poses, unit quaternions, the default and a random physical parameter set). Solo12 and the
-    simple humanoid are marked slow (a minute or two of generation and compile each)."""
+    simple humanoid (minutes of generation and compile each) only with KK_FLOATING_ALL=1."""
     from benchmarks.urdf_coverage import robots_dir
     from tests.floating_reference import PinFreeFlyer, random_base_states
     from tests.reference_fk import random_physical_params
