@@ -5,28 +5,30 @@
  * parameter file   15bbe766aa985d2a7538fbbc555d22bd6e1923da470f009027b0732748000abb
  * generator        <generator digest>
  * operations per function (SymPy count_ops after CSE):
- *   mini_compute_A                  62
- *   mini_compute_C                  91
- *   mini_compute_Q                  43
- *   mini_jacobian_tool_world        24
- *   mini_jacobian_tool_local        36
- *   mini_jacobian_slider_world      13
- *   mini_jacobian_slider_local      22
- *   mini_friction                   12
- *   mini_compute_all               207
- *   mini_inverse_dynamics          171
- *   mini_bias                      120
- *   mini_forward_dynamics          217
- *   mini_fk_tool                    23
- *   mini_jdot_qdot_tool             32
- *   mini_fk_slider                  16
- *   mini_jdot_qdot_slider           20
- *   mini_regressor                 126
- *   mini_base_regressor             86
- *   mini_base_params                45
- *   mini_com                        49
- *   mini_com_jacobian               59
- *   mini_centroidal_map            212
+ *   mini_compute_A                         62
+ *   mini_compute_C                         91
+ *   mini_compute_Q                         43
+ *   mini_jacobian_tool_world               24
+ *   mini_jacobian_tool_local               36
+ *   mini_jacobian_slider_world             13
+ *   mini_jacobian_slider_local             22
+ *   mini_friction                          12
+ *   mini_compute_all                      207
+ *   mini_inverse_dynamics                 171
+ *   mini_bias                             120
+ *   mini_forward_dynamics                 217
+ *   mini_inverse_dynamics_derivatives     266
+ *   mini_forward_dynamics_derivatives     562
+ *   mini_fk_tool                           23
+ *   mini_jdot_qdot_tool                    32
+ *   mini_fk_slider                         16
+ *   mini_jdot_qdot_slider                  20
+ *   mini_regressor                        126
+ *   mini_base_regressor                    86
+ *   mini_base_params                       45
+ *   mini_com                               49
+ *   mini_com_jacobian                      59
+ *   mini_centroidal_map                   212
  */
 #include <float.h>
 #include <math.h>
@@ -1301,6 +1303,508 @@ void mini_forward_dynamics(const double *q, const double *dq, const double *tau,
 #endif
 
 #if KKIN(4) /* kinematics */
+
+/* mini_inverse_dynamics_derivatives with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_inverse_dynamics_derivatives(const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv)
+{
+    double in_q[3];
+    double in_v[3];
+    double in_a[3];
+    double in_p[54];
+    mini_inverse_dynamics_derivatives(memcpy(in_q, q, sizeof in_q), memcpy(in_v, v, sizeof in_v), memcpy(in_a, a, sizeof in_a), memcpy(in_p, p, sizeof in_p), dtau_dq, dtau_dv);
+}
+
+KKCLONES
+/* Derivatives of inverse_dynamics at (q, v, a): dtau_dq = d tau / dq and
+ * dtau_dv = d tau / dv, NDOF x NDOF each, row-major, row i = joint torque i
+ * (d tau / da is A: compute_A). Friction: the viscous term gives diag(Fv) in
+ * dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its derivative away from v =
+ * 0, returned at v = 0 too). Free-flying base: the q-derivative is on the
+ * tangent space (Pinocchio's convention: q (+) delta through integrate, delta
+ * a base-frame twist, linear first), so dtau_dq has NV columns.
+ * 266 operations. */
+void mini_inverse_dynamics_derivatives(const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv)
+{
+    if (kk_overlap(q, 3, dtau_dq, 9) || kk_overlap(q, 3, dtau_dv, 9) || kk_overlap(v, 3, dtau_dq, 9) || kk_overlap(v, 3, dtau_dv, 9) || kk_overlap(a, 3, dtau_dq, 9) || kk_overlap(a, 3, dtau_dv, 9) || kk_overlap(p, 54, dtau_dq, 9) || kk_overlap(p, 54, dtau_dv, 9)) { kk_copy_mini_inverse_dynamics_derivatives(q, v, a, p, dtau_dq, dtau_dv); return; }
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    dtau_dq[5] = 0.0;
+    dtau_dq[7] = 0.0;
+    dtau_dv[5] = 0.0;
+    dtau_dv[7] = 0.0;
+    const double dq_q_base = v[0];
+    const double c_q_base = cq[0];
+    const double t612 = c_q_base*dq_q_base;
+    const double s_q_base = sq[0];
+    const double ddq_q_base = a[0];
+    const double t615 = ddq_q_base*s_q_base + dq_q_base*t612;
+    const double t613 = dq_q_base*s_q_base;
+    const double t614 = ddq_q_base*c_q_base - dq_q_base*t613;
+    const double p_m_b = p[41];
+    const double t455 = -c_q_base*p_m_b;
+    const double t454 = p_m_b*s_q_base;
+    const double t762 = t454*t614 + t455*t615;
+    dtau_dq[8] = t762;
+    const double t617 = 2.0*t613;
+    const double t616 = 2.0*t612;
+    const double p_Fv_b = p[52];
+    const double t763 = p_Fv_b + t454*t616 + t455*t617;
+    dtau_dv[8] = t763;
+    const double p_L2 = p[1];
+    const double x0 = p_L2*s_q_base;
+    const double p_L4 = p[3];
+    const double t267 = -p_L4*c_q_base + x0;
+    const double q_q_b = q[2];
+    const double t270 = q_q_b*s_q_base + t267;
+    const double p_MZ_b = p[44];
+    const double p_MY_b = p[43];
+    const double t622 = -p_MY_b*c_q_base - p_MZ_b*s_q_base;
+    const double t631 = p_m_b*t270 + t622;
+    const double dq_q_b = v[2];
+    const double t619 = -c_q_base*dq_q_b;
+    const double t641 = dq_q_base*t631 + p_m_b*t619;
+    const double x1 = p_L2*c_q_base;
+    const double t268 = -p_L4*s_q_base - x1;
+    const double t271 = -c_q_base*q_q_b + t268;
+    const double t623 = -p_MY_b*s_q_base + p_MZ_b*c_q_base;
+    const double t632 = p_m_b*t271 + t623;
+    const double t618 = dq_q_b*s_q_base;
+    const double t640 = -dq_q_base*t632 + p_m_b*t618;
+    const double x13 = t612*t641 - t613*t640;
+    const double t744 = -x13;
+    const double ddq_q_b = a[2];
+    const double t621 = -ddq_q_b*c_q_base + dq_q_b*t613;
+    const double t653 = ddq_q_base*t631 + dq_q_base*t640 + p_m_b*t621;
+    const double p_g = p[4];
+    const double t75 = -0.6*p_g;
+    const double t620 = ddq_q_b*s_q_base + dq_q_b*t612 + t75;
+    const double t652 = -ddq_q_base*t632 - dq_q_base*t641 + p_m_b*t620;
+    const double t747 = c_q_base*t652 + s_q_base*t653 - t614*t632 + t615*t631 + t744 + x13;
+    dtau_dq[2] = t747;
+    const double t761 = -t455*t75;
+    dtau_dq[6] = t761;
+    const double x12 = s_q_base*t641;
+    const double x11 = c_q_base*t640;
+    const double x14 = x11 + x12;
+    const double t750 = -x14;
+    const double t753 = -t616*t632 + t617*t631 + t750 + x14;
+    dtau_dv[2] = t753;
+    const double t743 = -2.0*x11 - 2.0*x12;
+    dtau_dv[6] = t743;
+    const double t260 = -x0;
+    const double p_L3 = p[2];
+    const double x2 = (0.5)*p_L3;
+    const double s_q_a = sq[1];
+    const double c_q_a = cq[1];
+    const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
+    const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
+    const double t265 = p_L4*t263 + t260 - t264*x2;
+    const double p_MZ_ta = p[34];
+    const double p_MX_ta = p[32];
+    const double t580 = -p_MX_ta*t263 + p_MZ_ta*t264;
+    const double p_m_ta = p[31];
+    const double t589 = p_m_ta*t265 + t580;
+    const double p_MZ_a = p[21];
+    const double p_MX_a = p[19];
+    const double t548 = p_MX_a*t263 + p_MZ_a*t264;
+    const double p_m_a = p[18];
+    const double t557 = p_m_a*t260 + t548;
+    const double t676 = t557 + t589;
+    const double t32 = p_m_a + p_m_ta;
+    const double t726 = t260*t32 - t676;
+    const double t261 = x1;
+    const double t266 = p_L4*t264 + t261 + t263*x2;
+    const double t581 = -p_MX_ta*t264 - p_MZ_ta*t263;
+    const double t590 = p_m_ta*t266 + t581;
+    const double t549 = p_MX_a*t264 - p_MZ_a*t263;
+    const double t558 = p_m_a*t261 + t549;
+    const double t677 = t558 + t590;
+    const double t725 = -t261*t32 + t677;
+    const double t538 = -dq_q_base*t260;
+    const double t541 = -ddq_q_base*t261 + dq_q_base*t538 + t75;
+    const double t539 = -dq_q_base*t261;
+    const double t540 = -ddq_q_base*t260 - dq_q_base*t539;
+    const double t759 = t540*t725 + t541*t726;
+    dtau_dq[4] = t759;
+    const double dq_q_a = v[1];
+    const double t545 = dq_q_a*t260;
+    const double t87 = -dq_q_a + dq_q_base;
+    const double t599 = p_m_ta*t545 + t589*t87;
+    const double t567 = p_m_a*t545 + t557*t87;
+    const double t686 = t567 + t599;
+    const double x7 = t261*t686;
+    const double t544 = -dq_q_a*t261;
+    const double t598 = p_m_ta*t544 - t590*t87;
+    const double t566 = p_m_a*t544 - t558*t87;
+    const double t685 = t566 + t598;
+    const double x6 = t260*t685;
+    const double x4 = 2.0*t545;
+    const double x3 = 2.0*t544;
+    const double t600 = t589*x3 + t590*x4;
+    const double t568 = t557*x3 + t558*x4;
+    const double t692 = t568 + t600;
+    const double x5 = -t692;
+    const double t727 = x5 + 2.0*x6 + 2.0*x7;
+    dtau_dv[3] = t727;
+    const double t543 = 2.0*t539;
+    const double t542 = 2.0*t538;
+    const double p_Fv_a = p[29];
+    const double t760 = p_Fv_a + t542*t725 + t543*t726 - t727;
+    dtau_dv[4] = t760;
+    const double x9 = t539*t685;
+    const double x8 = t538*t686;
+    const double t728 = -x8 + x9;
+    const double ddq_q_a = a[1];
+    const double t547 = ddq_q_a*t260 + dq_q_a*t539;
+    const double t284 = ddq_q_base - ddq_q_a;
+    const double t611 = p_m_ta*t547 + t284*t589 + t598*t87;
+    const double t579 = p_m_a*t547 + t284*t557 + t566*t87;
+    const double t697 = t579 + t611;
+    const double t546 = -ddq_q_a*t261 + dq_q_a*t538 + t75;
+    const double t610 = p_m_ta*t546 - t284*t590 - t599*t87;
+    const double t578 = p_m_a*t546 - t284*t558 - t567*t87;
+    const double t696 = t578 + t610;
+    const double t731 = -t260*t696 - t261*t697 - t540*t677 + t541*t676 + t728 + x8 - x9;
+    dtau_dq[1] = t731;
+    const double t758 = -t726*t75;
+    dtau_dq[3] = t758;
+    const double x10 = x6 + x7;
+    const double t734 = x10 + x5;
+    const double t737 = -t542*t677 + t543*t676 + t734 - x10;
+    dtau_dv[1] = t737;
+    const double p_MY_1 = p[7];
+    const double p_MX_1 = p[6];
+    const double t510 = -p_MX_1*s_q_base - p_MY_1*c_q_base;
+    const double t654 = t510 + t631;
+    const double t699 = t654 + t676;
+    const double t756 = -t699*t75;
+    dtau_dq[0] = t756;
+    const double t642 = 2.0*t618*t631 + 2.0*t619*t632;
+    const double t715 = t642 + t692;
+    const double p_Fv_1 = p[16];
+    const double t757 = p_Fv_1 + t715;
+    dtau_dv[0] = t757;
+}
+
+/* mini_forward_dynamics_derivatives with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_forward_dynamics_derivatives(const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv)
+{
+    double in_v[3];
+    double in_tau[3];
+    double in_p[54];
+    mini_forward_dynamics_derivatives(q, memcpy(in_v, v, sizeof in_v), memcpy(in_tau, tau, sizeof in_tau), memcpy(in_p, p, sizeof in_p), dddq_dq, dddq_dv, Minv);
+}
+
+KKCLONES
+/* Derivatives of forward_dynamics at (q, v, tau): dddq_dq = d ddq / dq,
+ * dddq_dv = d ddq / dv and Minv = d ddq / d tau = A^-1, NDOF x NDOF each,
+ * row-major (Carpentier and Mansard 2018: -A^-1 times the inverse dynamics'
+ * derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so A must be
+ * positive definite as for forward_dynamics). Coulomb friction contributes 0
+ * as in inverse_dynamics_derivatives.
+ * 562 operations. */
+void mini_forward_dynamics_derivatives(const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv)
+{
+    if (kk_overlap(v, 3, dddq_dq, 9) || kk_overlap(v, 3, dddq_dv, 9) || kk_overlap(v, 3, Minv, 9) || kk_overlap(tau, 3, dddq_dq, 9) || kk_overlap(tau, 3, dddq_dv, 9) || kk_overlap(tau, 3, Minv, 9) || kk_overlap(p, 54, dddq_dq, 9) || kk_overlap(p, 54, dddq_dv, 9) || kk_overlap(p, 54, Minv, 9)) { kk_copy_mini_forward_dynamics_derivatives(q, v, tau, p, dddq_dq, dddq_dv, Minv); return; }
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    const double p_L3 = p[2];
+    const double x4 = (0.5)*p_L3;
+    const double p_m_ta = p[31];
+    const double p_MZ_ta = p[34];
+    const double t25 = p_MZ_ta - p_m_ta*x4;
+    const double p_MZ_a = p[21];
+    const double t35 = p_MZ_a + t25;
+    const double p_MX_ta = p[32];
+    const double p_L4 = p[3];
+    const double t24 = p_L4*p_m_ta - p_MX_ta;
+    const double p_MX_a = p[19];
+    const double t33 = p_MX_a + t24;
+    const double s_q_a = sq[1];
+    const double c_q_a = cq[1];
+    const double t43 = c_q_a*t35 + s_q_a*t33;
+    const double p_L2 = p[1];
+    const double x6 = p_L2*t43;
+    const double x5 = p_L3*p_L3;
+    const double x3 = 2.0*p_L4;
+    const double x1 = p_L4*p_L4;
+    const double p_YY_ta = p[38];
+    const double t29 = -p_L3*p_MZ_ta - p_MX_ta*x3 + p_YY_ta + p_m_ta*(x1 + (0.25)*x5);
+    const double p_YY_a = p[25];
+    const double t39 = p_YY_a + t29;
+    const double x0 = p_L2*p_L2;
+    const double p_m_a = p[18];
+    const double t32 = p_m_a + p_m_ta;
+    const double t58 = -t32*x5 + t32*(x0 + x5) + t39 + 2.0*x6;
+    const double p_L1 = p[0];
+    const double x2 = (p_L1 + p_L3)*(p_L1 + p_L3);
+    const double q_q_b = q[2];
+    const double p_m_b = p[41];
+    const double p_XX_b = p[45];
+    const double p_MZ_b = p[44];
+    const double t1 = -2.0*p_MZ_b*q_q_b + p_XX_b + p_m_b*q_q_b*q_q_b;
+    const double t0 = p_MZ_b - p_m_b*q_q_b;
+    const double p_MY_b = p[43];
+    const double t13 = -2.0*p_L2*t0 + p_MY_b*x3 - p_m_b*x2 + p_m_b*(x0 + x1 + x2) + t1;
+    const double p_ZZ_1 = p[14];
+    const double t23 = p_ZZ_1 + t13;
+    const double t69 = t23 + t58;
+    const double p_Ia_1 = p[15];
+    const double t70 = p_Ia_1 + t69;
+    const double p_Ia_b = p[51];
+    const double t74 = p_Ia_b + p_m_b;
+    const double t410 = 1.0/t74;
+    const double t6 = p_L4*p_m_b + p_MY_b;
+    const double t411 = t410*t6;
+    const double t412 = -t411*t6 + t70;
+    const double t73 = -t39 - x6;
+    const double p_Ia_a = p[28];
+    const double t71 = p_Ia_a + t39;
+    const double t413 = 1.0/t71;
+    const double t414 = t413*t73;
+    const double t415 = t412 - t414*t73;
+    const double t416 = 1.0/t415;
+    Minv[0] = t416;
+    const double p_g = p[4];
+    const double t75 = -0.6*p_g;
+    const double c_q_base = cq[0];
+    const double t78 = c_q_base*t75;
+    const double s_q_base = sq[0];
+    const double t77 = s_q_base*t75;
+    const double t80 = c_q_a*t77 - s_q_a*t78;
+    const double dq_q_base = v[0];
+    const double t84 = p_L2*dq_q_base;
+    const double t85 = c_q_a*t84;
+    const double dq_q_a = v[1];
+    const double t358 = -dq_q_a*t85 - t80;
+    const double t87 = -dq_q_a + dq_q_base;
+    const double t88 = -t85 + t87*x4;
+    const double t135 = -p_MZ_ta*t87 + p_m_ta*t88;
+    const double t374 = p_m_ta*t358 + t135*t87;
+    const double t113 = p_MZ_a*t87 + p_m_a*t85;
+    const double t369 = p_m_a*t358 - t113*t87;
+    const double t397 = t369 + t374;
+    const double t79 = c_q_a*t78 + s_q_a*t77;
+    const double t86 = -s_q_a*t84;
+    const double t357 = dq_q_a*t86 - t79;
+    const double t89 = -p_L4*t87 + t86;
+    const double t136 = p_MX_ta*t87 + p_m_ta*t89;
+    const double t373 = -p_m_ta*t357 - t136*t87;
+    const double t114 = -p_MX_a*t87 + p_m_a*t86;
+    const double t368 = p_m_a*t357 + t114*t87;
+    const double t396 = t368 - t373;
+    const double t400 = c_q_a*t396 - s_q_a*t397;
+    const double t371 = -p_MX_ta*t358 - p_MZ_ta*t357 + t135*t89 - t136*t88;
+    const double t391 = (0.5)*p_L3*t373 - p_L4*t374 - t371;
+    const double t366 = -p_MX_a*t358 + p_MZ_a*t357 + t113*t86 - t114*t85;
+    const double t394 = t366 + t391;
+    const double t404 = p_L2*t400 + t394;
+    const double dq_q_b = v[2];
+    const double t359 = -dq_q_b*dq_q_base - t78;
+    const double t90 = -p_L4*dq_q_base;
+    const double t92 = -dq_q_b + t90;
+    const double t158 = -p_MY_b*dq_q_base + p_m_b*t92;
+    const double t378 = dq_q_base*t158 + p_m_b*t359;
+    const double t91 = -dq_q_base*q_q_b - t84;
+    const double t157 = p_MZ_b*dq_q_base + p_m_b*t91;
+    const double t375 = -p_MY_b*t77 - p_MZ_b*t359 - t157*t92 + t158*t91;
+    const double t380 = q_q_b*t378 + t375;
+    const double t379 = -dq_q_base*t157 - p_m_b*t77;
+    const double t384 = -p_L2*t378 - p_L4*t379 - t380;
+    const double p_MY_1 = p[7];
+    const double p_MX_1 = p[6];
+    const double t362 = -p_MX_1*t78 + p_MY_1*t77;
+    const double t387 = t362 + t384;
+    const double t407 = t387 + t404;
+    const double trq_q_a = tau[1];
+    const double p_Fv_a = p[29];
+    const double p_Fc_a = p[30];
+    const double t418 = -p_Fc_a*(double)((dq_q_a > 0) - (dq_q_a < 0)) - p_Fv_a*dq_q_a + trq_q_a + t394;
+    const double trq_q_b = tau[2];
+    const double p_Fv_b = p[52];
+    const double p_Fc_b = p[53];
+    const double t417 = -p_Fc_b*(double)((dq_q_b > 0) - (dq_q_b < 0)) - p_Fv_b*dq_q_b + trq_q_b + t379;
+    const double trq_q_base = tau[0];
+    const double p_Fv_1 = p[16];
+    const double p_Fc_1 = p[17];
+    const double t419 = -p_Fc_1*(double)((dq_q_base > 0) - (dq_q_base < 0)) - p_Fv_1*dq_q_base + trq_q_base - t407 - t411*t417 - t414*t418;
+    const double t420 = t416*t419;
+    const double t422 = t410*t417;
+    const double t424 = -t411*t420 + t422;
+    const double t613 = dq_q_base*s_q_base;
+    const double t787 = -c_q_base*t424 + dq_q_b*t613;
+    const double x8 = p_L2*c_q_base;
+    const double t268 = -p_L4*s_q_base - x8;
+    const double t271 = -c_q_base*q_q_b + t268;
+    const double t623 = -p_MY_b*s_q_base + p_MZ_b*c_q_base;
+    const double t632 = p_m_b*t271 + t623;
+    const double t618 = dq_q_b*s_q_base;
+    const double t640 = -dq_q_base*t632 + p_m_b*t618;
+    const double x7 = p_L2*s_q_base;
+    const double t267 = -p_L4*c_q_base + x7;
+    const double t270 = q_q_b*s_q_base + t267;
+    const double t622 = -p_MY_b*c_q_base - p_MZ_b*s_q_base;
+    const double t631 = p_m_b*t270 + t622;
+    const double t792 = dq_q_base*t640 + p_m_b*t787 + t420*t631;
+    const double t612 = c_q_base*dq_q_base;
+    const double t786 = dq_q_b*t612 + s_q_base*t424 + t75;
+    const double t619 = -c_q_base*dq_q_b;
+    const double t641 = dq_q_base*t631 + p_m_b*t619;
+    const double t791 = -dq_q_base*t641 + p_m_b*t786 - t420*t632;
+    const double t785 = dq_q_base*t612 + s_q_base*t420;
+    const double t784 = c_q_base*t420 - dq_q_base*t613;
+    const double x19 = t612*t641 - t613*t640;
+    const double t744 = -x19;
+    const double t815 = c_q_base*t791 + s_q_base*t792 + t631*t785 - t632*t784 + t744 + x19;
+    const double t455 = -c_q_base*p_m_b;
+    const double t454 = p_m_b*s_q_base;
+    const double t819 = t454*t784 + t455*t785;
+    const double t837 = -t411*t819 + t815;
+    const double t838 = t416*t837;
+    dddq_dq[2] = -t838;
+    const double t839 = t410*t819;
+    const double t841 = -t411*t838 + t839;
+    dddq_dq[8] = -t841;
+    const double x18 = s_q_base*t641;
+    const double x17 = c_q_base*t640;
+    const double x20 = x17 + x18;
+    const double t750 = -x20;
+    const double t617 = 2.0*t613;
+    const double t616 = 2.0*t612;
+    const double t753 = -t616*t632 + t617*t631 + t750 + x20;
+    const double t763 = p_Fv_b + t454*t616 + t455*t617;
+    const double t853 = -t411*t763 + t753;
+    const double t854 = t416*t853;
+    dddq_dv[2] = -t854;
+    const double t855 = t410*t763;
+    const double t857 = -t411*t854 + t855;
+    dddq_dv[8] = -t857;
+    const double t821 = -t411*t416;
+    Minv[2] = t821;
+    Minv[6] = t821;
+    const double t825 = t410 - t411*t821;
+    Minv[8] = t825;
+    const double t840 = -t414*t838;
+    dddq_dq[5] = -t840;
+    const double t421 = t413*t418;
+    const double t423 = -t414*t420 + t421;
+    const double t261 = x8;
+    const double t539 = -dq_q_base*t261;
+    const double t260 = -x7;
+    const double t773 = dq_q_a*t539 + t260*t423;
+    const double t771 = t420 - t423;
+    const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
+    const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
+    const double t266 = p_L4*t264 + t261 + t263*x4;
+    const double t581 = -p_MX_ta*t264 - p_MZ_ta*t263;
+    const double t590 = p_m_ta*t266 + t581;
+    const double t544 = -dq_q_a*t261;
+    const double t598 = p_m_ta*t544 - t590*t87;
+    const double t265 = p_L4*t263 + t260 - t264*x4;
+    const double t580 = -p_MX_ta*t263 + p_MZ_ta*t264;
+    const double t589 = p_m_ta*t265 + t580;
+    const double t783 = p_m_ta*t773 + t589*t771 + t598*t87;
+    const double t549 = p_MX_a*t264 - p_MZ_a*t263;
+    const double t558 = p_m_a*t261 + t549;
+    const double t566 = p_m_a*t544 - t558*t87;
+    const double t548 = p_MX_a*t263 + p_MZ_a*t264;
+    const double t557 = p_m_a*t260 + t548;
+    const double t778 = p_m_a*t773 + t557*t771 + t566*t87;
+    const double t802 = t778 + t783;
+    const double t538 = -dq_q_base*t260;
+    const double t772 = dq_q_a*t538 - t261*t423 + t75;
+    const double t545 = dq_q_a*t260;
+    const double t599 = p_m_ta*t545 + t589*t87;
+    const double t782 = p_m_ta*t772 - t590*t771 - t599*t87;
+    const double t567 = p_m_a*t545 + t557*t87;
+    const double t777 = p_m_a*t772 - t558*t771 - t567*t87;
+    const double t801 = t777 + t782;
+    const double t770 = dq_q_base*t538 - t261*t420 + t75;
+    const double t769 = -dq_q_base*t539 - t260*t420;
+    const double t685 = t566 + t598;
+    const double x15 = t539*t685;
+    const double t686 = t567 + t599;
+    const double x14 = t538*t686;
+    const double t728 = -x14 + x15;
+    const double t677 = t558 + t590;
+    const double t676 = t557 + t589;
+    const double t810 = -t260*t801 - t261*t802 + t676*t770 - t677*t769 + t728 + x14 - x15;
+    const double t726 = t260*t32 - t676;
+    const double t725 = -t261*t32 + t677;
+    const double t818 = t725*t769 + t726*t770;
+    const double t832 = -t414*t818 + t810;
+    const double t833 = t416*t832;
+    dddq_dq[1] = -t833;
+    const double t836 = -t411*t833;
+    dddq_dq[7] = -t836;
+    const double t856 = -t414*t854;
+    dddq_dv[5] = -t856;
+    const double x13 = t261*t686;
+    const double x12 = t260*t685;
+    const double x16 = x12 + x13;
+    const double x9 = 2.0*t544;
+    const double x10 = 2.0*t545;
+    const double t600 = t589*x9 + t590*x10;
+    const double t568 = t557*x9 + t558*x10;
+    const double t692 = t568 + t600;
+    const double x11 = -t692;
+    const double t734 = x11 + x16;
+    const double t543 = 2.0*t539;
+    const double t542 = 2.0*t538;
+    const double t737 = -t542*t677 + t543*t676 + t734 - x16;
+    const double t727 = x11 + 2.0*x12 + 2.0*x13;
+    const double t760 = p_Fv_a + t542*t725 + t543*t726 - t727;
+    const double t848 = -t414*t760 + t737;
+    const double t849 = t416*t848;
+    dddq_dv[1] = -t849;
+    const double t852 = -t411*t849;
+    dddq_dv[7] = -t852;
+    const double t824 = -t414*t821;
+    Minv[5] = t824;
+    const double t820 = -t414*t416;
+    Minv[1] = t820;
+    Minv[3] = t820;
+    const double t823 = -t411*t820;
+    Minv[7] = t823;
+    const double t758 = -t726*t75;
+    const double t510 = -p_MX_1*s_q_base - p_MY_1*c_q_base;
+    const double t654 = t510 + t631;
+    const double t699 = t654 + t676;
+    const double t756 = -t699*t75;
+    const double t761 = -t455*t75;
+    const double t826 = -t411*t761 - t414*t758 + t756;
+    const double t827 = t416*t826;
+    dddq_dq[0] = -t827;
+    const double t829 = t410*t761;
+    const double t831 = -t411*t827 + t829;
+    dddq_dq[6] = -t831;
+    const double t642 = 2.0*t618*t631 + 2.0*t619*t632;
+    const double t715 = t642 + t692;
+    const double t757 = p_Fv_1 + t715;
+    const double t743 = -2.0*x17 - 2.0*x18;
+    const double t842 = -t411*t743 - t414*t727 + t757;
+    const double t843 = t416*t842;
+    dddq_dv[0] = -t843;
+    const double t845 = t410*t743;
+    const double t847 = -t411*t843 + t845;
+    dddq_dv[6] = -t847;
+    const double t834 = t413*t818;
+    const double t835 = -t414*t833 + t834;
+    dddq_dq[4] = -t835;
+    const double t850 = t413*t760;
+    const double t851 = -t414*t849 + t850;
+    dddq_dv[4] = -t851;
+    const double t822 = t413 - t414*t820;
+    Minv[4] = t822;
+    const double t828 = t413*t758;
+    const double t830 = -t414*t827 + t828;
+    dddq_dq[3] = -t830;
+    const double t844 = t413*t727;
+    const double t846 = -t414*t843 + t844;
+    dddq_dv[3] = -t846;
+}
 
 /* mini_fk_tool with copies of its inputs (some overlap an output). */
 KKCOLD

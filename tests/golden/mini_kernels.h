@@ -5,28 +5,30 @@
  * parameter file   15bbe766aa985d2a7538fbbc555d22bd6e1923da470f009027b0732748000abb
  * generator        <generator digest>
  * operations per function (SymPy count_ops after CSE):
- *   mini_compute_A                  62
- *   mini_compute_C                  91
- *   mini_compute_Q                  43
- *   mini_jacobian_tool_world        24
- *   mini_jacobian_tool_local        36
- *   mini_jacobian_slider_world      13
- *   mini_jacobian_slider_local      22
- *   mini_friction                   12
- *   mini_compute_all               207
- *   mini_inverse_dynamics          171
- *   mini_bias                      120
- *   mini_forward_dynamics          217
- *   mini_fk_tool                    23
- *   mini_jdot_qdot_tool             32
- *   mini_fk_slider                  16
- *   mini_jdot_qdot_slider           20
- *   mini_regressor                 126
- *   mini_base_regressor             86
- *   mini_base_params                45
- *   mini_com                        49
- *   mini_com_jacobian               59
- *   mini_centroidal_map            212
+ *   mini_compute_A                         62
+ *   mini_compute_C                         91
+ *   mini_compute_Q                         43
+ *   mini_jacobian_tool_world               24
+ *   mini_jacobian_tool_local               36
+ *   mini_jacobian_slider_world             13
+ *   mini_jacobian_slider_local             22
+ *   mini_friction                          12
+ *   mini_compute_all                      207
+ *   mini_inverse_dynamics                 171
+ *   mini_bias                             120
+ *   mini_forward_dynamics                 217
+ *   mini_inverse_dynamics_derivatives     266
+ *   mini_forward_dynamics_derivatives     562
+ *   mini_fk_tool                           23
+ *   mini_jdot_qdot_tool                    32
+ *   mini_fk_slider                         16
+ *   mini_jdot_qdot_slider                  20
+ *   mini_regressor                        126
+ *   mini_base_regressor                    86
+ *   mini_base_params                       45
+ *   mini_com                               49
+ *   mini_com_jacobian                      59
+ *   mini_centroidal_map                   212
  */
 #ifndef MINI_KERNELS_H
 #define MINI_KERNELS_H
@@ -217,6 +219,23 @@ void mini_bias(const double *q, const double *dq, const double *p, double *h);
  * definite, as it is for physical parameters where every joint moves some
  * inertia or has Ia > 0), NDOF. */
 void mini_forward_dynamics(const double *q, const double *dq, const double *tau, const double *p, double *ddq);
+
+/* Derivatives of inverse_dynamics at (q, v, a): dtau_dq = d tau / dq and
+ * dtau_dv = d tau / dv, NDOF x NDOF each, row-major, row i = joint torque i
+ * (d tau / da is A: compute_A). Friction: the viscous term gives diag(Fv) in
+ * dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its derivative away from v =
+ * 0, returned at v = 0 too). Free-flying base: the q-derivative is on the
+ * tangent space (Pinocchio's convention: q (+) delta through integrate, delta
+ * a base-frame twist, linear first), so dtau_dq has NV columns. */
+void mini_inverse_dynamics_derivatives(const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv);
+
+/* Derivatives of forward_dynamics at (q, v, tau): dddq_dq = d ddq / dq,
+ * dddq_dv = d ddq / dv and Minv = d ddq / d tau = A^-1, NDOF x NDOF each,
+ * row-major (Carpentier and Mansard 2018: -A^-1 times the inverse dynamics'
+ * derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so A must be
+ * positive definite as for forward_dynamics). Coulomb friction contributes 0
+ * as in inverse_dynamics_derivatives. */
+void mini_forward_dynamics_derivatives(const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv);
 
 /* Pose of end effector tool (frame ta) in frame 0: 4 x 4 homogeneous. */
 void mini_fk_tool(const double *q, const double *p, double *T);
