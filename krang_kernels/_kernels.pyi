@@ -279,6 +279,89 @@ def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayL
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
     call bit for bit (the same C kernel, once per row)."""
 
+def inverse_dynamics_derivatives(q: ArrayLike, v: ArrayLike, a: ArrayLike, params: ArrayLike | None = None, out: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Derivatives of inverse_dynamics at (q, v, a): dtau_dq = d tau / dq and dtau_dv = d tau / dv,
+    NDOF x NDOF each, row-major, row i = joint torque i (d tau / da is A: compute_A). Friction: the
+    viscous term gives diag(Fv) in dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its derivative away
+    from v = 0, returned at v = 0 too). Free-flying base: the q-derivative is on the tangent space
+    (Pinocchio's convention: q (+) delta through integrate, delta a base-frame twist, linear first),
+    so dtau_dq has NV columns.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    v : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities dq (rad/s or m/s; a free-flyer's six first).
+    a : array_like, shape (17,) or (N, 17) for a batch
+        accelerations, NV entries: the joints' rad/s^2 or m/s^2; on a free-flying base first its
+        linear (m/s^2) and angular (rad/s^2) acceleration in base axes.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : tuple of 2 ndarray, optional
+        one array per result, distinct, each array to write the result into and return: writeable,
+        aligned, C-contiguous float64 in native byte order, of the result's shape (TypeError or
+        ValueError naming it otherwise).
+
+    Returns
+    -------
+    dtau_dq : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d tau / dq (row i: torque i; a free-flyer's q-columns on the tangent space) (float64).
+    dtau_dv : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d tau / dv (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+
+def forward_dynamics_derivatives(q: ArrayLike, v: ArrayLike, tau: ArrayLike, params: ArrayLike | None = None, out: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Derivatives of forward_dynamics at (q, v, tau): dddq_dq = d ddq / dq, dddq_dv = d ddq / dv and
+    Minv = d ddq / d tau = A^-1, NDOF x NDOF each, row-major (Carpentier and Mansard 2018: -A^-1
+    times the inverse dynamics' derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so A
+    must be positive definite as for forward_dynamics). Coulomb friction contributes 0 as in
+    inverse_dynamics_derivatives.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    v : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities dq (rad/s or m/s; a free-flyer's six first).
+    tau : array_like, shape (17,) or (N, 17) for a batch
+        joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted); on
+        a free-flying base first the force (N) and moment about its origin (N m) on it, base axes.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : tuple of 3 ndarray, optional
+        one array per result, distinct, each array to write the result into and return: writeable,
+        aligned, C-contiguous float64 in native byte order, of the result's shape (TypeError or
+        ValueError naming it otherwise).
+
+    Returns
+    -------
+    dddq_dq : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d ddq / dq (a free-flyer's q-columns on the tangent space) (float64).
+    dddq_dv : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d ddq / dv (float64).
+    Minv : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d ddq / d tau = A^-1 (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+
 def regressor(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq, ddq, p) = Y . pi with
     pi[k] = p[regressor_param_index(k)], the ten standard inertial parameters of every link and each
@@ -693,4 +776,4 @@ def link_params(key: str, mass: float, com: ArrayLike, inertia_at_com: ArrayLike
     moves the centre of mass and changes the inertia; set all ten with this.
     Raises KeyError for an unknown link, ValueError for an impossible body."""
 
-__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

@@ -38,6 +38,8 @@ cdef extern from "krang_kernels.h":
     void _c_inverse_dynamics "krang_inverse_dynamics"(const double *, const double *, const double *, const double *, double *) nogil
     void _c_bias "krang_bias"(const double *, const double *, const double *, double *) nogil
     void _c_forward_dynamics "krang_forward_dynamics"(const double *, const double *, const double *, const double *, double *) nogil
+    void _c_inverse_dynamics_derivatives "krang_inverse_dynamics_derivatives"(const double *, const double *, const double *, const double *, double *, double *) nogil
+    void _c_forward_dynamics_derivatives "krang_forward_dynamics_derivatives"(const double *, const double *, const double *, const double *, double *, double *, double *) nogil
     void _c_fk "krang_fk"(const double *, const double *, int, double *) nogil
     void _c_jdot_qdot "krang_jdot_qdot"(const double *, const double *, const double *, int, double *) nogil
     void _c_regressor "krang_regressor"(const double *, const double *, const double *, const double *, double *) nogil
@@ -240,6 +242,23 @@ cdef _bad_out(object out, str name, tuple shape):
     if not out.flags.aligned:
         raise ValueError(f"{name} must be aligned to 8 bytes (it is not)")
     raise ValueError(f"{name} must be a C-contiguous array")
+
+
+cdef tuple _out_tuple(object out, tuple shapes):
+    """A kernel with several outputs: `out` None or a tuple (or list) of one
+    array per output, each checked as any `out=`, no two sharing memory."""
+    cdef Py_ssize_t k, j
+    if out is None:
+        return tuple(np.empty(s, dtype=np.float64) for s in shapes)
+    if not isinstance(out, (tuple, list)) or len(out) != len(shapes):
+        raise TypeError(f"out must be a tuple of {len(shapes)} arrays, got {type(out).__name__}"
+                        + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else ""))
+    res = tuple(_out(out[k], f"out[{k}]", shapes[k]) for k in range(len(shapes)))
+    for k in range(len(res)):
+        for j in range(k):
+            if np.may_share_memory(res[k], res[j]):
+                raise ValueError(f"out[{j}] and out[{k}] overlap")
+    return res
 
 
 cdef tuple _unalias(object out, tuple ins):
@@ -882,6 +901,169 @@ def forward_dynamics(q, dq, tau, params=None, out=None):
     params = _params(params)
     out = _out(out, "out", (17,))
     _c_forward_dynamics(_data(q), _data(dq), _data(tau), _data(params), _data(out))
+    return out
+
+
+cdef object _batch_inverse_dynamics_derivatives(object q, object v, object a, object params, object out, Py_ssize_t nb):
+    """inverse_dynamics_derivatives over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_v
+    cdef double *d_a
+    cdef double *d_params
+    cdef double *d_out0
+    cdef double *d_out1
+    q = _rows(q, "q", nb, 17)
+    v = _rows(v, "v", nb, 17)
+    a = _rows(a, "a", nb, 17)
+    params = _params(params)
+    out = _out_tuple(out, tuple((nb,) + s for s in ((17, 17), (17, 17),)))
+    for o in out:
+        q, v, a, params, = _unalias(o, (q, v, a, params,))
+    d_q = _data(q)
+    d_v = _data(v)
+    d_a = _data(a)
+    d_params = _data(params)
+    d_out0 = _data(out[0])
+    d_out1 = _data(out[1])
+    with nogil:
+        for i in range(nb):
+            _c_inverse_dynamics_derivatives(d_q + i * 17, d_v + i * 17, d_a + i * 17, d_params, d_out0 + i * 289, d_out1 + i * 289)
+    return out
+
+
+def inverse_dynamics_derivatives(q, v, a, params=None, out=None):
+    """Derivatives of inverse_dynamics at (q, v, a): dtau_dq = d tau / dq and dtau_dv = d tau / dv,
+    NDOF x NDOF each, row-major, row i = joint torque i (d tau / da is A: compute_A). Friction: the
+    viscous term gives diag(Fv) in dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its derivative away
+    from v = 0, returned at v = 0 too). Free-flying base: the q-derivative is on the tangent space
+    (Pinocchio's convention: q (+) delta through integrate, delta a base-frame twist, linear first),
+    so dtau_dq has NV columns.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    v : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities dq (rad/s or m/s; a free-flyer's six first).
+    a : array_like, shape (17,) or (N, 17) for a batch
+        accelerations, NV entries: the joints' rad/s^2 or m/s^2; on a free-flying base first its
+        linear (m/s^2) and angular (rad/s^2) acceleration in base axes.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : tuple of 2 ndarray, optional
+        one array per result, distinct, each array to write the result into and return: writeable,
+        aligned, C-contiguous float64 in native byte order, of the result's shape (TypeError or
+        ValueError naming it otherwise).
+
+    Returns
+    -------
+    dtau_dq : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d tau / dq (row i: torque i; a free-flyer's q-columns on the tangent space) (float64).
+    dtau_dv : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d tau / dv (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_inverse_dynamics_derivatives(q, v, a, params, out, nb)
+    q = _input(q, "q", 17)
+    v = _input(v, "v", 17)
+    a = _input(a, "a", 17)
+    params = _params(params)
+    out = _out_tuple(out, ((17, 17), (17, 17),))
+    _c_inverse_dynamics_derivatives(_data(q), _data(v), _data(a), _data(params), _data(out[0]), _data(out[1]))
+    return out
+
+
+cdef object _batch_forward_dynamics_derivatives(object q, object v, object tau, object params, object out, Py_ssize_t nb):
+    """forward_dynamics_derivatives over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_v
+    cdef double *d_tau
+    cdef double *d_params
+    cdef double *d_out0
+    cdef double *d_out1
+    cdef double *d_out2
+    q = _rows(q, "q", nb, 17)
+    v = _rows(v, "v", nb, 17)
+    tau = _rows(tau, "tau", nb, 17)
+    params = _params(params)
+    out = _out_tuple(out, tuple((nb,) + s for s in ((17, 17), (17, 17), (17, 17),)))
+    for o in out:
+        q, v, tau, params, = _unalias(o, (q, v, tau, params,))
+    d_q = _data(q)
+    d_v = _data(v)
+    d_tau = _data(tau)
+    d_params = _data(params)
+    d_out0 = _data(out[0])
+    d_out1 = _data(out[1])
+    d_out2 = _data(out[2])
+    with nogil:
+        for i in range(nb):
+            _c_forward_dynamics_derivatives(d_q + i * 17, d_v + i * 17, d_tau + i * 17, d_params, d_out0 + i * 289, d_out1 + i * 289, d_out2 + i * 289)
+    return out
+
+
+def forward_dynamics_derivatives(q, v, tau, params=None, out=None):
+    """Derivatives of forward_dynamics at (q, v, tau): dddq_dq = d ddq / dq, dddq_dv = d ddq / dv and
+    Minv = d ddq / d tau = A^-1, NDOF x NDOF each, row-major (Carpentier and Mansard 2018: -A^-1
+    times the inverse dynamics' derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so A
+    must be positive definite as for forward_dynamics). Coulomb friction contributes 0 as in
+    inverse_dynamics_derivatives.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    v : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities dq (rad/s or m/s; a free-flyer's six first).
+    tau : array_like, shape (17,) or (N, 17) for a batch
+        joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted); on
+        a free-flying base first the force (N) and moment about its origin (N m) on it, base axes.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : tuple of 3 ndarray, optional
+        one array per result, distinct, each array to write the result into and return: writeable,
+        aligned, C-contiguous float64 in native byte order, of the result's shape (TypeError or
+        ValueError naming it otherwise).
+
+    Returns
+    -------
+    dddq_dq : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d ddq / dq (a free-flyer's q-columns on the tangent space) (float64).
+    dddq_dv : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d ddq / dv (float64).
+    Minv : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d ddq / d tau = A^-1 (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_forward_dynamics_derivatives(q, v, tau, params, out, nb)
+    q = _input(q, "q", 17)
+    v = _input(v, "v", 17)
+    tau = _input(tau, "tau", 17)
+    params = _params(params)
+    out = _out_tuple(out, ((17, 17), (17, 17), (17, 17),))
+    _c_forward_dynamics_derivatives(_data(q), _data(v), _data(tau), _data(params), _data(out[0]), _data(out[1]), _data(out[2]))
     return out
 
 
@@ -1576,4 +1758,4 @@ def compute_all(q, dq, params=None, out=None):
     return res
 
 
-__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
