@@ -3,30 +3,32 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        da60db92b361bf8bd87b74c86ce7adbd28a4b3e6275656d9c828449ba97c30ab
+ * generator        68b8a7bd2cb1eb3d3d7e51b79a4e202c5eed317ed42eff2ff5e65ebd0a2f4c2e
  * operations per function (SymPy count_ops after CSE):
- *   krang_compute_A               1998
- *   krang_compute_C               6832
- *   krang_compute_Q                340
- *   krang_jacobian_left_world      248
- *   krang_jacobian_left_local      525
- *   krang_jacobian_right_world     242
- *   krang_jacobian_right_local     521
- *   krang_friction                  68
- *   krang_compute_all             7914
- *   krang_inverse_dynamics        2941
- *   krang_bias                    2752
- *   krang_forward_dynamics        5919
- *   krang_fk_left                  185
- *   krang_jdot_qdot_left           503
- *   krang_fk_right                 183
- *   krang_jdot_qdot_right          495
- *   krang_regressor               8496
- *   krang_base_regressor          5769
- *   krang_base_params              681
- *   krang_com                      206
- *   krang_com_jacobian             651
- *   krang_centroidal_map          1933
+ *   krang_compute_A                       1998
+ *   krang_compute_C                       6832
+ *   krang_compute_Q                        340
+ *   krang_jacobian_left_world              248
+ *   krang_jacobian_left_local              525
+ *   krang_jacobian_right_world             242
+ *   krang_jacobian_right_local             521
+ *   krang_friction                          68
+ *   krang_compute_all                     7914
+ *   krang_inverse_dynamics                2941
+ *   krang_bias                            2752
+ *   krang_forward_dynamics                5919
+ *   krang_inverse_dynamics_derivatives   15341
+ *   krang_forward_dynamics_derivatives   35221
+ *   krang_fk_left                          185
+ *   krang_jdot_qdot_left                   503
+ *   krang_fk_right                         183
+ *   krang_jdot_qdot_right                  495
+ *   krang_regressor                       8496
+ *   krang_base_regressor                  5769
+ *   krang_base_params                      681
+ *   krang_com                              206
+ *   krang_com_jacobian                     651
+ *   krang_centroidal_map                  1933
  */
 #ifndef KRANG_KERNELS_H
 #define KRANG_KERNELS_H
@@ -552,6 +554,23 @@ void krang_bias(const double *q, const double *dq, const double *p, double *h);
  * definite, as it is for physical parameters where every joint moves some
  * inertia or has Ia > 0), NDOF. */
 void krang_forward_dynamics(const double *q, const double *dq, const double *tau, const double *p, double *ddq);
+
+/* Derivatives of inverse_dynamics at (q, v, a): dtau_dq = d tau / dq and
+ * dtau_dv = d tau / dv, NDOF x NDOF each, row-major, row i = joint torque i
+ * (d tau / da is A: compute_A). Friction: the viscous term gives diag(Fv) in
+ * dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its derivative away from v =
+ * 0, returned at v = 0 too). Free-flying base: the q-derivative is on the
+ * tangent space (Pinocchio's convention: q (+) delta through integrate, delta
+ * a base-frame twist, linear first), so dtau_dq has NV columns. */
+void krang_inverse_dynamics_derivatives(const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv);
+
+/* Derivatives of forward_dynamics at (q, v, tau): dddq_dq = d ddq / dq,
+ * dddq_dv = d ddq / dv and Minv = d ddq / d tau = A^-1, NDOF x NDOF each,
+ * row-major (Carpentier and Mansard 2018: -A^-1 times the inverse dynamics'
+ * derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so A must be
+ * positive definite as for forward_dynamics). Coulomb friction contributes 0
+ * as in inverse_dynamics_derivatives. */
+void krang_forward_dynamics_derivatives(const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv);
 
 /* Pose of end effector left (frame 10l) in frame 0: 4 x 4 homogeneous. */
 void krang_fk_left(const double *q, const double *p, double *T);

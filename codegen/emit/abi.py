@@ -37,6 +37,10 @@ BATCHED = ("compute_A", "compute_C")  # the kernels with a batch form
 # their scalar kernel, the template-laid-out functions with INTERFACE.
 MASS, CORIOLIS, DYNAMICS, KINEMATICS = "mass matrix", "Coriolis", "dynamics", "kinematics"
 IDENTIFICATION, ALL, INTERFACE = "identification", "compute_all", "interface"
+# The derivative kernels, the largest by far, one part each: on two cores the
+# forward dynamics' derivatives compile beside the inverse dynamics' and then
+# the rest, rather than both in one compiler process (OPTIONAL below).
+ID_DERIVATIVES, FD_DERIVATIVES = "inverse dynamics derivatives", "forward dynamics derivatives"
 FRAMES = ("world", "local")  # the `frame` argument of jacobian: 0, 1
 # What the shared inputs hold, in every kernel.
 Q_DOC = ("configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic); on a "
@@ -381,14 +385,14 @@ def derivative_functions(model: Model, q, p) -> list:
                  "derivative away from v = 0, returned at v = 0 too). Free-flying base: the q-derivative "
                  "is on the tangent space (Pinocchio's convention: q (+) delta through integrate, delta "
                  "a base-frame twist, linear first), so dtau_dq has NV columns.",
-                 (q, v, a, p, mat("dtau_dq"), mat("dtau_dv"))),
+                 (q, v, a, p, mat("dtau_dq"), mat("dtau_dv")), group=ID_DERIVATIVES),
         Function("forward_dynamics_derivatives",
                  "Derivatives of forward_dynamics at (q, v, tau): dddq_dq = d ddq / dq, dddq_dv = d ddq / dv "
                  "and Minv = d ddq / d tau = A^-1, NDOF x NDOF each, row-major (Carpentier and Mansard 2018: "
                  "-A^-1 times the inverse dynamics' derivatives at a = ddq; A^-1 by the sparse LTDL "
                  "factorization, so A must be positive definite as for forward_dynamics). Coulomb friction "
                  "contributes 0 as in inverse_dynamics_derivatives.",
-                 (q, v, tau, p, mat("dddq_dq"), mat("dddq_dv"), mat("Minv"))),
+                 (q, v, tau, p, mat("dddq_dq"), mat("dddq_dv"), mat("Minv")), group=FD_DERIVATIVES),
     ]
 
 

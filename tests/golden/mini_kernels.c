@@ -60,14 +60,18 @@
  *     jacobian, default_params, joint_limits, param_name, joint_name, fk,
  *     jdot_qdot, regressor_param_index, base_param_name,
  *     base_regressor_column, integrate, neutral
- *   7 identification:
+ *   7 inverse dynamics derivatives:
+ *     inverse_dynamics_derivatives
+ *   8 forward dynamics derivatives:
+ *     forward_dynamics_derivatives
+ *   9 identification:
  *     regressor
- *   8 base_regressor:
+ *   10 base_regressor:
  *     base_regressor
- *   9 base_params:
+ *   11 base_params:
  *     base_params
  */
-#define KKNPARTS 9
+#define KKNPARTS 11
 #if defined(KKPART)
 #define KKIN(part) (KKPART == (part))
 #else
@@ -181,7 +185,7 @@ static inline void kk_prefetch_code(const void *begin, const void *end)
 #define KKPREFETCH(on) do { (void)(on); if (0) goto kk_begin; if (0) goto kk_end; } while (0)
 #endif
 
-#if KKIN(1) || KKIN(2) || KKIN(3) || KKIN(4) || KKIN(5) || KKIN(7) || KKIN(8)
+#if KKIN(1) || KKIN(2) || KKIN(3) || KKIN(4) || KKIN(5) || KKIN(7) || KKIN(8) || KKIN(9) || KKIN(10)
 /* sin and cos of every joint coordinate at once. The loop has no branches,
  * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
  * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
@@ -1302,7 +1306,7 @@ void mini_forward_dynamics(const double *q, const double *dq, const double *tau,
 }
 #endif
 
-#if KKIN(4) /* kinematics */
+#if KKIN(7) /* inverse dynamics derivatives */
 
 /* mini_inverse_dynamics_derivatives with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -1486,6 +1490,9 @@ void mini_inverse_dynamics_derivatives(const double *q, const double *v, const d
     const double t757 = p_Fv_1 + t715;
     dtau_dv[0] = t757;
 }
+#endif
+
+#if KKIN(8) /* forward dynamics derivatives */
 
 /* mini_forward_dynamics_derivatives with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -1805,6 +1812,9 @@ void mini_forward_dynamics_derivatives(const double *q, const double *v, const d
     const double t846 = -t414*t843 + t844;
     dddq_dv[3] = -t846;
 }
+#endif
+
+#if KKIN(4) /* kinematics */
 
 /* mini_fk_tool with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -2007,7 +2017,7 @@ void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, d
 }
 #endif
 
-#if KKIN(7) /* identification */
+#if KKIN(9) /* identification */
 
 /* mini_regressor with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -2265,7 +2275,7 @@ void mini_regressor(const double *q, const double *dq, const double *ddq, const 
 }
 #endif
 
-#if KKIN(8) /* base_regressor */
+#if KKIN(10) /* base_regressor */
 
 /* mini_base_regressor with copies of its inputs (some overlap an output). */
 KKCOLD
@@ -2402,7 +2412,7 @@ void mini_base_regressor(const double *q, const double *dq, const double *ddq, c
 }
 #endif
 
-#if KKIN(9) /* base_params */
+#if KKIN(11) /* base_params */
 
 /* mini_base_params with copies of its inputs (some overlap an output). */
 KKCOLD
