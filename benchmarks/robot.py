@@ -65,6 +65,7 @@ class KernelSet:
     has_friction: bool
     has_controller: bool = False     # inverse_dynamics, bias, forward_dynamics, fk, jdot_qdot
     has_regressor: bool = False      # regressor (NDOF x NPI) and base_regressor (NDOF x NBASE)
+    has_derivatives: bool = False    # inverse_dynamics_derivatives, forward_dynamics_derivatives (--kernels)
 
     def fn(self, what: str) -> str:
         return f"{self.prefix}_{what}"
@@ -92,7 +93,8 @@ def kernel_set(gen_dir: Path, prefix: str, ee_names) -> KernelSet | None:
     return KernelSet(gen_dir, header, prefix, ee_names, direct if has_direct else None, has_all,
                      bool(re.search(rf"\b{prefix}_friction\s*\(", text)),
                      all(re.search(rf"\b{prefix}_{f}\s*\(", text) for f in CONTROLLER_FUNCTIONS),
-                     all(re.search(rf"\b{prefix}_{f}\s*\(", text) for f in REGRESSOR_FUNCTIONS))
+                     all(re.search(rf"\b{prefix}_{f}\s*\(", text) for f in REGRESSOR_FUNCTIONS),
+                     all(re.search(rf"\b{prefix}_{f}\s*\(", text) for f in DERIVATIVE_FUNCTIONS))
 
 
 def tick_calls(ks: KernelSet) -> list[str]:
@@ -104,6 +106,8 @@ def tick_calls(ks: KernelSet) -> list[str]:
 CONTROLLER_FUNCTIONS = ("inverse_dynamics", "bias", "forward_dynamics", "fk", "jdot_qdot")
 # identification: Y(q, dq, ddq) with inverse_dynamics = Y . pi, and its independent columns
 REGRESSOR_FUNCTIONS = ("regressor", "base_regressor")
+# MPC / trajectory optimization: d tau/d(q, v) and d ddq/d(q, v, tau) (optional: --kernels core leaves them out)
+DERIVATIVE_FUNCTIONS = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives")
 
 
 def robot_header_text(ks: KernelSet) -> str:
@@ -141,6 +145,9 @@ def robot_header_text(ks: KernelSet) -> str:
     if ks.has_regressor:
         lines += [f"#define BR_NPI {P}_NPI", f"#define BR_NBASE {P}_NBASE"]
         lines += [f"#define BR_{f} {ks.fn(f)}" for f in REGRESSOR_FUNCTIONS]
+    lines.append(f"#define BR_HAVE_DERIVATIVES {int(ks.has_derivatives)}")
+    if ks.has_derivatives:
+        lines += [f"#define BR_{f} {ks.fn(f)}" for f in DERIVATIVE_FUNCTIONS]
     lines.append(f"#define BR_HAVE_ALL {int(ks.has_all)}")
     if ks.has_all:
         js = ", ".join(f"J[{i}]" for i in range(n))

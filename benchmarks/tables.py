@@ -150,6 +150,8 @@ CONTROLLER_ROWS = (
     ("FK", "fk(q, ee 0)", "forwardKinematics(q) + updateFramePlacement(ee 0)", 0.2),
     ("JdotQdot", "jdot_qdot(q, dq, ee 0)",
      "forwardKinematics(q, v, 0) + getFrameClassicalAcceleration(ee 0, LOCAL_WORLD_ALIGNED)", 0.3),
+    ("ID_derivatives", "inverse_dynamics_derivatives(q, dq, ddq)", "computeRNEADerivatives(q, v, a)", 0.3),
+    ("FD_derivatives", "forward_dynamics_derivatives(q, dq, tau)", "computeABADerivatives(q, v, tau)", 0.3),
 )
 
 

@@ -66,6 +66,9 @@ BUILD_TARGET_DOF = 32
 FLOATING_BUILD_TARGETS = {"gen": 90.0, "compile": 45.0}
 # identification (issue 21): regressor <= 0.3 of Pinocchio's; the base regressor no slower than the full one
 REGRESSOR_TARGET, BASE_TARGET = 0.3, 1.0
+# derivatives of the dynamics (issue 20): <= 0.3 of Pinocchio's computeRNEADerivatives / computeABADerivatives
+DERIVATIVE_TARGET = 0.3
+DERIVATIVE_KEYS = ("ID_derivatives", "FD_derivatives")
 
 
 def parse_args(argv=None):
@@ -148,6 +151,8 @@ def one_robot(name, rel, ees, args, core, floating=False) -> dict:
     row["spread"] = {k: ratio_spread(res["per_round"], *keys[k]) for k in KERNELS}
     if case.ks.has_regressor:
         row["regressor"] = regressor_figures(case.ks.header, name, case.pmodel, res)
+    if case.ks.has_derivatives:
+        row["derivatives"] = derivative_figures(res)
     row["agreement"] = max(v for k, v in res["agreement"]["ours vs pin C++"].items() if k != "C")
     row["load"] = res["load_before"]
     return row
@@ -166,6 +171,37 @@ def regressor_figures(header, prefix, pmodel, res) -> dict:
                 spread_Y=ratio_spread(pr, "regressor", "regressor"),
                 spread_Yb=ratio_spread(pr, "base_regressor", "regressor"),
                 spread_base_full=ratio_spread(pr, "base_regressor", "regressor", den="ours"))
+
+
+def derivative_figures(res) -> dict:
+    """{key: (ours, Pinocchio's) hot median ns, spread: {key: per-round ratio range}} of the two
+    derivative kernels against computeRNEADerivatives and computeABADerivatives."""
+    ours, pin = res["summary"]["ours"], res["summary"]["pin"]
+    return {**{k: (_med(ours, k), _med(pin, k)) for k in DERIVATIVE_KEYS},
+            "spread": {k: ratio_spread(res["per_round"], k, k) for k in DERIVATIVE_KEYS}}
+
+
+def derivative_table(rows) -> tuple[list[str], list[str]]:
+    """The derivatives table's lines (empty without a derivatives row) and the targets it misses."""
+    out, missed = [], []
+    for r in rows:
+        g = r.get("derivatives")
+        if not g:
+            continue
+        out.append(f"| {r['name']} | {r['ndof']} |" + "".join(_cell(*g[k], g["spread"][k]) for k in DERIVATIVE_KEYS))
+        for k in DERIVATIVE_KEYS:
+            o, p = g[k]
+            if o is not None and p and o / p > DERIVATIVE_TARGET:
+                missed.append(f"{r['name']} {k}: {ratio(o, p)} (target <= {DERIVATIVE_TARGET})")
+    if not out:
+        return [], []
+    head = ["## Derivatives of the dynamics", "",
+            "`inverse_dynamics_derivatives(q, v, a)` (dtau_dq, dtau_dv) against Pinocchio's "
+            "`computeRNEADerivatives`, `forward_dynamics_derivatives(q, v, tau)` (dddq_dq, dddq_dv, Minv) "
+            "against `computeABADerivatives`; a = tau = the state's dq. Same cell format as above.", "",
+            "| robot | DOF | ID derivatives ours / pin | FD derivatives ours / pin |", "|---|---|---|---|"]
+    return head + out + ["", f"Target: <= {DERIVATIVE_TARGET} of Pinocchio for both.", "",
+                         "Missed (derivatives): " + ("; ".join(missed) if missed else "none"), ""], missed
 
 
 def _cell(o, p, s) -> str:
@@ -251,6 +287,7 @@ def report(rows, args, core) -> str:
             "(A, Q, J, max rel. err. on 8 states): " + ", ".join(
                 f"{r['name']} {r['agreement']:.0e}" for r in rows if "agreement" in r), ""]
     out += regressor_table(rows)[0]
+    out += derivative_table(rows)[0]
     return "\n".join(out)
 
 

@@ -91,6 +91,14 @@ int main(int argc, char **argv)
         sink += Y[BR_NPI - 1] + Yb[BR_NBASE - 1];
     }
 #endif
+#if BR_HAVE_DERIVATIVES /* derivatives of ID and FD; a and tau: the state's dq (timing only) */
+    {
+        static double D1[BR_NDOF * BR_NDOF], D2[BR_NDOF * BR_NDOF], D3[BR_NDOF * BR_NDOF];
+        BENCH_TIME(o, st, "ID_derivatives", BR_inverse_dynamics_derivatives(q, dq, dq, p, D1, D2));
+        BENCH_TIME(o, st, "FD_derivatives", BR_forward_dynamics_derivatives(q, dq, dq, p, D1, D2, D3));
+        sink += D1[BR_NDOF * BR_NDOF - 1] + D2[0] + D3[BR_NDOF * BR_NDOF - 1];
+    }
+#endif
 #if BR_HAVE_ALL
     BENCH_TIME(o, st, "all", BR_COMPUTE_ALL(q, dq, p, A, C, Qv, J));
 #endif

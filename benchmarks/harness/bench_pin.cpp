@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "pinocchio/algorithm/aba-derivatives.hpp"
 #include "pinocchio/algorithm/aba.hpp"
 #include "pinocchio/algorithm/crba.hpp"
 #include "pinocchio/algorithm/frames.hpp"
@@ -33,6 +34,7 @@
 #include "pinocchio/algorithm/kinematics.hpp"
 #include "pinocchio/algorithm/rnea.hpp"
 #include "pinocchio/algorithm/regressor.hpp"
+#include "pinocchio/algorithm/rnea-derivatives.hpp"
 #include "pinocchio/multibody/joint.hpp"
 #ifdef BENCH_PIN_LIB
 #include "pinocchio/parsers/urdf.hpp"
@@ -341,6 +343,10 @@ int main(int argc, char **argv)
     // The joint-torque regressor (ddq: the state's dq, as in bench_c.c): Pinocchio's ten inertial
     // columns per joint, in data.jointTorqueRegressor.
     BENCH_TIME(o, st, "regressor", pin::computeJointTorqueRegressor(model, data, Q_, V_, V_));
+    // Analytical derivatives of RNEA and ABA (Carpentier and Mansard 2018; a and tau: the state's
+    // dq, as in bench_c.c): data.dtau_dq, dtau_dv; data.ddq_dq, ddq_dv, Minv.
+    BENCH_TIME(o, st, "ID_derivatives", pin::computeRNEADerivatives(model, data, Q_, V_, V_));
+    BENCH_TIME(o, st, "FD_derivatives", pin::computeABADerivatives(model, data, Q_, V_, V_));
     BENCH_TIME(o, st, "all_seq", {
         pin::crba(model, data, Q_);
         pin::computeCoriolisMatrix(model, data, Q_, V_);
@@ -367,7 +373,7 @@ int main(int argc, char **argv)
     // Keep every output observable.
     double sink = data.M.sum() + data.C.sum() + data.g.sum() + data.tau.sum() + data.ddq.sum() + data.nle.sum()
                   + data.oMf[e0.frame].translation().sum() + acc.toVector().sum()
-                  + data.jointTorqueRegressor.sum();
+                  + data.jointTorqueRegressor.sum() + data.dtau_dq.sum() + data.ddq_dq.sum() + data.Minv.sum();
     for (size_t e = 0; e < ne; e++) sink += Jw[e].sum() + J2[e].sum() + Jloc[e].sum();
     printf(",\n  \"checksum\": %.17g\n}\n", sink);
     return 0;
