@@ -44,13 +44,15 @@ build: $(EXT)
 demo: build
 	$(PYTHON) -m examples.demo
 
-# The example controllers and the free-flying quadruped (examples/floating_base.py: Solo12 from
-# example-robot-data, built on first use), in full (tests/test_examples.py runs them short).
+# The example controllers, the free-flying quadruped (examples/floating_base.py: Solo12 from
+# example-robot-data, built on first use) and iLQR on Panda (examples/ilqr.py, the derivative
+# kernels), in full (tests/test_examples.py runs them short).
 examples: build
 	$(PYTHON) -m examples.computed_torque
 	$(PYTHON) -m examples.task_space
 	$(PYTHON) -m examples.identify
 	$(PYTHON) -m examples.floating_base
+	$(PYTHON) -m examples.ilqr
 	@mkdir -p build/examples
 	$(CC) -O2 -std=c99 -I generated examples/c_controller/main.c generated/krang_kernels.c -lm \
 		-o build/examples/c_controller

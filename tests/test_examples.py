@@ -1,7 +1,8 @@
 """The example controllers run (with their short option, as `make examples`
 runs them in full) and report small tracking errors: examples/computed_torque.py,
 examples/task_space.py (Python, subprocesses from the repository root),
-examples/floating_base.py (Solo12 in free flight: momentum, CoM and energy balance) and
+examples/floating_base.py (Solo12 in free flight: momentum, CoM and energy balance),
+examples/ilqr.py (iLQR on Panda with the derivative kernels and with finite differences) and
 examples/c_controller/main.c (compiled with docs/c-abi.md's build line, run for
 a few ticks)."""
 from __future__ import annotations
@@ -78,6 +79,26 @@ def test_floating_base(tmp_path):
     assert _number(out, "energy balance error") < 2e-5
     assert _number(out, "energy dissipated by the PD dampers") > 0
     assert _number(out, "max quaternion norm error") < 1e-12
+    assert png.is_file() or "matplotlib is not installed" in out
+
+
+def test_ilqr(tmp_path):
+    pytest.importorskip("pinocchio")  # example-robot-data's Panda comes with it
+    png = tmp_path / "ilqr.png"
+    # the first run generates and builds Panda's module (the test's own cache): minutes on a loaded machine
+    out = _run([sys.executable, "-m", "examples.ilqr", "--short", "--png", str(png)], timeout=1500)
+    m = re.search(r"final cost: analytic ([0-9.]+e[+-][0-9]+), finite differences ([0-9.]+e[+-][0-9]+) "
+                  r"\(initial ([0-9.]+e[+-][0-9]+)\)", out)
+    assert m, out
+    analytic, fd, initial = (float(x) for x in m.groups())
+    assert analytic < 1e-3 * initial  # converged: the hand reaches the pose and stops
+    assert fd == pytest.approx(analytic, rel=1e-4)  # the same run: derivatives agree to ~1e-8
+    # central differences at h = 1e-6: truncation and rounding ~1e-8 relative
+    assert _number(out, "max relative difference") < 1e-6
+    assert _number(out, "final position error") < 5e-3  # m
+    assert _number(out, "orientation error") < 1e-2  # rad
+    assert _number(out, "final speed") < 0.05  # rad/s
+    assert _number(out, "max torque / limit") <= 1.0 + 1e-12  # the limits hold (and bind: 1.0 measured)
     assert png.is_file() or "matplotlib is not installed" in out
 
 
