@@ -10,10 +10,12 @@ is linear in the ten inertial parameters (m, MX, MY, MZ, XX, XY, XZ, YY,
 YZ, ZZ) of I_j: column k of the 6 x 10 link regressor is the force the unit
 inertia E_k (that parameter 1, the others 0) would need, computed with the
 same spatial algebra as the recursion (no expansion, no differentiation).
-Each column reaches the joints of the link's support as the forces do in
-the inward pass: carried to the parent frame by frame and projected on every
-moving joint's axis on the way (Y[i, col] = S_i . X*_{i<-j} f_jk). Entries of
-joints outside the support are structurally zero: the tree's sparsity kept.
+A column reaches the joints i of the link's support as
+Y[i, col] = S_i . X*_{i<-j} f_jk = (X_{j<-i} S_i) . f_jk: every joint axis
+is carried down the tree once (support_axes) and dotted with the link's
+ten forces in the link's own frame, rather than each force carried up
+(regressor()). Entries of joints outside the support are structurally
+zero: the tree's sparsity kept.
 The rotor inertia, viscous and Coulomb friction columns of joint j hold
 ddq_j, dq_j and sign(dq_j) in row j (rnea.py's rotor term; friction.py).
 
@@ -61,33 +63,41 @@ def link_regressor(kin: Kinematics, v, a):
     return cols
 
 
-def support_projection(kin: Kinematics, key, force, column, Y):
-    """Write S_i . (force carried to frame i) into Y[i, column] for every
-    moving joint i from frame `key` down to the root."""
-    frames = {f.key: f for f in kin.model.frames}
-    while key != "0":
-        f = frames[key]
+def support_axes(kin: Kinematics) -> dict:
+    """frame key -> [(i, S_i expressed in that frame)] for every moving joint
+    i from the frame to the root: each ancestor's axis carried down the tree
+    once per frame, one motion transform per (joint, frame) pair."""
+    axes = {"0": []}
+    for f in kin.model.frames:
+        down = [(i, kin.motion_to_child(f.key, m)) for i, m in axes[f.parent]]
         if f.moving:
-            Y[f.index, column] = kin.prog.var(pair(kin.joint_motion(f), force))
-        if f.parent == "0":
-            break
-        force = kin.force_to_parent(key, force)
-        key = f.parent
+            down.append((f.index, kin.joint_motion(f)))
+        axes[f.key] = down
+    return axes
 
 
 def regressor(kin: Kinematics, vel, ddq) -> sp.Matrix:
-    """Y (NDOF x NPI) with inverse dynamics (friction and rotors included) = Y . pi."""
+    """Y (NDOF x NPI) with inverse dynamics (friction and rotors included) = Y . pi.
+
+    Y[i, column k of link j] = S_i . X*_{i<-j} f_jk = (X_{j<-i} S_i) . f_jk:
+    rather than carrying each of a link's ten column forces up to every
+    joint of its support (ten force transforms per level, Pinocchio's
+    jointTorqueRegressor), each support joint's axis is carried down to the
+    link once (support_axes) and dotted with the ten forces in the link's
+    frame -- the same entries at about a third of the transforms."""
     model, prog, syms = kin.model, kin.prog, kin.syms
     names = regressor_params(model)
     col = {n: k for k, n in enumerate(names)}
     Y = sp.zeros(model.ndof, len(names))
     acc = accelerations(kin, vel, ddq, gravity_base(kin))
+    axes = support_axes(kin)
     for f in model.frames:
         if f.massless:  # a free-flyer's five parameter-free frames: no columns
             continue
         for name, force in zip(INERTIAL, link_regressor(kin, vel[f.key], acc[f.key])):
             if any(x != 0 for x in force[0] + force[1]):
-                support_projection(kin, f.key, force, col[f"{name}_{f.key}"], Y)
+                for i, axis in axes[f.key]:
+                    Y[i, col[f"{name}_{f.key}"]] = prog.var(pair(axis, force))
         if f.moving and not f.base:  # rotor inertia and friction: actuated joints only
             j = f.index
             for name, value in zip(ACTUATOR, (ddq[j], syms.dq[j], sp.sign(syms.dq[j]))):
