@@ -159,10 +159,41 @@ class Kernel:
         after = {}
         for pos, w in zip(self.write_at, self.writes):
             after.setdefault(pos, []).append(w)
-        out = list(after.get(-1, []))
+        out = zero_runs(after.get(-1, []))
         for pos, st in enumerate(self.body):
             out += [st] + after.get(pos, [])
         return out
+
+
+# Runs of at least this many structural zeros are cleared by one memset.
+ZERO_RUN = 4
+
+
+def zero_runs(writes) -> list:
+    """Writes with runs of ZERO_RUN or more `X[i] = 0.0` (same array,
+    consecutive i) as one memset each: a regressor is mostly structural zeros
+    (Talos: 11,765 of its 13,312 entries), and one store instruction per entry
+    made most of its machine code. All-zero bytes are +0.0 (IEEE 754, C99
+    Annex F)."""
+    zero = [(m.group(1), int(m.group(2))) if m and rhs == "0.0" else None
+            for lhs, rhs in writes for m in [_ARRAY_ELEMENT.fullmatch(lhs)]]
+    out, k = [], 0
+    while k < len(writes):
+        end = k + 1
+        while (zero[k] and end < len(writes) and zero[end]
+               and zero[end] == (zero[k][0], zero[k][1] + end - k)):
+            end += 1
+        if zero[k] and end - k >= ZERO_RUN:
+            name, start = zero[k]
+            out.append(("", f"memset({name} + {start}, 0, {end - k} * sizeof {name}[0])"))
+            k = end
+        else:
+            out.append(writes[k])
+            k += 1
+    return out
+
+
+_ARRAY_ELEMENT = re.compile(r"([A-Za-z_]\w*)\[(\d+)\]")
 
 
 # sin and cos of every joint coordinate, from one vectorized call (the source template's sincos_q)
