@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.emit.cse import Argument, Kernel
+from codegen.emit.cse import ZERO_RUN, Argument, Kernel, zero_runs
 from codegen.emit.layout import PREFETCH_MIN_OPS, add_code_prefetch, guard_inputs, place_writes
 from codegen.read.model import load_model
 from tests.abi_ctypes import Library, compile_shared
@@ -34,6 +34,23 @@ def test_each_write_follows_its_last_dependency():
     assert k.write_at == [0, 2, -1, 1]
     lhs = [lhs for lhs, _ in k.lines]
     assert lhs == ["A[2]", "const double t1", "A[0]", "const double t2", "A[3]", "const double t3", "A[1]"]
+
+
+def test_runs_of_structural_zeros_become_one_memset():
+    writes = ([(f"Y[{i}]", "0.0") for i in range(6)] + [("Y[6]", "x1")]  # a run of 6
+              + [(f"Y[{i}]", "0.0") for i in range(7, 7 + ZERO_RUN - 1)]  # too short
+              + [("Y[12]", "0.0"), ("Y[13]", "0.0"), ("Y[15]", "0.0"), ("Y[16]", "0.0")]  # a gap
+              + [(f"J[{i}]", "0.0") for i in range(2)] + [(f"Y[{i}]", "0.0") for i in range(17, 19)]  # two arrays
+              + [(f"J[{i}]", "0.0") for i in range(5, 10)])
+    out = zero_runs(writes)
+    assert out[0] == ("", "memset(Y + 0, 0, 6 * sizeof Y[0])")
+    assert out[1] == ("Y[6]", "x1")
+    assert out[2:-1] == writes[7:-5]  # short runs, gaps and array changes stay single writes
+    assert out[-1] == ("", "memset(J + 5, 0, 5 * sizeof J[0])")
+    k = _kernel()
+    k.writes = writes
+    place_writes(k)
+    assert sum(rhs.startswith("memset(") for _, rhs in k.lines) == 2
 
 
 def test_guard_copies_inputs_read_after_the_first_write():
