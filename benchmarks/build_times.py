@@ -62,13 +62,19 @@ def _tree_rss(pid: int) -> int:
 
 
 class PeakSampler:
+    """The peak of _tree_rss(this process) while in the with block; `cpu`: the
+    sampling thread's own CPU seconds (reading every /proc/PID/stat ten times a
+    second costs a shared machine's hundreds of processes real CPU time, which
+    is not the build's)."""
+
     def __init__(self, period=0.1):
-        self.peak, self.period, self._stop = 0, period, threading.Event()
+        self.peak, self.cpu, self.period, self._stop = 0, 0.0, period, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self):
         while not self._stop.is_set():
             self.peak = max(self.peak, _tree_rss(os.getpid()))
+            self.cpu = time.thread_time()
             self._stop.wait(self.period)
 
     def __enter__(self):
@@ -99,7 +105,8 @@ def one(urdf: str, ees: list) -> dict:
         t0, c0 = time.perf_counter(), _cpu_self()
         with PeakSampler() as s:
             out = compile_module(*args, **kwargs)
-        build.update(seconds=time.perf_counter() - t0, peak=s.peak, python_cpu=_cpu_self() - c0)
+        build.update(seconds=time.perf_counter() - t0, peak=s.peak, python_cpu=_cpu_self() - c0 - s.cpu,
+                     sampler_cpu=s.cpu)
         return out
 
     def recorded(command, source):
@@ -121,7 +128,8 @@ def one(urdf: str, ees: list) -> dict:
     wrapper = [r for r in runs if not part.search(r.source)]
     names = {i: name for i, name, _ in describe(robot.model).parts()}
     return dict(dof=robot.model.ndof, total=total, generation=total - build["seconds"], build=build["seconds"],
-                generation_cpu=_cpu_self() - build["python_cpu"], cython_cpu=build["python_cpu"],
+                generation_cpu=_cpu_self() - build["python_cpu"] - build["sampler_cpu"],
+                cython_cpu=build["python_cpu"], sampler_cpu=build["sampler_cpu"],
                 build_peak=build["peak"], generation_peak=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                 kernels_cpu=sum(r.cpu_seconds for r in kernels.values()),
                 wrapper_cpu=sum(r.cpu_seconds for r in wrapper),
@@ -229,8 +237,10 @@ def main(argv=None) -> int:
             "largest sum over the build's processes, sampled every 0.1 s. Load avg: the 1-minute load "
             "average when the robot started. The machine is shared with other jobs (noisy): wall times "
             "vary with its load, CPU seconds much less; the idle 2-core estimate is generation CPU + Cython "
-            "CPU + the translation units' CPU scheduled on two cores, longest first (an over-estimate: the Cython "
-            "figure is the Python process's CPU during the build, the /proc sampler's included). Peak RSS "
+            "CPU + the translation units' CPU scheduled on two cores, longest first (the Cython figure is the "
+            "Python process's CPU during the build without the /proc sampler's thread, whose CPU grows with "
+            "the build's wall time and the machine's process count; rows logged before that split include "
+            "it: an over-estimate). Peak RSS "
             "of a cc1: wait4's "
             "ru_maxrss of the compiler driver and its children; the driver is forked from the Python "
             "process and inherits its high-water mark, so a cc1 figure equal to the generation figure means "
