@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        68b8a7bd2cb1eb3d3d7e51b79a4e202c5eed317ed42eff2ff5e65ebd0a2f4c2e
+ * generator        a37954a3b2eb5c373263c498358aff5849e7b6b0545c4f4c995ea63de561302f
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832
@@ -17,14 +17,14 @@
  *   krang_inverse_dynamics                2941
  *   krang_bias                            2752
  *   krang_forward_dynamics                5919
- *   krang_inverse_dynamics_derivatives   15341
- *   krang_forward_dynamics_derivatives   35221
+ *   krang_inverse_dynamics_derivatives   15314
+ *   krang_forward_dynamics_derivatives   35191
  *   krang_fk_left                          185
  *   krang_jdot_qdot_left                   503
  *   krang_fk_right                         183
  *   krang_jdot_qdot_right                  495
- *   krang_regressor                       8496
- *   krang_base_regressor                  5769
+ *   krang_regressor                       6321
+ *   krang_base_regressor                  5006
  *   krang_base_params                      681
  *   krang_com                              206
  *   krang_com_jacobian                     651

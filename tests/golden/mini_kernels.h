@@ -23,8 +23,8 @@
  *   mini_jdot_qdot_tool                    32
  *   mini_fk_slider                         16
  *   mini_jdot_qdot_slider                  20
- *   mini_regressor                        126
- *   mini_base_regressor                    86
+ *   mini_regressor                        122
+ *   mini_base_regressor                    82
  *   mini_base_params                       45
  *   mini_com                               49
  *   mini_com_jacobian                      59
