@@ -42,6 +42,11 @@ KERNELS = {
     "com_jacobian": lambda s, p, out=None: kk.com_jacobian(s["q"], p, out=out),
     "centroidal_map": lambda s, p, out=None: kk.centroidal_map(s["q"], p, out=out),
     "integrate": lambda s, p, out=None: kk.integrate(s["q"], s["dq"], 0.01, out=out),
+    # several outputs: a tuple of arrays, out= a tuple too
+    "inverse_dynamics_derivatives": lambda s, p, out=None: kk.inverse_dynamics_derivatives(
+        s["q"], s["dq"], s["ddq"], p, out=out),
+    "forward_dynamics_derivatives": lambda s, p, out=None: kk.forward_dynamics_derivatives(
+        s["q"], s["dq"], s["tau"], p, out=out),
 }
 for _ee in kk.END_EFFECTORS:
     for _frame in ("world", "local"):
@@ -66,10 +71,23 @@ def test_every_kernel_is_covered():
 SIMD = {"compute_A", "compute_C"}  # the kernels with a batch form in the C ABI (PFX_compute_A_batch, ...)
 
 
+def _parts(x):
+    return x if isinstance(x, tuple) else (x,)
+
+
 def _same_state(name, got, one):
     if name in SIMD:  # within 1e-14 relative (issue #9), to the largest entry
         return np.abs(got - one).max() <= 1e-14 * max(1.0, np.abs(one).max())
     return got.tobytes() == one.tobytes()
+
+
+def _same_rows(name, got, i, one):
+    """Row i of every output of a batch call equals the single call's output."""
+    return all(_same_state(name, g[i], o) for g, o in zip(_parts(got), _parts(one), strict=True))
+
+
+def _bits(x):
+    return b"".join(a.tobytes() for a in _parts(x))
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
@@ -78,17 +96,19 @@ def test_batch_equals_per_state(name):
     s = _states(B + 8)  # more than one block of 8 lanes, and a tail
     got = call(s, P)
     one = call(_row(s, 0), P)
-    assert got.shape == (B + 8,) + one.shape and got.dtype == np.float64
+    for g, o in zip(_parts(got), _parts(one), strict=True):
+        assert g.shape == (B + 8,) + o.shape and g.dtype == np.float64
     for i in range(B + 8):
-        assert _same_state(name, got[i], call(_row(s, i), P)), f"{name}: row {i}"
+        assert _same_rows(name, got, i, call(_row(s, i), P)), f"{name}: row {i}"
     s = _states()
     got = call(s, P)
     # default params, out= (written in place and returned), a list of lists
-    out = np.full(got.shape, np.nan)
-    assert call(s, P, out=out) is out and out.tobytes() == got.tobytes()
-    assert call({k: v.tolist() for k, v in s.items()}, P).tobytes() == got.tobytes()
+    outs = tuple(np.full(g.shape, np.nan) for g in _parts(got))
+    res = call(s, P, out=outs if isinstance(got, tuple) else outs[0])
+    assert all(r is o for r, o in zip(_parts(res), outs, strict=True)) and _bits(outs) == _bits(got)
+    assert _bits(call({k: v.tolist() for k, v in s.items()}, P)) == _bits(got)
     ref = call(s, None)
-    assert _same_state(name, ref[B - 1], call(_row(s, B - 1), None))
+    assert _same_rows(name, ref, B - 1, call(_row(s, B - 1), None))
 
 
 def test_compute_all_batch_and_out():
