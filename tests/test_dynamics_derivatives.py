@@ -187,6 +187,28 @@ URDF_ROBOTS = {  # name -> (URDF under example-robot-data's robots/, end effecto
 # By default UR5 only (the quickest real arm: ~45 s of generation, compile and checks on the
 # shared 2-core machine); Panda (~80 s) and Talos (32 DOF: minutes) with KK_DERIVATIVES_ALL=1,
 # the CI budget (docs: the whole suite well under 90 min on 2 cores).
+def _check_state(robot_name, lib, ref, P, qs, v, a, tau, params, worst):
+    """One state: our two derivative kernels against Pinocchio's computeRNEADerivatives /
+    computeABADerivatives. ref: the Pinocchio side (pm, data, fv, friction()); P: our velocity
+    index -> Pinocchio's; qs: (our q, Pinocchio's q). Largest errors accumulate in `worst`."""
+    (q, qp), pm, data, ix = qs, ref.pm, ref.data, np.ix_(P, P)
+    vp, ap, tp = np.zeros(pm.nv), np.zeros(pm.nv), np.zeros(pm.nv)
+    vp[P], ap[P], tp[P] = v, a, tau - ref.friction(v)
+    rq, rv, _ = (x.copy() for x in pin.computeRNEADerivatives(pm, data, qp, vp, ap))
+    fq, fv, fm = (x.copy() for x in pin.computeABADerivatives(pm, data, qp, vp, tp))
+    minv = (np.triu(fm) + np.triu(fm, 1).T)[ix]
+    dq, dv = lib.inverse_dynamics_derivatives(q, v, a, params)
+    gq, gv, gm = lib.forward_dynamics_derivatives(q, v, tau, params)
+    fd_tol = max(TOL, 1e-12 * np.linalg.cond(lib.compute_A(q, params)))
+    for key, got, want, tol in [("dtau_dq", dq, rq[ix], TOL), ("dtau_dv", dv, rv[ix] + np.diag(ref.fv), TOL),
+                                ("dddq_dq", gq, fq[ix], fd_tol),
+                                ("dddq_dv", gv, fv[ix] - minv @ np.diag(ref.fv), fd_tol),
+                                ("Minv", gm, minv, fd_tol)]:
+        e = rel_err(got, want)
+        worst[key] = max(worst.get(key, 0.0), e)
+        assert e <= tol, f"{robot_name} {key}: rel err {e:.2e} > {tol:.1e}"
+
+
 ALL_ARMS = os.environ.get("KK_DERIVATIVES_ALL") == "1"
 
 
@@ -211,28 +233,11 @@ def test_urdf_robots_against_pinocchio(robot_name, tmp_path):
     worst = {}
     for params in (np.array(robot.values, dtype=float), random_physical_params(robot.model, rng)):
         ref = PinUrdf(urdf, robot.model, params)
-        pm, data, P = ref.pm, ref.data, np.array(ref.perm)
+        pm, P = ref.pm, np.array(ref.perm)
         qs, vs = random_states(rng, 3, n)
         for q, v in zip(qs, vs):
             a, tau = rng.uniform(-5, 5, n), rng.uniform(-20, 20, n)
-            qp = urdf_q(pm, robot.model, q)
-            vp, ap, tp = np.zeros(pm.nv), np.zeros(pm.nv), np.zeros(pm.nv)
-            vp[P], ap[P], tp[P] = v, a, tau - ref.friction(v)
-            rq, rv, _ = (x.copy() for x in pin.computeRNEADerivatives(pm, data, qp, vp, ap))
-            fq, fv, fm = (x.copy() for x in pin.computeABADerivatives(pm, data, qp, vp, tp))
-            fm = np.triu(fm) + np.triu(fm, 1).T
-            ix = np.ix_(P, P)
-            minv = fm[ix]
-            dq, dv = lib.inverse_dynamics_derivatives(q, v, a, params)
-            gq, gv, gm = lib.forward_dynamics_derivatives(q, v, tau, params)
-            fd_tol = max(TOL, 1e-12 * np.linalg.cond(lib.compute_A(q, params)))
-            for key, got, want, tol in [("dtau_dq", dq, rq[ix], TOL), ("dtau_dv", dv, rv[ix] + np.diag(ref.fv), TOL),
-                                        ("dddq_dq", gq, fq[ix], fd_tol),
-                                        ("dddq_dv", gv, fv[ix] - minv @ np.diag(ref.fv), fd_tol),
-                                        ("Minv", gm, minv, fd_tol)]:
-                e = rel_err(got, want)
-                worst[key] = max(worst.get(key, 0.0), e)
-                assert e <= tol, f"{robot_name} {key}: rel err {e:.2e} > {tol:.1e}"
+            _check_state(robot_name, lib, ref, P, (q, urdf_q(pm, robot.model, q)), v, a, tau, params, worst)
     print(f"\n{robot_name}: max rel err vs Pinocchio " + ", ".join(f"{k}: {v:.1e}" for k, v in worst.items()))
 
 
@@ -264,25 +269,9 @@ def test_floating_base_against_pinocchio(robot_name, tmp_path):
     worst = {}
     for params in (np.array(robot.values, dtype=float), random_physical_params(robot.model, rng)):
         ref = PinFreeFlyer(urdf, robot.model, params, own)
-        pm, data, P = ref.pm, ref.data, ref.perm
-        ix = np.ix_(P, P)
+        P = ref.perm
         qs, vs = random_base_states(rng, robot.model, 3)
         for q, v in zip(qs, vs):
             a, tau = rng.uniform(-5, 5, n), rng.uniform(-20, 20, n)
-            qp = ref.q(q)
-            vp, ap, tp = np.zeros(n), np.zeros(n), np.zeros(n)
-            vp[P], ap[P], tp[P] = v, a, tau - ref.friction(v)
-            rq, rv, _ = (x.copy() for x in pin.computeRNEADerivatives(pm, data, qp, vp, ap))
-            fq, fv, fm = (x.copy() for x in pin.computeABADerivatives(pm, data, qp, vp, tp))
-            minv = (np.triu(fm) + np.triu(fm, 1).T)[ix]
-            dq, dv = lib.inverse_dynamics_derivatives(q, v, a, params)
-            gq, gv, gm = lib.forward_dynamics_derivatives(q, v, tau, params)
-            fd_tol = max(TOL, 1e-12 * np.linalg.cond(lib.compute_A(q, params)))
-            for key, got, want, tol in [("dtau_dq", dq, rq[ix], TOL), ("dtau_dv", dv, rv[ix] + np.diag(ref.fv), TOL),
-                                        ("dddq_dq", gq, fq[ix], fd_tol),
-                                        ("dddq_dv", gv, fv[ix] - minv @ np.diag(ref.fv), fd_tol),
-                                        ("Minv", gm, minv, fd_tol)]:
-                e = rel_err(got, want)
-                worst[key] = max(worst.get(key, 0.0), e)
-                assert e <= tol, f"{robot_name} {key}: rel err {e:.2e} > {tol:.1e}"
+            _check_state(robot_name, lib, ref, P, (q, ref.q(q)), v, a, tau, params, worst)
     print(f"\n{robot_name}: max rel err vs Pinocchio " + ", ".join(f"{k}: {v:.1e}" for k, v in worst.items()))
