@@ -25,6 +25,8 @@ $(STAMP): pyproject.toml setup.py $(filter $(VENV)/bin/python,$(PYTHON))
 	$(PYTHON) -m pip install -q "cython>=3.0" "numpy>=1.25" "setuptools>=77"
 	$(PYTHON) -m pip install -q --no-build-isolation -e ".[test]"
 	@mkdir -p build && touch $(STAMP)
+	@# the editable install compiled the extension in place: `make build` need not compile it again
+	@if ls krang_kernels/_kernels*.so >/dev/null 2>&1; then touch $(EXT); fi
 
 setup: $(STAMP)
 

@@ -13,6 +13,8 @@ import ast
 import importlib.util
 import inspect
 import os
+import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -230,6 +232,25 @@ def test_setup_uses_the_same_flags():
         (flags,) = [ast.literal_eval(n.value) for n in tree.body
                     if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == name]
         assert flags == want
+
+
+def test_setup_compiles_every_part_of_the_committed_c_once(tmp_path):
+    """setup.py compiles generated/krang_kernels.c as its parts (concurrently):
+    one file per part 1..KKNPARTS, each defining its own KKPART, the part of the
+    kernel with the most operations first."""
+    kernel_parts = runpy.run_path(str(ROOT / "setup.py"), run_name="setup_helpers")["kernel_parts"]
+    c_file = ROOT / "generated" / "krang_kernels.c"
+    text = c_file.read_text()
+    n = int(re.search(r"^#define KKNPARTS (\d+)$", text, re.M)[1])
+    files = [Path(f) for f in kernel_parts(c_file, tmp_path)]
+    defined = [int(re.search(r"^#define KKPART (\d+)$", f.read_text(), re.M)[1]) for f in files]
+    assert sorted(defined) == list(range(1, n + 1))
+    assert all('#include "krang_kernels.c"' in f.read_text() for f in files)
+    ops = {m[1]: int(m[2]) for m in re.finditer(r"^ \*   krang_(\w+) +(\d+)$", text, re.M)}
+    heaviest = max(ops, key=ops.get)
+    first_part = re.search(rf"^ \*   {defined[0]} [^\n]*:\n((?: \*     [^\n]*\n)+)", text, re.M)[1]
+    assert heaviest in re.findall(r"\w+", first_part)
+    assert kernel_parts(c_file, tmp_path) == list(map(str, files))  # rerun: the same files, unchanged
 
 
 # ---------------------------------------------------------------------------
