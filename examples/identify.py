@@ -6,16 +6,17 @@
 The "true" robot differs from the model's defaults: every link's mass, first
 moments and inertia scaled by its own factor in [0.7, 1.3] (a uniformly
 denser or lighter link: still physically consistent) and every joint's
-viscous and Coulomb friction drawn anew. It is excited by a random
-finite Fourier series (Swevers et al. 1997) within the joint and velocity
-limits; the torques it needs (inverse_dynamics with the true parameters)
+viscous and Coulomb friction drawn anew. It is excited by a finite
+Fourier series (Swevers et al. 1997) within the joint and velocity limits,
+at random and optimized for the condition number of the stacked base
+regressor (krang_kernels.identification.optimized_excitation); the torques it needs (inverse_dynamics with the true parameters)
 get Gaussian measurement noise (1 % of each joint's RMS torque). The base
 parameters are estimated by least squares on the generated base regressor
 (krang_kernels.identification.identify), then checked:
 
 * relative error of the estimate against base_params(true), overall and
   per parameter (median), with the condition number of the stacked
-  base regressor;
+  base regressor, for the random and the optimized excitation;
 * the torque RMS error on a separate validation trajectory, predicted by
   the identified base parameters and by the defaults.
 
@@ -40,7 +41,7 @@ def true_params(rng):
     """The defaults with every link scaled by a factor in [0.7, 1.3] and new friction."""
     p = kk.default_params()
     names = kk.PARAM_NAMES
-    for key in {n.split("_", 1)[1] for n in names if n.startswith("m_")}:
+    for key in sorted({n.split("_", 1)[1] for n in names if n.startswith("m_")}):  # sorted: a set's order varies by process
         k = rng.uniform(0.7, 1.3)
         for kind in ident.INERTIAL_KINDS:
             p[names.index(f"{kind}_{key}")] *= k
@@ -50,15 +51,29 @@ def true_params(rng):
     return p
 
 
+def limits():
+    lim = kk.JOINT_LIMITS
+    vel = np.where(np.isfinite(lim["velocity"]), lim["velocity"], 2.0)
+    return lim["lower"], lim["upper"], np.minimum(vel, 2.0)
+
+
 def trajectory(n, seed):
     """A random Fourier excitation of n samples over 20 s within the limits."""
-    lim = kk.JOINT_LIMITS
-    lower, upper = lim["lower"], lim["upper"]
-    vel = np.where(np.isfinite(lim["velocity"]), lim["velocity"], 2.0)
+    lower, upper, dq_max = limits()
     (q, dq, ddq), _ = ident.random_excitation(kk.N_DOF, lower, upper, np.linspace(0, 20, n), harmonics=5,
                                               omega=2 * np.pi / 20, rng=np.random.default_rng(seed),
-                                              dq_max=np.minimum(vel, 2.0))
+                                              dq_max=dq_max)
     return q, dq, ddq
+
+
+def optimized_trajectory(n, seed, iterations):
+    """The same kind of excitation, optimized for the condition number of the stacked base
+    regressor on 400 of the samples (the optimizer's cost), then sampled n times."""
+    lower, upper, dq_max = limits()
+    ex = ident.optimized_excitation(kk, lower, upper, np.linspace(0, 20, min(n, 400)), harmonics=5,
+                                    omega=2 * np.pi / 20, dq_max=dq_max, candidates=4, iterations=iterations,
+                                    rng=np.random.default_rng(seed))
+    return ident.fourier_trajectory(np.linspace(0, 20, n), ex.a, ex.b, ex.q0, ex.omega)
 
 
 def plot(t, tau_true, tau_id, tau_default, joint, path):
@@ -85,19 +100,29 @@ def main(argv=None):
     rng = np.random.default_rng(2026)
     p_default, p_true = kk.default_params(), true_params(rng)
     n = 400 if args.short else 4000
-    q, dq, ddq = trajectory(n, seed=1)
-    tau = kk.inverse_dynamics(q, dq, ddq, p_true)
-    sigma = NOISE * np.sqrt(np.mean(tau ** 2, axis=0))
-    measured = tau + rng.normal(size=tau.shape) * sigma
-    # weighted least squares: each joint's rows divided by its noise level
-    base, fit = ident.identify(kk, q, dq, ddq, measured, weights=np.tile(1 / np.maximum(sigma, 1e-9), n))
     beta_true = kk.base_params(p_true)
-    rel = np.linalg.norm(fit.beta - beta_true) / np.linalg.norm(beta_true)
+
+    def estimate(q, dq, ddq):
+        """Weighted least squares on noisy torques: each joint's rows divided by its noise level."""
+        tau = kk.inverse_dynamics(q, dq, ddq, p_true)
+        sigma = NOISE * np.sqrt(np.mean(tau ** 2, axis=0))
+        measured = tau + rng.normal(size=tau.shape) * sigma
+        _, fit = ident.identify(kk, q, dq, ddq, measured, weights=np.tile(1 / np.maximum(sigma, 1e-9), len(q)))
+        return fit, np.linalg.norm(fit.beta - beta_true) / np.linalg.norm(beta_true)
+
+    def condition(q, dq, ddq):  # the optimizer's criterion: unweighted, on the whole trajectory
+        return ident.excitation_condition(kk, q, dq, ddq, p_default, ident.base_parameters(kk))
+
+    random, optimized = trajectory(n, seed=1), optimized_trajectory(n, seed=1, iterations=30 if args.short else 100)
+    (_, rel_random), (fit, rel) = estimate(*random), estimate(*optimized)
+    cond_random, cond = condition(*random), condition(*optimized)
     per = np.abs(fit.beta - beta_true) / np.maximum(np.abs(beta_true), 1e-12)
     print(f"Krang: {kk.N_BASE} base parameters of {kk.N_PI} standard ones, {n} samples, noise {NOISE:.0%} of "
           f"RMS torque")
-    print(f"condition number: {fit.condition:.3e}")
-    print(f"base parameter relative error: {rel:.3e} (median per parameter {np.median(per):.3e})")
+    print(f"random excitation:    condition number {cond_random:.3e}, base parameter relative error "
+          f"{rel_random:.3e}")
+    print(f"optimized excitation: condition number {cond:.3e}, base parameter relative error {rel:.3e} "
+          f"(median per parameter {np.median(per):.3e})")
     print(f"within 3 std: {np.mean(np.abs(fit.beta - beta_true) <= 3 * fit.std):.0%}")
     qv, dqv, ddqv = trajectory(n // 2, seed=2)
     t = np.linspace(0, 20, n // 2)

@@ -22,7 +22,8 @@ params)` recomputes it for the geometry of any `params`.
 Fitting: ordinary or weighted least squares on the stacked base regressor
 with the standard deviations of Gautier and Khalil (1990, sec. 12.5.2),
 sigma_beta^2 = diag((W^T W)^-1) ||tau - W beta||^2 / (m - r), and the
-condition number of W.
+condition number of W. Exciting trajectories (random or optimized for that
+condition number): krang_kernels.excitation, re-exported here.
 """
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ import warnings
 import numpy as np
 
 from codegen.derive.base_columns import base_of, numerical_rank, readable, textbook_order  # noqa: F401 - numerical_rank re-exported
+
+# the exciting trajectories live in .excitation; re-exported here, where the workflow is
+from .excitation import (Excitation, excitation_condition, fourier_trajectory, optimized_excitation,  # noqa: F401
+                         random_excitation)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,40 +177,6 @@ def identify_gravity(module, q, tau, params=None, base=None):
         base = _base_of(stacked_regressor(module, qs, 0 * qs, 0 * qs, params), module.REGRESSOR_PARAMS)
     W = base.base_regressor(stacked_regressor(module, q, zero, zero, params))
     return base, least_squares(W, tau)
-
-
-def fourier_trajectory(t, a, b, q0, omega):
-    """q, dq, ddq, each of shape (len(t), NDOF), of the finite Fourier series of
-    Swevers et al. (1997): q_i(t) = q0_i + sum_l a_il/(l w) sin(l w t) - b_il/(l w) cos(l w t);
-    t: times (s), a, b: coefficients of shape (NDOF, L) (rad/s or m/s), q0: shape (NDOF,)
-    (rad or m), omega: the base frequency w (rad/s)."""
-    t = np.asarray(t, float)[:, None, None]
-    ll = np.arange(1, a.shape[1] + 1)[None, None, :] * omega
-    s, c = np.sin(ll * t), np.cos(ll * t)
-    q = q0 + np.sum(a / ll * s - b / ll * c, axis=2)
-    dq = np.sum(a * c + b * s, axis=2)
-    ddq = np.sum(-a * ll * s + b * ll * c, axis=2)
-    return q, dq, ddq
-
-
-def random_excitation(ndof, lower, upper, t, harmonics=5, omega=2 * np.pi / 10, rng=None, dq_max=None):
-    """Random Fourier coefficients scaled so that q stays within [lower, upper]
-    (shape (NDOF,) each, rad or m; infinite limits taken as +-pi) and |dq| <= dq_max
-    (shape (NDOF,), rad/s or m/s): ((q, dq, ddq), (a, b, q0)), shapes as in
-    fourier_trajectory; t: times (s), omega: base frequency (rad/s)."""
-    rng = np.random.default_rng(0) if rng is None else rng
-    lo = np.where(np.isfinite(lower), lower, -np.pi)
-    up = np.where(np.isfinite(upper), upper, np.pi)
-    q0 = (lo + up) / 2
-    a = rng.normal(size=(ndof, harmonics))
-    b = rng.normal(size=(ndof, harmonics))
-    q, dq, _ = fourier_trajectory(t, a, b, q0, omega)
-    amp = np.max(np.abs(q - q0), axis=0)
-    k = 0.9 * ((up - lo) / 2) / np.maximum(amp, 1e-12)
-    if dq_max is not None:
-        k = np.minimum(k, 0.9 * np.asarray(dq_max) / np.maximum(np.max(np.abs(dq), axis=0), 1e-12))
-    a, b = a * k[:, None], b * k[:, None]
-    return fourier_trajectory(t, a, b, q0, omega), (a, b, q0)
 
 
 # ---- physically consistent standard parameters -----------------------------------

@@ -58,6 +58,9 @@ def test_identify(tmp_path):
     out = _run([sys.executable, "-m", "examples.identify", "--short", "--png", str(png)])
     # 1 % torque noise: the base parameters come back to a few percent overall
     assert _number(out, "base parameter relative error") < 0.1
+    conds = re.findall(r"(random|optimized) excitation: +condition number ([0-9.]+e[+-][0-9]+)", out)
+    assert [c[0] for c in conds] == ["random", "optimized"], out
+    assert float(conds[1][1]) < float(conds[0][1])  # the optimized excitation is better conditioned
     m = re.search(r"identified ([0-9.]+e[+-][0-9]+) N m, default parameters ([0-9.]+e[+-][0-9]+)", out)
     assert m, out
     identified, default = float(m.group(1)), float(m.group(2))

@@ -119,6 +119,38 @@ def test_least_squares_recovers_base_params(tmp_path_factory):
     assert gbase.nbase == 4  # MX_1 + l1 (m_2 + m_3), MY_1, MX_2 + MX_3 + l2 m_3, MY_2 + MY_3
 
 
+def test_optimized_excitation_lowers_the_condition_number(tmp_path_factory):
+    """The optimized Fourier excitation stays within the joint and velocity limits,
+    is the Fourier series of its coefficients, reports the condition number of its
+    stacked base regressor (recomputed here from the C regressor), and improves on
+    its random start and on random excitations of the same size."""
+    lib = library("tree", tmp_path_factory)
+    p0 = param_sets("tree", n_random=1)[-1][1]
+    mod = _Module(lib, p0)
+    ndof = mod.N_DOF
+    lower, upper, dq_max = np.full(ndof, -2.0), np.full(ndof, 1.5), np.full(ndof, 3.0)
+    t, omega = np.linspace(0, 10, 60), 2 * np.pi / 10
+    ex = ident.optimized_excitation(mod, lower, upper, t, harmonics=3, omega=omega, dq_max=dq_max,
+                                    candidates=4, iterations=40, rng=np.random.default_rng(3))
+    q, dq, ddq = ident.fourier_trajectory(t, ex.a, ex.b, ex.q0, ex.omega)
+    assert np.array_equal(q, ex.q) and np.array_equal(dq, ex.dq) and np.array_equal(ddq, ex.ddq)
+    assert np.all((lower <= q) & (q <= upper)) and np.all(np.abs(dq) <= dq_max)
+    base = ident.base_parameters(mod)
+
+    def cond(q, dq, ddq):
+        return np.linalg.cond(base.base_regressor(np.concatenate([lib.regressor(*s, p0) for s in zip(q, dq, ddq)])))
+
+    assert ex.condition == pytest.approx(cond(q, dq, ddq), rel=1e-6)
+    assert ex.condition < ex.start_condition
+    random = [cond(*ident.random_excitation(ndof, lower, upper, t, harmonics=3, omega=omega, dq_max=dq_max,
+                                            rng=np.random.default_rng(seed))[0]) for seed in range(5)]
+    assert ex.condition < np.median(random)
+    with pytest.raises(ValueError, match="fixed-base"):
+        floating = _Module(lib, p0)
+        floating.N_Q = ndof + 1
+        ident.optimized_excitation(floating, lower, upper, t)
+
+
 def test_physically_consistent_standard_parameters(tmp_path_factory):
     """From a noisy fit, the LMI solution (Wensing et al. 2017) has every
     link's pseudo-inertia positive semidefinite and non-negative Ia, Fv, Fc,
