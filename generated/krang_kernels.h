@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        a37954a3b2eb5c373263c498358aff5849e7b6b0545c4f4c995ea63de561302f
+ * generator        31dd6ad39795021d39e511ccb07073f642a47bc0e456400b915c00635b31cc13
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832

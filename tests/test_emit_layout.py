@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codegen.emit.cse import ZERO_RUN, Argument, Kernel, zero_runs
+from codegen.emit.cse import WHOLE_CLEAR, ZERO_RUN, Argument, Kernel, zero_runs
 from codegen.emit.layout import PREFETCH_MIN_OPS, add_code_prefetch, guard_inputs, place_writes
 from codegen.read.model import load_model
 from tests.abi_ctypes import Library, compile_shared
@@ -51,6 +51,29 @@ def test_runs_of_structural_zeros_become_one_memset():
     k.writes = writes
     place_writes(k)
     assert sum(rhs.startswith("memset(") for _, rhs in k.lines) == 2
+
+
+def test_a_large_mostly_zero_output_is_cleared_whole_first():
+    n = WHOLE_CLEAR
+    nonzero = {3: "x1", 10: "x2", n - 1: "x3"}
+    writes = [(f"Y[{i}]", nonzero.get(i, "0.0")) for i in range(n)] + [(f"J[{i}]", "0.0") for i in range(8)]
+    out = zero_runs(writes, {"Y": n, "J": 8})
+    # Y: one memset of all of it before anything else, its zero writes gone, its other writes kept in order
+    assert out[0] == ("", f"memset(Y, 0, {n} * sizeof Y[0])")
+    assert [w for w in out if w[0].startswith("Y[")] == [(f"Y[{i}]", v) for i, v in sorted(nonzero.items())]
+    assert out[-1] == ("", "memset(J + 0, 0, 8 * sizeof J[0])")  # small: its run as before
+    # the thresholds: one entry fewer keeps the runs; exactly half zeros clears whole
+    small = [(f"Y[{i}]", nonzero.get(i, "0.0")) for i in range(n - 1)]
+    assert not any(rhs.startswith("memset(Y, ") for _, rhs in zero_runs(small, {"Y": n - 1}))
+    half = [(f"Y[{i}]", "0.0" if i % 2 else "x") for i in range(n)]
+    assert zero_runs(half, {"Y": n})[0] == ("", f"memset(Y, 0, {n} * sizeof Y[0])")
+    assert sum(rhs == "0.0" for _, rhs in zero_runs(half, {"Y": n})) == 0
+    fewer = [(f"Y[{i}]", "0.0" if i % 3 == 0 else "x") for i in range(n)]
+    assert all(not rhs.startswith("memset(") for _, rhs in zero_runs(fewer, {"Y": n}))
+    k = Kernel("f", "doc", [Argument("q", 1, False), Argument("Y", n, True)], {})  # a kernel's lines: its lengths
+    k.writes = writes[:n]
+    place_writes(k)
+    assert k.lines[0] == ("", f"memset(Y, 0, {n} * sizeof Y[0])") and len(k.lines) == 1 + len(nonzero)
 
 
 def test_guard_copies_inputs_read_after_the_first_write():

@@ -159,7 +159,7 @@ class Kernel:
         after = {}
         for pos, w in zip(self.write_at, self.writes):
             after.setdefault(pos, []).append(w)
-        out = zero_runs(after.get(-1, []))
+        out = zero_runs(after.get(-1, []), {a.name: a.length for a in self.args if a.output})
         for pos, st in enumerate(self.body):
             out += [st] + after.get(pos, [])
         return out
@@ -167,17 +167,35 @@ class Kernel:
 
 # Runs of at least this many structural zeros are cleared by one memset.
 ZERO_RUN = 4
+# An output of at least this many entries (16 KB), at least half of them
+# structural zeros, is cleared whole by one memset before anything else.
+WHOLE_CLEAR = 2048
 
 
-def zero_runs(writes) -> list:
+def zero_runs(writes, lengths=None) -> list:
     """Writes with runs of ZERO_RUN or more `X[i] = 0.0` (same array,
     consecutive i) as one memset each: a regressor is mostly structural zeros
     (Talos: 11,765 of its 13,312 entries), and one store instruction per entry
     made most of its machine code. All-zero bytes are +0.0 (IEEE 754, C99
-    Annex F)."""
+    Annex F). An output X of lengths[X] >= WHOLE_CLEAR entries, at least
+    half of them zero writes, is instead cleared whole by one memset first
+    and its zero writes dropped (its other entries are written twice): one
+    call that streams the array beats dozens of memsets of row segments and
+    hundreds of single stores between them (measured, Talos' regressor,
+    -O3 -march=native: 3.54 -> 2.79 us, its base regressor 2.72 -> 2.19 us,
+    fastest of 300 rounds). Smaller outputs (Talos' A, C, Jacobians: at most
+    1,024 entries) keep their runs."""
     zero = [(m.group(1), int(m.group(2))) if m and rhs == "0.0" else None
             for lhs, rhs in writes for m in [_ARRAY_ELEMENT.fullmatch(lhs)]]
-    out, k = [], 0
+    count = {}
+    for z in zero:
+        if z:
+            count[z[0]] = count.get(z[0], 0) + 1
+    whole = sorted(name for name, n in (lengths or {}).items() if n >= WHOLE_CLEAR and 2 * count.get(name, 0) >= n)
+    out = [("", f"memset({name}, 0, {lengths[name]} * sizeof {name}[0])") for name in whole]
+    writes = [w for w, z in zip(writes, zero) if not (z and z[0] in whole)]
+    zero = [z for z in zero if not (z and z[0] in whole)]
+    k = 0
     while k < len(writes):
         end = k + 1
         while (zero[k] and end < len(writes) and zero[end]
