@@ -31,6 +31,7 @@ from .derive.regressor import regressor_params
 from .emit.batch import batch
 from .emit.cse import Argument, Kernel, c_double, emit
 from .emit.layout import add_code_prefetch, guard_inputs, place_writes
+from .emit.pair_loops import emit_pairs, pair_form_key
 from .emit.routines import emit_split
 from .read.expr_value import check_origins
 from .read.model import ModelError, load_model, load_param_values
@@ -78,6 +79,10 @@ def emit_kernel(kernel, d, prefix, batched=()):
     "all" for compute_all) is emitted in that form; the rest straight.
     `batched`: names of the kernels the batch kernels reprint (they need the
     straight form too)."""
+    if pair_form_key(kernel) is not None:  # the dynamics derivatives
+        kernel = emit_pairs(kernel, d)
+        guard_inputs(kernel, prefix + kernel.name)
+        return kernel  # no code prefetch: called in loops (MPC), hot, where it cost more than it saves
     for key in ("A", "C", "all"):
         split = d.get(f"{key}_split")
         if split is not None and set(kernel.sources.values()) == set(split.outputs):

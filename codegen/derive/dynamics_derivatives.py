@@ -46,10 +46,16 @@ Forward dynamics ddq = FD(q, v, tau): differentiating ID(q, v, FD) = tau
     dddq_dq = -A^-1 dID/dq |_(a = ddq),   dddq_dv = -A^-1 dID/dv |_(a = ddq),
     Minv = A^-1,
 
-A^-1 times a matrix by the sparse L^T D L solve of forward_dynamics.py,
-column by column, sharing A's factorization with forward_dynamics.
+Minv by the sparse L^T D L solves of forward_dynamics.py of the unit
+columns, sharing A's factorization with forward_dynamics; the two products
+with Minv are left to emission (compact loops, codegen/emit/pair_loops.py),
+as are the pair products of dtau_dq and dtau_dv (PairForm): O(n^2) dot
+products and O(n^3) multiply-adds of one shape, which as straight-line code
+were most of the kernels' machine code.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import sympy as sp
 
@@ -202,64 +208,91 @@ def _support(model):
     return sup
 
 
-def id_derivatives(kin, ddq, friction):
-    """(dtau_dq, dtau_dv), NV x NV, of tau = ID(q, v, ddq) + friction(v)."""
+@dataclass(frozen=True)
+class PairForm:
+    """dtau_dq and dtau_dv of a tree as dot products of per-joint 6-vectors
+    over pairs of joints (module docstring), for emission as compact loops:
+
+        dq[r, j] = alpha_r . dA_j + beta_r . dV_j,  dv[r, j] = alpha_r . dAv_j + beta_r . J_j    (r, j) in support
+        dq[r, j] = J_r . G_j,                       dv[r, j] = J_r . Gv_j                       (r, j) in subtree
+        dv[r, r] += friction[r]
+
+    (dAv_j = dAdv_j: 2 dV_j but for a free-flyer's base columns.) `vectors[k]` holds joint k's
+    VECTORS, 6 entries each (program variables; G, Gv zero where no strict
+    ancestor reads them); `support`: the pairs (r, j) with j an ancestor-or-self
+    of r, `subtree`: r a strict ancestor of j; every other entry is a
+    structural zero."""
+    vectors: list
+    support: list
+    subtree: list
+    friction: list
+
+    VECTORS = ("J", "dV", "dA", "dAv", "alpha", "beta", "G", "Gv")
+
+    def matrices(self, prog):
+        """The dense (dq, dv), NV x NV, as program variables."""
+        n = len(self.vectors)
+        v = [dict(zip(self.VECTORS, (tuple(x[6 * k:6 * k + 6]) for k in range(len(self.VECTORS))))) for x in self.vectors]
+        dot = lambda a, b: sum((x * y for x, y in zip(a, b)), sp.S.Zero)  # noqa: E731
+        dq, dv = sp.zeros(n, n), sp.zeros(n, n)
+        for r, j in self.support:
+            R, C = v[r], v[j]
+            dq[r, j] = dot(R["alpha"], C["dA"]) + dot(R["beta"], C["dV"])
+            dv[r, j] = dot(R["alpha"], C["dAv"]) + dot(R["beta"], C["J"])
+        for r, j in self.subtree:
+            dq[r, j], dv[r, j] = dot(v[r]["J"], v[j]["G"]), dot(v[r]["J"], v[j]["Gv"])
+        for r in range(n):
+            dv[r, r] += self.friction[r]
+        return dq.applyfunc(prog.var), dv.applyfunc(prog.var)
+
+
+def pair_form(kin, ddq, friction) -> PairForm:
+    """The PairForm of tau = ID(q, v, ddq) + friction(v)."""
     prog, model, syms = kin.prog, kin.model, kin.syms
     frames, cols = _forward(kin, ddq)
     _backward(kin, frames)
     n = model.ndof
     joints = {f.index: f for f in model.joints}
     sup = _support(model)
-    alpha, beta, G, Gv = {}, {}, {}, {}
+    zero = (ZERO, ZERO)
+    vectors = []
     for r in range(n):
         st = frames[joints[r].key]
         J, dVdq, dAdq, dAdv = cols[r]
-        alpha[r] = _motion(prog, sv.inertia_times(st.Y, J))
+        alpha = _motion(prog, sv.inertia_times(st.Y, J))
         n_, f_ = st.H
         gamma = (sv.add(sv.cross(n_, J[0]), sv.cross(f_, J[1])), sv.cross(f_, J[0]))
         dYJ = sv.inertia_times((0, st.dY[0], st.dY[1]), J)
-        beta[r] = _motion(prog, (sv.add(dYJ[0], gamma[0]), sv.add(dYJ[1], gamma[1])))
+        beta = _motion(prog, (sv.add(dYJ[0], gamma[0]), sv.add(dYJ[1], gamma[1])))
+        G = Gv = zero
         if any(r not in sup[i] for i in sup[r]):  # a strict ancestor's row reads G_r
-            G[r] = _motion(prog, _combine([(force_cross(J, st.F), 1), (sv.inertia_times(st.Y, dAdq), 1),
-                                           (_rate_times(prog, st.dY, dVdq), 1), (force_cross(dVdq, st.H), 1)]))
-            Gv[r] = _motion(prog, _combine([(sv.inertia_times(st.Y, dAdv), 1), (_rate_times(prog, st.dY, J), 1),
-                                            (force_cross(J, st.H), 1)]))
-    dq, dv = sp.zeros(n, n), sp.zeros(n, n)
-    for r in range(n):
-        Jr = cols[r][0]
-        for j in range(n):
-            if j in sup[r]:
-                _, dVdq, dAdq, dAdv = cols[j]
-                dq[r, j] = prog.var(_dot(alpha[r], dAdq) + _dot(beta[r], dVdq))
-                dv[r, j] = _dot(alpha[r], dAdv) + _dot(beta[r], cols[j][0])
-            elif r in sup[j]:
-                dq[r, j] = prog.var(_dot(Jr, G[j]))
-                dv[r, j] = _dot(Jr, Gv[j])
-        dfr = sp.diff(friction[r], syms.dq[r]).replace(sp.DiracDelta, lambda *a: sp.S.Zero)
-        dv[r, r] += dfr
-        dv[r, :] = dv[r, :].applyfunc(prog.var)
-    return dq, dv
-
-
-def _solve_columns(prog, L, Dinv, lam, M):
-    """A^-1 M by the sparse LTDL solve, column by column."""
-    cols = [fd.ltdl_solve(prog, L, Dinv, lam, list(M[:, k])) for k in range(M.cols)]
-    return sp.Matrix.hstack(*cols)
+            G = _motion(prog, _combine([(force_cross(J, st.F), 1), (sv.inertia_times(st.Y, dAdq), 1),
+                                        (_rate_times(prog, st.dY, dVdq), 1), (force_cross(dVdq, st.H), 1)]))
+            Gv = _motion(prog, _combine([(sv.inertia_times(st.Y, dAdv), 1), (_rate_times(prog, st.dY, J), 1),
+                                         (force_cross(J, st.H), 1)]))
+        vectors.append([x for m in (J, dVdq, dAdq, dAdv, alpha, beta, G, Gv) for x in (*m[0], *m[1])])
+    fr = [prog.var(sp.diff(friction[r], syms.dq[r]).replace(sp.DiracDelta, lambda *a: sp.S.Zero))
+          for r in range(n)]
+    support = [(r, j) for r in range(n) for j in range(n) if j in sup[r]]
+    subtree = [(r, j) for r in range(n) for j in range(n) if j not in sup[r] and r in sup[j]]
+    return PairForm(vectors, support, subtree, fr)
 
 
 def inverse_dynamics_derivatives(kin, friction):
-    """(dtau_dq, dtau_dv) of inverse_dynamics (NV x NV)."""
-    return id_derivatives(kin, list(kin.syms.ddq), friction)
+    """(dtau_dq, dtau_dv) of inverse_dynamics (NV x NV) and their PairForm."""
+    form = pair_form(kin, list(kin.syms.ddq), friction)
+    return (*form.matrices(kin.prog), form)
 
 
 def forward_dynamics_derivatives(kin, A, ddq, friction):
-    """(dddq_dq, dddq_dv, Minv) at the forward dynamics' ddq (program
-    variables of forward_dynamics, from A and the same L^T D L)."""
+    """(PairForm, Minv): the inverse dynamics' derivatives at the forward
+    dynamics' ddq (its program variables, from A and the same L^T D L) and
+    A^-1; dddq_dq = -Minv dq, dddq_dv = -Minv dv are left to emission (a
+    dense product: compact loops, codegen/emit/pair_loops.py)."""
     prog, model = kin.prog, kin.model
-    dq, dv = id_derivatives(kin, list(ddq), friction)
+    form = pair_form(kin, list(ddq), friction)
     lam = fd.parents(model)
     L, Dinv = fd.ltdl(prog, A, lam)  # the statements of forward_dynamics (the Program stores each once)
     n = model.ndof
-    minv = _solve_columns(prog, L, Dinv, lam, sp.eye(n))
-    return (-_solve_columns(prog, L, Dinv, lam, dq)).applyfunc(prog.var), \
-        (-_solve_columns(prog, L, Dinv, lam, dv)).applyfunc(prog.var), minv
+    minv = sp.Matrix.hstack(*[fd.ltdl_solve(prog, L, Dinv, lam, list(sp.eye(n)[:, k])) for k in range(n)])
+    return form, minv

@@ -1,0 +1,145 @@
+"""Emission of the dynamics derivatives' kernels from their pair form
+(codegen/derive/dynamics_derivatives.py, PairForm): each joint's eight
+6-vectors (J, dV, dA, dAv, alpha, beta, G, Gv) and its friction derivative as
+straight-line code into a local array kk_pv (one CSE pass, like every
+kernel), then compact C loops over tables of joint pairs, four 6-dot
+products per pair, and for forward dynamics the dense products
+dddq_dq = -Minv dq, dddq_dv = -Minv dv (Carpentier and Mansard 2018, eq. 8)
+with Minv, straight-line, from the L^T D L factors.
+
+Why loops here, in a project of straight-line kernels: the pair products are
+O(n^2) dot products of the same shape, and the products O(n^3) multiply-adds;
+as straight-line code they made Panda's kernels 61 KB (inverse) and 111 KB
+(forward) of machine code, past the 32 KB L1 instruction cache, and ran at
+~0.37 ns per operation against ~0.2 for kernels that fit (compute_A). The
+loops are a few hundred bytes and vectorize; the per-joint O(n) work, where
+the model's zeros and ones fold away, stays straight-line.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import sympy as sp
+
+from .cse import Extra, Kernel, emit
+from .layout import place_writes
+
+# The pair forms' derivation outputs and the kernels' outputs emitted from them.
+FORMS = {"dtau_pairs": ("dtau_dq", "dtau_dv"), "dddq_pairs": ("dddq_dq", "dddq_dv")}
+
+
+def pair_form_key(kernel: Kernel):
+    """The key of the pair form a kernel is emitted from, or None."""
+    sources = set(kernel.sources.values())
+    return next((key for key, outs in FORMS.items() if sources >= set(outs)), None)
+
+
+STRIDE = 49  # per joint in kk_pv: its 8 vectors of 6 (PairForm.VECTORS), then its friction derivative
+FRICTION = 48
+
+
+def _sum(terms) -> str:
+    """A balanced sum: short dependency chains (no reassociation without -ffast-math)."""
+    while len(terms) > 1:
+        terms = [f"({terms[i]} + {terms[i + 1]})" if i + 1 < len(terms) else terms[i]
+                 for i in range(0, len(terms), 2)]
+    return terms[0]
+
+
+def _dot(row: str, col: int) -> str:
+    """Row r's vector (locals row0..row5) . joint j's vector at offset col of kk_c."""
+    return _sum([f"{row}{i} * kk_c[{col + i}]" for i in range(6)])
+
+
+def _lists(pairs, n: int):
+    """Per row r the columns j of `pairs`, concatenated, and the n + 1 offsets into them."""
+    cols, start = [], [0]
+    for r in range(n):
+        cols += [j for rr, j in pairs if rr == r]
+        start.append(len(cols))
+    return cols, start
+
+
+def _table(name: str, values) -> str:
+    return f"static const unsigned short {name}[{max(len(values), 1)}] = {{{', '.join(map(str, values)) or '0'}}};"
+
+
+def _pair_loops(form, n: int, dq: str, dv: str) -> tuple[list, int]:
+    """A block filling dq and dv (n x n, row-major) from kk_pv, and its operation
+    count: per row r, its vectors held in locals, the pairs (r, j) of its support
+    (j an ancestor-or-self), then those of its subtree (j a strict descendant)."""
+    o = {name: 6 * k for k, name in enumerate(form.VECTORS)}
+    sup, sup0 = _lists(form.support, n)
+    sub, sub0 = _lists(form.subtree, n)
+    load = lambda name, key: [f"    const double {name}{i} = kk_pv[{STRIDE} * kk_r + {o[key] + i}];"  # noqa: E731
+                              for i in range(6)]
+    body = [_table("kk_sup", sup), _table("kk_sup0", sup0), _table("kk_sub", sub), _table("kk_sub0", sub0),
+            f"memset({dq}, 0, {n * n} * sizeof {dq}[0]);", f"memset({dv}, 0, {n * n} * sizeof {dv}[0]);",
+            f"for (int kk_r = 0; kk_r < {n}; kk_r++) {{",
+            *load("kk_a", "alpha"), *load("kk_b", "beta"), *load("kk_j", "J"),
+            "    for (int kk_t = kk_sup0[kk_r]; kk_t < kk_sup0[kk_r + 1]; kk_t++) {",
+            f"        const double *kk_c = kk_pv + {STRIDE} * kk_sup[kk_t];",
+            f"        {dq}[{n} * kk_r + kk_sup[kk_t]] = {_dot('kk_a', o['dA'])} + {_dot('kk_b', o['dV'])};",
+            f"        {dv}[{n} * kk_r + kk_sup[kk_t]] = {_dot('kk_a', o['dAv'])} + {_dot('kk_b', o['J'])};",
+            "    }",
+            "    for (int kk_t = kk_sub0[kk_r]; kk_t < kk_sub0[kk_r + 1]; kk_t++) {",
+            f"        const double *kk_c = kk_pv + {STRIDE} * kk_sub[kk_t];",
+            f"        {dq}[{n} * kk_r + kk_sub[kk_t]] = {_dot('kk_j', o['G'])};",
+            f"        {dv}[{n} * kk_r + kk_sub[kk_t]] = {_dot('kk_j', o['Gv'])};",
+            "    }",
+            f"    {dv}[{n + 1} * kk_r] += kk_pv[{STRIDE} * kk_r + {FRICTION}];",
+            "}"]
+    return body, len(form.support) * 46 + len(form.subtree) * 22 + n
+
+
+def _product(n: int, minv: str, dq: str, dv: str) -> tuple[list, int]:
+    """dq = -minv kk_dq, dv = -minv kk_dv (minv: the kernel's output, already
+    written), row by row into local accumulators (no aliasing with the outputs:
+    the inner loop is contiguous and vectorizes)."""
+    body = [f"for (int kk_i = 0; kk_i < {n}; kk_i++) {{",
+            f"    double kk_oq[{n}], kk_ov[{n}];",
+            f"    for (int kk_j = 0; kk_j < {n}; kk_j++)",
+            "        kk_oq[kk_j] = kk_ov[kk_j] = 0.0;",
+            f"    for (int kk_m = 0; kk_m < {n}; kk_m++) {{",
+            f"        const double kk_s = {minv}[{n} * kk_i + kk_m];",
+            f"        for (int kk_j = 0; kk_j < {n}; kk_j++) {{",
+            f"            kk_oq[kk_j] -= kk_s * kk_dq[{n} * kk_m + kk_j];",
+            f"            kk_ov[kk_j] -= kk_s * kk_dv[{n} * kk_m + kk_j];",
+            "        }", "    }",
+            f"    memcpy({dq} + {n} * kk_i, kk_oq, sizeof kk_oq);",
+            f"    memcpy({dv} + {n} * kk_i, kk_ov, sizeof kk_ov);",
+            "}"]
+    return body, 4 * n ** 3
+
+
+def _block(lines) -> str:
+    return "{\n" + "\n".join(f"        {x}" for x in lines) + "\n    }"
+
+
+def emit_pairs(kernel: Kernel, derivation) -> Kernel:
+    """The kernel from its pair form (and Minv, for forward dynamics)."""
+    key = pair_form_key(kernel)
+    form = derivation[key]
+    n = len(form.vectors)
+    outputs = {"kk_pv": sp.Matrix([x for r in range(n) for x in (*form.vectors[r], form.friction[r])])}
+    keys = [(r // STRIDE, r // STRIDE) for r in range(n * STRIDE)]  # joint by joint, the deepest first
+    arg = {src: a for a, src in kernel.sources.items()}
+    if "Minv" in arg:
+        outputs[arg["Minv"]] = derivation["Minv"]
+        keys += [(max(i, j), min(i, j)) for i in range(n) for j in range(n)]
+    order = sorted(range(len(keys)), key=lambda s: (keys[s], -s), reverse=True)
+    k = emit(dataclasses.replace(kernel, outputs=outputs, setup=[], body=[], writes=[]), derivation,
+             Extra(order=order))
+    place_writes(k)
+    k.setup.append(f"double kk_pv[{n * STRIDE}]")
+    dq, dv = (arg[s] for s in FORMS[key])
+    if "Minv" in arg:
+        k.setup.append(f"double kk_dq[{n * n}], kk_dv[{n * n}]")
+        loops, ops = _pair_loops(form, n, "kk_dq", "kk_dv")
+        product, pops = _product(n, arg["Minv"], dq, dv)
+        loops, ops = loops + product, ops + pops
+    else:
+        loops, ops = _pair_loops(form, n, dq, dv)
+    k.body.append(("", _block(loops)))
+    k.ops += ops
+    return k
