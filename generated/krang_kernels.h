@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        6f3ba4e9381df91583d1a0a9fd9a6397c8f5d500d052a26dd7d4f4e5fdf79a9f
+ * generator        cad35846fd10e22b2751db3beb0c2f17ebcd25a9f41c5805a723f81ab15a486d
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832
@@ -17,7 +17,7 @@
  *   krang_inverse_dynamics                2941
  *   krang_bias                            2752
  *   krang_forward_dynamics                5919
- *   krang_inverse_dynamics_derivatives   18755
+ *   krang_inverse_dynamics_derivatives   15314
  *   krang_forward_dynamics_derivatives   47843
  *   krang_fk_left                          185
  *   krang_jdot_qdot_left                   503

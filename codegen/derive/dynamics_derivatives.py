@@ -279,9 +279,8 @@ def pair_form(kin, ddq, friction) -> PairForm:
 
 
 def inverse_dynamics_derivatives(kin, friction):
-    """(dtau_dq, dtau_dv) of inverse_dynamics (NV x NV) and their PairForm."""
-    form = pair_form(kin, list(kin.syms.ddq), friction)
-    return (*form.matrices(kin.prog), form)
+    """(dtau_dq, dtau_dv) of inverse_dynamics (NV x NV), straight-line."""
+    return pair_form(kin, list(kin.syms.ddq), friction).matrices(kin.prog)
 
 
 def forward_dynamics_derivatives(kin, A, ddq, friction):

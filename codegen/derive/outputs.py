@@ -68,11 +68,10 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward")) -> dict:
     with stage("derive regressor"):
         out["Y"] = regressor(kin, vel, syms.ddq)
     with stage("derive dynamics derivatives"):
-        # the kernels are emitted from the pair forms (codegen/emit/pair_loops.py); dddq_dq and
-        # dddq_dv = -Minv times the pair form's matrices exist only there (None here)
+        # forward_dynamics_derivatives is emitted from its pair form (codegen/emit/pair_loops.py);
+        # dddq_dq and dddq_dv = -Minv times the pair form's matrices exist only there (None here)
         if "inverse" in derivatives:
-            out["dtau_dq"], out["dtau_dv"], out["dtau_pairs"] = dd.inverse_dynamics_derivatives(
-                kin, out["friction"])
+            out["dtau_dq"], out["dtau_dv"] = dd.inverse_dynamics_derivatives(kin, out["friction"])
         if "forward" in derivatives:
             out["dddq_pairs"], out["Minv"] = dd.forward_dynamics_derivatives(
                 kin, out["A"], out["ddq"], out["friction"])

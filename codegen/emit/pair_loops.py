@@ -1,19 +1,26 @@
-"""Emission of the dynamics derivatives' kernels from their pair form
+"""Emission of forward_dynamics_derivatives from its pair form
 (codegen/derive/dynamics_derivatives.py, PairForm): each joint's eight
-6-vectors (J, dV, dA, dAv, alpha, beta, G, Gv) and its friction derivative as
-straight-line code into a local array kk_pv (one CSE pass, like every
-kernel), then compact C loops over tables of joint pairs, four 6-dot
-products per pair, and for forward dynamics the dense products
-dddq_dq = -Minv dq, dddq_dv = -Minv dv (Carpentier and Mansard 2018, eq. 8)
-with Minv, straight-line, from the L^T D L factors.
+6-vectors (J, dV, dA, dAv, alpha, beta, G, Gv) and its friction derivative
+at a = ddq as straight-line code into a local array kk_pv (one CSE pass, like
+every kernel), Minv from the L^T D L factors straight-line into its output,
+then compact C loops: per row r its vectors in locals and the pairs (r, j) of
+its support and subtree from tables (four 6-dot products per support pair,
+two per subtree pair), then the dense products dddq_dq = -Minv dq and
+dddq_dv = -Minv dv (Carpentier and Mansard 2018, eq. 8) row by row into
+local accumulators, which vectorize.
 
-Why loops here, in a project of straight-line kernels: the pair products are
-O(n^2) dot products of the same shape, and the products O(n^3) multiply-adds;
-as straight-line code they made Panda's kernels 61 KB (inverse) and 111 KB
-(forward) of machine code, past the 32 KB L1 instruction cache, and ran at
-~0.37 ns per operation against ~0.2 for kernels that fit (compute_A). The
-loops are a few hundred bytes and vectorize; the per-joint O(n) work, where
-the model's zeros and ones fold away, stays straight-line.
+Why loops here, in a project of straight-line kernels: -Minv times the two
+matrices as 2 n L^T D L solves made most of the kernel's 111 KB of machine
+code (Panda), past the 32 KB L1 instruction cache, as long dependency
+chains. Measured on Panda (gcc 12, -O3 -march=native, shared 2-core EPYC):
+0.85x the straight-line kernel's time, 88 KB. inverse_dynamics_derivatives
+stays straight-line (FORMS below).
+
+No code prefetch (KKPREFETCH) for this kernel: it runs hot, in MPC loops.
+With a loop block before kk_end gcc keeps that label at the function's end,
+and prefetching the whole function on every call cost ~1.9 us in a 52 KB
+loop form of inverse_dynamics_derivatives (in the straight-line kernels gcc
+moves kk_end next to kk_begin, which makes the prefetch a no-op).
 """
 from __future__ import annotations
 
@@ -24,8 +31,12 @@ import sympy as sp
 from .cse import Extra, Kernel, emit
 from .layout import place_writes
 
-# The pair forms' derivation outputs and the kernels' outputs emitted from them.
-FORMS = {"dtau_pairs": ("dtau_dq", "dtau_dv"), "dddq_pairs": ("dddq_dq", "dddq_dv")}
+# The pair forms' derivation outputs and the kernels' outputs emitted from them. Only the forward
+# dynamics' derivatives: inverse_dynamics_derivatives as loops ran 0.87x to 1.14x of its
+# straight-line form (Panda, by the compile of the same source), its dot products folding the
+# model's zeros; the forward dynamics' loops replace 2 n L^T D L solves (long dependency chains)
+# and ran 0.85x.
+FORMS = {"dddq_pairs": ("dddq_dq", "dddq_dv")}
 
 
 def pair_form_key(kernel: Kernel):
