@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        ea7ff1b58188ce37ddac2b9e1405b4bed778386f2044e6be177620cca7ed9a0d
+ * generator        3d30cc12eb69b26b88d22e5f6a488ba21631bf2dc496526a178bf0c91f36a093
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832

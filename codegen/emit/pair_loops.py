@@ -72,7 +72,9 @@ def _lists(pairs, n: int):
 
 
 def _table(name: str, values) -> str:
-    return f"static const unsigned short {name}[{max(len(values), 1)}] = {{{', '.join(map(str, values)) or '0'}}};"
+    # automatic, not static: the kernels keep no static storage (tests/test_pipeline_mini.py); a few
+    # hundred bytes filled on the stack per call, against microseconds of arithmetic
+    return f"const unsigned short {name}[{max(len(values), 1)}] = {{{', '.join(map(str, values)) or '0'}}};"
 
 
 def _pair_loops(form, n: int, dq: str, dv: str) -> tuple[list, int]:

@@ -1912,10 +1912,10 @@ void mini_forward_dynamics_derivatives(const double *q, const double *v, const d
     const double t695 = t622 + t672;
     kk_pv[32] = t695;
     {
-        static const unsigned short kk_sup[5] = {0, 0, 1, 0, 2};
-        static const unsigned short kk_sup0[4] = {0, 1, 3, 5};
-        static const unsigned short kk_sub[2] = {1, 2};
-        static const unsigned short kk_sub0[4] = {0, 2, 2, 2};
+        const unsigned short kk_sup[5] = {0, 0, 1, 0, 2};
+        const unsigned short kk_sup0[4] = {0, 1, 3, 5};
+        const unsigned short kk_sub[2] = {1, 2};
+        const unsigned short kk_sub0[4] = {0, 2, 2, 2};
         memset(kk_dq, 0, 9 * sizeof kk_dq[0]);
         memset(kk_dv, 0, 9 * sizeof kk_dv[0]);
         for (int kk_r = 0; kk_r < 3; kk_r++) {
