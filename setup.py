@@ -87,7 +87,9 @@ def kernel_parts(c_file=KERNELS_C, directory=PARTS_DIR) -> list:
 
 class BuildExtConcurrent(build_ext):
     """build_ext compiling an extension's sources concurrently, in the order
-    given (setuptools compiles them one after the other)."""
+    given (setuptools compiles them one after the other). Not
+    codegen.emit.compile_c.BuildExt: an isolated build (pip's default) runs
+    this file without the project on sys.path, so codegen is not importable."""
 
     def build_extensions(self):
         serial = self.compiler.compile

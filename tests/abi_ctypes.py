@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
-import os
 import re
 import shutil
 import subprocess
@@ -23,6 +22,8 @@ import pytest
 
 from codegen.emit.abi import INDEX, OUT, REAL, describe
 from codegen.emit.cnames import cnames
+from codegen.emit.compile_c import jobs
+from codegen.emit.python_module import part_sources
 from codegen.generate import generate
 from codegen.read.model import load_model
 
@@ -49,25 +50,23 @@ def compile_shared(c_file: Path, so: Path, cflags=CFLAGS) -> Path:
     c_file, so = Path(c_file), Path(so)
     text = c_file.read_text(encoding="utf-8") if c_file.stat().st_size >= PARTS_FROM_BYTES else ""
     m = re.search(r"^#define KKNPARTS (\d+)$", text, re.M)
-    if m is None or not re.fullmatch(r"\w+\.c", c_file.name):
+    if m is None or not re.fullmatch(r"\w+\.c", c_file.name):  # part_sources includes the file by name
         _gcc([*cflags, "-shared", "-fPIC", "-o", so, c_file, "-lm"])
         return so
-    parts = so.parent / f"{so.stem}_parts"
-    parts.mkdir(exist_ok=True)
     # the heaviest parts first (the text up to the next part's block), so that both cores stay busy
     blocks = list(re.finditer(r"^#if KKIN\((\d+)\) /\*", text, re.M))
     weight = dict.fromkeys(range(1, int(m[1]) + 1), 0)
     for b, after in zip(blocks, blocks[1:] + [None]):
         weight[int(b[1])] = weight.get(int(b[1]), 0) + (after.start() if after else len(text)) - b.start()
-    objs = []
-    for k in sorted(weight, key=lambda k: -weight[k]):
-        src = parts / f"part{k}.c"
-        src.write_text(f'#define KKPART {k}\n#include "{c_file.name}"\n', encoding="ascii")
-        objs.append((src, parts / f"part{k}.o"))
-    jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    with ThreadPoolExecutor(max(1, jobs)) as pool:
-        list(pool.map(lambda so_: _gcc([*cflags, "-fPIC", "-I", c_file.parent, "-c", so_[0], "-o", so_[1]]), objs))
-    _gcc([*cflags, "-shared", "-o", so, *(o for _, o in objs), "-lm"])
+    parts = so.parent / f"{so.stem}_parts"
+    parts.mkdir(exist_ok=True)
+    # the part files as the module build writes them (`#define KKPART k`, then the source by name)
+    sources = part_sources([c_file], sorted(weight, key=lambda k: -weight[k]), parts)
+    objs = [src.with_suffix(".o") for src in sources]
+    with ThreadPoolExecutor(jobs(len(sources))) as pool:
+        list(pool.map(lambda src, obj: _gcc([*cflags, "-fPIC", "-I", c_file.parent, "-c", src, "-o", obj]),
+                      sources, objs))
+    _gcc([*cflags, "-shared", "-o", so, *objs, "-lm"])
     return so
 
 
