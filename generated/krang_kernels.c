@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        3d30cc12eb69b26b88d22e5f6a488ba21631bf2dc496526a178bf0c91f36a093
+ * generator        2f08bdd56853b14d6d6eadb80aab244a9e998f99ce802a8bddb7119c75f59f2b
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832
@@ -18,7 +18,7 @@
  *   krang_bias                            2752
  *   krang_forward_dynamics                5919
  *   krang_inverse_dynamics_derivatives   15314
- *   krang_forward_dynamics_derivatives   47843
+ *   krang_forward_dynamics_derivatives   41179
  *   krang_fk_left                          185
  *   krang_jdot_qdot_left                   503
  *   krang_fk_right                         183
@@ -7385,8 +7385,6 @@ KKCLONES
  * 2941 operations. */
 void krang_inverse_dynamics(const double *q, const double *dq, const double *ddq, const double *p, double *tau)
 {
-kk_begin:
-    KKPREFETCH(1);
     if (kk_overlap(dq, 17, tau, 17) || kk_overlap(ddq, 17, tau, 17) || kk_overlap(p, 231, tau, 17)) { kk_copy_krang_inverse_dynamics(q, dq, ddq, p, tau); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
@@ -8361,7 +8359,6 @@ kk_begin:
     const double p_Fc_1 = p[22];
     const double t5288 = p_Fc_1*(double)((dq_q_imu > 0) - (dq_q_imu < 0)) + p_Fv_1*dq_q_imu + t5287;
     tau[0] = t5288;
-kk_end:;
 }
 #endif
 
@@ -8381,8 +8378,6 @@ KKCLONES
  * 2752 operations. */
 void krang_bias(const double *q, const double *dq, const double *p, double *h)
 {
-kk_begin:
-    KKPREFETCH(1);
     if (kk_overlap(dq, 17, h, 17) || kk_overlap(p, 231, h, 17)) { kk_copy_krang_bias(q, dq, p, h); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
@@ -9229,7 +9224,6 @@ kk_begin:
     const double t5441 = -p_MY_1*t898 + p_MZ_1*t897;
     const double t5718 = t5441 + t5715;
     h[0] = -t5718;
-kk_end:;
 }
 #endif
 
@@ -9243,8 +9237,6 @@ KKCLONES
  * 5919 operations. */
 void krang_forward_dynamics(const double *q, const double *dq, const double *tau, const double *p, double *ddq)
 {
-kk_begin:
-    KKPREFETCH(1);
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
     const double s_q_7r = sq[16];
@@ -11458,7 +11450,6 @@ kk_begin:
     const double t6179 = t5933*t6160;
     const double t6195 = -t5934*t6194 - t5944*t6193 - t5953*t6192 - t5961*t6191 - t5968*t6190 - t5974*t6189 - t5979*t6188 - t5983*t6187 - t5986*t6170 + t6179;
     ddq[9] = t6195;
-kk_end:;
 }
 #endif
 
@@ -11485,8 +11476,6 @@ KKCLONES
  * 15314 operations. */
 void krang_inverse_dynamics_derivatives(const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv)
 {
-kk_begin:
-    KKPREFETCH(1);
     if (kk_overlap(v, 17, dtau_dq, 289) || kk_overlap(v, 17, dtau_dv, 289) || kk_overlap(a, 17, dtau_dq, 289) || kk_overlap(a, 17, dtau_dv, 289) || kk_overlap(p, 231, dtau_dq, 289) || kk_overlap(p, 231, dtau_dv, 289)) { kk_copy_krang_inverse_dynamics_derivatives(q, v, a, p, dtau_dq, dtau_dv); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
@@ -15316,7 +15305,6 @@ kk_begin:
     const double p_Fv_1 = p[21];
     const double t10096 = p_Fv_1 + t9365;
     dtau_dv[0] = t10096;
-kk_end:;
 }
 #endif
 
@@ -15339,7 +15327,7 @@ KKCLONES
  * derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so A must be
  * positive definite as for forward_dynamics). Coulomb friction contributes 0
  * as in inverse_dynamics_derivatives.
- * 47843 operations. */
+ * 41179 operations. */
 void krang_forward_dynamics_derivatives(const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv)
 {
     if (kk_overlap(v, 17, dddq_dq, 289) || kk_overlap(v, 17, dddq_dv, 289) || kk_overlap(v, 17, Minv, 289) || kk_overlap(tau, 17, dddq_dq, 289) || kk_overlap(tau, 17, dddq_dv, 289) || kk_overlap(tau, 17, Minv, 289) || kk_overlap(p, 231, dddq_dq, 289) || kk_overlap(p, 231, dddq_dv, 289) || kk_overlap(p, 231, Minv, 289)) { kk_copy_krang_forward_dynamics_derivatives(q, v, tau, p, dddq_dq, dddq_dv, Minv); return; }
@@ -21968,8 +21956,6 @@ void krang_forward_dynamics_derivatives(const double *q, const double *v, const 
         const unsigned short kk_sup0[18] = {0, 1, 3, 6, 10, 15, 21, 28, 36, 45, 55, 59, 64, 70, 77, 85, 94, 104};
         const unsigned short kk_sub[87] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 4, 5, 6, 7, 8, 9, 5, 6, 7, 8, 9, 6, 7, 8, 9, 7, 8, 9, 8, 9, 9, 11, 12, 13, 14, 15, 16, 12, 13, 14, 15, 16, 13, 14, 15, 16, 14, 15, 16, 15, 16, 16};
         const unsigned short kk_sub0[18] = {0, 16, 31, 45, 51, 56, 60, 63, 65, 66, 66, 72, 77, 81, 84, 86, 87, 87};
-        memset(kk_dq, 0, 289 * sizeof kk_dq[0]);
-        memset(kk_dv, 0, 289 * sizeof kk_dv[0]);
         for (int kk_r = 0; kk_r < 17; kk_r++) {
             const double kk_a0 = kk_pv[49 * kk_r + 24];
             const double kk_a1 = kk_pv[49 * kk_r + 25];
@@ -22001,17 +21987,23 @@ void krang_forward_dynamics_derivatives(const double *q, const double *v, const 
             }
             kk_dv[18 * kk_r] += kk_pv[49 * kk_r + 48];
         }
+        const unsigned short kk_mr[34] = {0, 17, 0, 17, 0, 17, 0, 17, 0, 17, 0, 17, 0, 17, 0, 17, 0, 17, 0, 17, 0, 17, 0, 17, 0, 17, 0, 17, 0, 17, 0, 17, 0, 17};
+        const unsigned short kk_mr0[18] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17};
+        const unsigned short kk_jr[48] = {0, 17, 0, 17, 0, 17, 0, 10, 0, 10, 0, 10, 0, 10, 0, 10, 0, 10, 0, 10, 0, 3, 10, 17, 0, 3, 10, 17, 0, 3, 10, 17, 0, 3, 10, 17, 0, 3, 10, 17, 0, 3, 10, 17, 0, 3, 10, 17};
+        const unsigned short kk_jr0[18] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 18, 20, 22, 24};
         for (int kk_i = 0; kk_i < 17; kk_i++) {
             double kk_oq[17], kk_ov[17];
-            for (int kk_j = 0; kk_j < 17; kk_j++)
-                kk_oq[kk_j] = kk_ov[kk_j] = 0.0;
-            for (int kk_m = 0; kk_m < 17; kk_m++) {
-                const double kk_s = Minv[17 * kk_i + kk_m];
-                for (int kk_j = 0; kk_j < 17; kk_j++) {
-                    kk_oq[kk_j] -= kk_s * kk_dq[17 * kk_m + kk_j];
-                    kk_ov[kk_j] -= kk_s * kk_dv[17 * kk_m + kk_j];
+            memset(kk_oq, 0, sizeof kk_oq);
+            memset(kk_ov, 0, sizeof kk_ov);
+            for (int kk_u = kk_mr0[kk_i]; kk_u < kk_mr0[kk_i + 1]; kk_u++)
+                for (int kk_m = kk_mr[2 * kk_u]; kk_m < kk_mr[2 * kk_u + 1]; kk_m++) {
+                    const double kk_s = Minv[17 * kk_i + kk_m];
+                    for (int kk_w = kk_jr0[kk_m]; kk_w < kk_jr0[kk_m + 1]; kk_w++)
+                        for (int kk_j = kk_jr[2 * kk_w]; kk_j < kk_jr[2 * kk_w + 1]; kk_j++) {
+                            kk_oq[kk_j] -= kk_s * kk_dq[17 * kk_m + kk_j];
+                            kk_ov[kk_j] -= kk_s * kk_dv[17 * kk_m + kk_j];
+                        }
                 }
-            }
             memcpy(dddq_dq + 17 * kk_i, kk_oq, sizeof kk_oq);
             memcpy(dddq_dv + 17 * kk_i, kk_ov, sizeof kk_ov);
         }
@@ -22804,8 +22796,6 @@ KKCLONES
  * 6321 operations. */
 void krang_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Y)
 {
-kk_begin:
-    KKPREFETCH(1);
     if (kk_overlap(dq, 17, Y, 3757) || kk_overlap(ddq, 17, Y, 3757) || kk_overlap(p, 231, Y, 3757)) { kk_copy_krang_regressor(q, dq, ddq, p, Y); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
@@ -25985,7 +25975,6 @@ kk_begin:
     Y[13] = t6778;
     const double t6774 = (double)((dq_q_imu > 0) - (dq_q_imu < 0));
     Y[12] = t6774;
-kk_end:;
 }
 #endif
 
@@ -26009,8 +25998,6 @@ KKCLONES
  * 5006 operations. */
 void krang_base_regressor(const double *q, const double *dq, const double *ddq, const double *p, double *Yb)
 {
-kk_begin:
-    KKPREFETCH(1);
     if (kk_overlap(dq, 17, Yb, 2720) || kk_overlap(ddq, 17, Yb, 2720) || kk_overlap(p, 231, Yb, 2720)) { kk_copy_krang_base_regressor(q, dq, ddq, p, Yb); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
@@ -28520,7 +28507,6 @@ kk_begin:
     Yb[5] = t6779;
     const double t6774 = (double)((dq_q_imu > 0) - (dq_q_imu < 0));
     Yb[4] = t6774;
-kk_end:;
 }
 #endif
 
@@ -29689,8 +29675,6 @@ KKCLONES
  * 1933 operations. */
 void krang_centroidal_map(const double *q, const double *p, double *Ag)
 {
-kk_begin:
-    KKPREFETCH(1);
     if (kk_overlap(p, 231, Ag, 102)) { kk_copy_krang_centroidal_map(q, p, Ag); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
@@ -30771,7 +30755,6 @@ kk_begin:
     Ag[68] = t6306;
     const double t6307 = -c_q_imu*t436 - s_q_imu*t439 + t6301*t6303;
     Ag[85] = t6307;
-kk_end:;
 }
 #endif
 

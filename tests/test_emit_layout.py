@@ -21,7 +21,8 @@ STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 
 def _kernel():
-    k = Kernel("f", "doc", [Argument("q", 3, False), Argument("p", 2, False), Argument("A", 4, True)], {})
+    k = Kernel("f", "doc", [Argument("q", 3, False), Argument("p", 2, False), Argument("A", 4, True)], {},
+               {"A": "A"})
     k.body = [("const double t1", "2*q[0]"), ("const double t2", "t1 + p[1]"), ("const double t3", "t2*q[2]")]
     k.writes = [("A[0]", "t1"), ("A[1]", "t3"), ("A[2]", "0.0"), ("A[3]", "t2")]
     k.reads = {"q", "p"}
@@ -118,6 +119,18 @@ def test_prefetch_only_in_large_kernels_and_routines_on_their_first_call():
     assert k.prefetch == "1" and routine.prefetch == "prefetch"
     assert k.helpers[0][0] == "pfx_f_part0(const double *sq, double *out, int prefetch)"
     assert k.body[-2:] == [("", "pfx_f_part0(sq, o0, 1)"), ("", "pfx_f_part0(sq + 3, o1, 0)")]
+
+
+@pytest.mark.parametrize("sources, tick", [({"A": "A"}, True), ({"A": "A", "C": "C", "Q": "Q", "J_x": "J_x_world"}, True),
+                                           ({"tau": "tau"}, False), ({"ddq": "ddq"}, False), ({"Y": "Y"}, False),
+                                           ({"dtau_dq": "dtau_dq", "dtau_dv": "dtau_dv"}, False)])
+def test_prefetch_only_in_control_tick_kernels(sources, tick):
+    """Kernels run in loops (dynamics, regressor, derivatives) never prefetch their code, however large."""
+    k = _kernel()
+    k.sources = sources
+    k.ops = 10 * PREFETCH_MIN_OPS
+    add_code_prefetch(k)
+    assert (k.prefetch == "1") == tick
 
 
 @pytest.fixture(scope="module")

@@ -68,10 +68,22 @@ def guard_inputs(kernel: Kernel, fname: str):
 PREFETCH_MIN_OPS = 1500
 
 
+def in_control_tick(kernel: Kernel) -> bool:
+    """Whether a kernel writes only what a control tick reads (A, C, Q, Jacobians:
+    compute_A, compute_C, compute_Q, jacobian_*, compute_all). Only those prefetch
+    their code: the others (inverse and forward dynamics, bias, regressor,
+    derivatives, centroidal) run in loops (simulation, MPC, identification), hot,
+    where prefetching the whole function on every call costs time and saves
+    nothing (forward_dynamics of Solo12 on a free-flyer, gcc 12 -O3: 1.5-1.7 us
+    without, 2.3-2.4 us with, interleaved in one binary)."""
+    return all(s in ("A", "C", "Q") or s.startswith("J_") for s in kernel.sources.values())
+
+
 def add_code_prefetch(kernel: Kernel):
-    """KKPREFETCH at the top of a large kernel and of the routines it calls;
-    a routine prefetches on its first call only (argument `prefetch`)."""
-    if kernel.ops < PREFETCH_MIN_OPS:
+    """KKPREFETCH at the top of a large control-tick kernel (in_control_tick) and
+    of the routines it calls; a routine prefetches on its first call only
+    (argument `prefetch`)."""
+    if kernel.ops < PREFETCH_MIN_OPS or not in_control_tick(kernel):
         return
     kernel.prefetch = "1"
     routines = {h.name: k for k, (_, h) in enumerate(kernel.helpers) if not h.cold}
