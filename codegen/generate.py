@@ -29,7 +29,8 @@ from .derive.base_parameters import base_set
 from .derive.outputs import derive
 from .derive.regressor import regressor_params
 from .emit.batch import batch
-from .emit.cse import Argument, Kernel, c_double, emit
+from .emit.cprint import c_double
+from .emit.cse import Argument, Kernel, emit
 from .emit.layout import add_code_prefetch, guard_inputs, place_writes
 from .emit.pair_loops import emit_pairs, pair_form_key
 from .emit.routines import emit_split

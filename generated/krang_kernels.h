@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        2f08bdd56853b14d6d6eadb80aab244a9e998f99ce802a8bddb7119c75f59f2b
+ * generator        f497e6864fbdbb35178a2a91976ea0c507bd71e70874241f6f62189b122f2a46
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832
@@ -18,7 +18,7 @@
  *   krang_bias                            2752
  *   krang_forward_dynamics                5919
  *   krang_inverse_dynamics_derivatives   15314
- *   krang_forward_dynamics_derivatives   41179
+ *   krang_forward_dynamics_derivatives   45784
  *   krang_fk_left                          185
  *   krang_jdot_qdot_left                   503
  *   krang_fk_right                         183

@@ -24,6 +24,7 @@ MODELS = {  # name -> (model file, parameter file or None: random)
     "pendulum": (HERE / "models" / "pendulum.toml", None),
     "planar2r": (HERE / "models" / "planar2r.toml", None),
     "pr": (HERE / "models" / "pr.toml", None),
+    "forest": (HERE / "models" / "forest.toml", None),  # two arms on the world: block-diagonal A
     "krang": (ROOT / "models" / "krang.toml", ROOT / "models" / "krang_params.toml"),
 }
 SMALL = [m for m in MODELS if m != "krang"]

@@ -89,7 +89,7 @@ def _central(f, x, h=FD_H):
     return np.array(cols).T
 
 
-@pytest.mark.parametrize("name", ["tree", "mini", "pr", "krang"])
+@pytest.mark.parametrize("name", ["tree", "mini", "pr", "forest", "krang"])
 def test_against_finite_differences(name, tmp_path_factory):
     """The project's own ID and FD differentiated numerically (v away from 0: Coulomb's kink)."""
     lib = library(name, tmp_path_factory)

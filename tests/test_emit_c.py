@@ -1,4 +1,4 @@
-"""The C printer (codegen/emit/cse.py): constants as exact double literals,
+"""The C printer (codegen/emit/cprint.py): constants as exact double literals,
 known functions from a table, and a ModelError (never a traceback or C that
 does not compile) for anything else. Reference values: Python's float and
 math module, not our printer."""
@@ -10,7 +10,7 @@ import mpmath
 import pytest
 import sympy as sp
 
-from codegen.emit.cse import FUNCTIONS, ccode
+from codegen.emit.cprint import FUNCTIONS, ccode
 from codegen.read.model import ModelError
 
 mpmath.mp.dps = 50

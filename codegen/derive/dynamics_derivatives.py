@@ -46,8 +46,9 @@ Forward dynamics ddq = FD(q, v, tau): differentiating ID(q, v, FD) = tau
     dddq_dq = -A^-1 dID/dq |_(a = ddq),   dddq_dv = -A^-1 dID/dv |_(a = ddq),
     Minv = A^-1,
 
-Minv by the sparse L^T D L solves of forward_dynamics.py of the unit
-columns, sharing A's factorization with forward_dynamics; the two products
+Minv from the sparse L^T D L factors of forward_dynamics.py (their
+inverse, forward_dynamics.inverse), sharing A's factorization with
+forward_dynamics; the two products
 with Minv are left to emission (compact loops, codegen/emit/pair_loops.py),
 as are the pair products of dtau_dq and dtau_dv (PairForm): O(n^2) dot
 products and O(n^3) multiply-adds of one shape, which as straight-line code
@@ -292,6 +293,4 @@ def forward_dynamics_derivatives(kin, A, ddq, friction):
     form = pair_form(kin, list(ddq), friction)
     lam = fd.parents(model)
     L, Dinv = fd.ltdl(prog, A, lam)  # the statements of forward_dynamics (the Program stores each once)
-    n = model.ndof
-    minv = sp.Matrix.hstack(*[fd.ltdl_solve(prog, L, Dinv, lam, list(sp.eye(n)[:, k])) for k in range(n)])
-    return form, minv
+    return form, fd.inverse(prog, L, Dinv, lam)

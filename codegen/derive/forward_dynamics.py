@@ -76,6 +76,33 @@ def ltdl_solve(prog: Program, L, Dinv, lam, b):
     return sp.Matrix(x)
 
 
+def inverse(prog: Program, L, Dinv, lam):
+    """A^-1 = L^-1 D^-1 L^-T from the factors, each entry of its lower
+    triangle computed once. W = L^-1 keeps L's pattern (W_ik != 0 only for k
+    an ancestor-or-self of i; from L W = 1: W_ik = -sum L_ij W_jk over the
+    ancestors j of i at or below k), and (A^-1)_ij is the sum of
+    W_ik D_k^-1 W_jk over the common ancestors-or-self k of i and j: zero for
+    joints in different root subtrees. About half the work of n solves of
+    unit columns, which compute both triangles and run the zeros of their
+    right-hand sides through the forward substitution."""
+    n = len(Dinv)
+    W = {}
+    for i in range(n):
+        W[i, i] = sp.S.One
+        up = _chain(lam, lam[i])
+        for k in up:
+            W[i, k] = prog.var(-sum((L[i, j] * W[j, k] for j in up if j >= k), sp.S.Zero))
+    V = {(j, k): prog.var(W[j, k] * Dinv[k]) for j in range(n) for k in _chain(lam, j)}
+    M = sp.zeros(n, n)
+    for i in range(n):
+        ci = set(_chain(lam, i))
+        for j in range(i + 1):
+            common = [k for k in _chain(lam, j) if k in ci]
+            if common:
+                M[i, j] = M[j, i] = prog.var(sum((W[i, k] * V[j, k] for k in common), sp.S.Zero))
+    return M
+
+
 def forward_dynamics(prog: Program, model, A, h, friction, tau):
     """ddq from the inertia matrix A, the bias h = C dq + Q, friction and tau."""
     lam = parents(model)

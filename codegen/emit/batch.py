@@ -30,7 +30,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .cse import _ELEMENT, Kernel
+from .cprint import ELEMENT
+from .cse import Kernel
 
 # Lane counts the C may choose (KKLANES in the template: 8 where __AVX512F__, else 4);
 # the tests and benchmarks/batch.py size their batches around both.
@@ -77,7 +78,7 @@ def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
     defined, read = {}, set()  # vector variable -> its position in b.body
     for decl, rhs in kernel.body:
         lhs = _DECL.fullmatch(decl).group(1)
-        element = _ELEMENT.fullmatch(rhs)
+        element = ELEMENT.fullmatch(rhs)
         if element and element.group(1) in VECTOR_INPUTS:
             read.add(element.group(1))
             rhs = VECTOR_INPUTS[element.group(1)] + rhs[len(element.group(1)):]

@@ -7,118 +7,15 @@ lays out files: templates do that.
 """
 from __future__ import annotations
 
-import math
 import re
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import sympy as sp
-from sympy.printing.c import C99CodePrinter
 
-from .cnames import GENERATED_PATTERN, symbol_locals
-from ..read.model import ModelError
+from .cnames import symbol_locals
+from .cprint import ELEMENT, KernelPrinter, op_count
 from ..progress import report
-
-# SymPy function -> C99 <math.h> function: everything the model language
-# and the derivation can produce (sign has its own branch-free printer).
-FUNCTIONS = {
-    "sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
-    "atan2": "atan2", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp", "log": "log",
-    "Abs": "fabs", "floor": "floor", "ceiling": "ceil", "Min": "fmin", "Max": "fmax",
-}
-# Expression classes the printer accepts; anything else is a ModelError.
-_STRUCTURE = (sp.Add, sp.Mul, sp.Pow, sp.Symbol, sp.sign)
-# Array elements the kernels read (right sides of the input reads).
-_ELEMENT = re.compile(r"(q|dq|ddq|tau|v|a|p|pl|sq|cq|vin|pose|o[a-z]*[0-9]+)\[[0-9]+\]")
-
-
-def c_double(value) -> str:
-    """A double literal that reads back as exactly `value` (shortest repr)."""
-    v = float(value)
-    if not math.isfinite(v):
-        raise ModelError(f"constant {value} is not a finite double")
-    return repr(v)
-
-
-class KernelPrinter(C99CodePrinter):
-    """Plain C99 with multiplications instead of pow() for small powers and
-    a branch-free sign(). Every constant is a double literal of the nearest
-    double (pi -> 3.141592653589793, sqrt(2), Catalan, 10**20 -> 1e+20): no
-    M_PI-style macros, which are not C99, and no integer literal that could
-    overflow. Symbols print through `names` (Symbol -> C identifier);
-    unknown symbols, functions or expression types raise ModelError."""
-
-    def __init__(self, names=None, settings=None):
-        super().__init__(settings or {})
-        self.names = names or {}
-
-    def _print(self, expr, **kwargs):
-        if isinstance(expr, sp.Basic) and not isinstance(expr, (sp.Symbol, sp.Integer, sp.Rational, sp.Float)):
-            if expr.is_number:
-                return self._print_constant(expr)
-            if not isinstance(expr, _STRUCTURE) and type(expr).__name__ not in FUNCTIONS:
-                raise ModelError(f"cannot print {type(expr).__name__} in C (in {str(expr)[:80]}): "
-                                 f"supported functions are {', '.join(sorted(FUNCTIONS))}, sign")
-        return super()._print(expr, **kwargs)
-
-    def _print_constant(self, expr):
-        value = expr.evalf(30)
-        if not value.is_Float:
-            raise ModelError(f"constant {str(expr)[:80]} is not a finite real number")
-        return c_double(value)
-
-    def _print_Integer(self, expr):
-        return c_double(int(expr)) if abs(expr) < 2**1030 else c_double(math.inf)
-
-    def _print_Rational(self, expr):
-        return c_double(expr)
-
-    def _print_Float(self, expr):
-        return c_double(expr)
-
-    def _print_Symbol(self, expr):
-        name = self.names.get(expr)
-        if name is None and (GENERATED_PATTERN.fullmatch(expr.name) or _ELEMENT.fullmatch(expr.name)):
-            name = expr.name
-        if name is None:
-            raise ModelError(f"no C name for symbol {expr.name!r}")
-        return name
-
-    def _print_Function(self, expr):
-        fn = FUNCTIONS.get(type(expr).__name__)
-        if fn is None:
-            raise ModelError(f"cannot print function {type(expr).__name__} in C")
-        return f"{fn}({', '.join(self._print(a) for a in expr.args)})"
-
-    _print_Min = _print_Max = _print_Abs = _print_floor = _print_ceiling = _print_Function
-
-    def _print_Pow(self, expr):
-        b, e = expr.args
-        if e.is_Integer and 2 <= e <= 4:
-            base = self.parenthesize(b, 50)
-            return "*".join([base] * int(e))
-        if e == -1:
-            return f"1.0/{self.parenthesize(b, 50)}"
-        return super()._print_Pow(expr)
-
-    def _print_sign(self, expr):
-        x = self._print(expr.args[0])
-        return f"(double)(({x} > 0) - ({x} < 0))"
-
-
-def ccode(expr, names=None) -> str:
-    return KernelPrinter(names).doprint(expr)
-
-
-@lru_cache(maxsize=1 << 16)
-def _count_ops(expr) -> int:
-    # compute_all repeats the other kernels' statements: count each once
-    return int(sp.count_ops(expr))
-
-
-def op_count(exprs) -> int:
-    return sum(_count_ops(e) for e in exprs)
 
 
 @dataclass
@@ -186,7 +83,7 @@ def zero_runs(writes, lengths=None) -> list:
     fastest of 300 rounds). Smaller outputs (Talos' A, C, Jacobians: at most
     1,024 entries) keep their runs."""
     zero = [(m.group(1), int(m.group(2))) if m and rhs == "0.0" else None
-            for lhs, rhs in writes for m in [_ARRAY_ELEMENT.fullmatch(lhs)]]
+            for lhs, rhs in writes for m in [_ARRAYELEMENT.fullmatch(lhs)]]
     count = {}
     for z in zero:
         if z:
@@ -211,7 +108,7 @@ def zero_runs(writes, lengths=None) -> list:
     return out
 
 
-_ARRAY_ELEMENT = re.compile(r"([A-Za-z_]\w*)\[(\d+)\]")
+_ARRAYELEMENT = re.compile(r"([A-Za-z_]\w*)\[(\d+)\]")
 
 
 # sin and cos of every joint coordinate, from one vectorized call (the source template's sincos_q)
@@ -398,11 +295,11 @@ def emit(kernel: Kernel, derivation, extra: Extra | None = None) -> Kernel:
 def _void_unused_inputs(kernel: Kernel):
     """`(void)x;` for each input array the kernel never reads (a 1-DOF C is
     zero), so that -Wextra's unused-parameter warning stays quiet."""
-    read = {m.group(1) for _, rhs in kernel.body for m in [_ELEMENT.fullmatch(rhs)] if m}
+    read = {m.group(1) for _, rhs in kernel.body for m in [ELEMENT.fullmatch(rhs)] if m}
     if any(st.startswith("sincos_q(q") for st in kernel.setup):
         read.add("q")
     for _, rhs in kernel.body:  # calls of shared routines read their pointer arguments
-        if "(" in rhs and not _ELEMENT.fullmatch(rhs):
+        if "(" in rhs and not ELEMENT.fullmatch(rhs):
             read |= set(re.findall(r"\w+", rhs))
     kernel.setup += [f"(void){a.name}" for a in kernel.args if not a.output and a.name not in read]
     return read

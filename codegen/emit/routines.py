@@ -19,7 +19,8 @@ import dataclasses
 import sympy as sp
 
 from .cnames import routine_name, symbol_locals
-from .cse import Argument, Extra, Kernel, ccode, emit
+from .cprint import ccode
+from .cse import Argument, Extra, Kernel, emit
 from .layout import place_writes
 from ..derive.subtrees import DIRECT
 

@@ -18,7 +18,7 @@
  *   mini_bias                             120
  *   mini_forward_dynamics                 217
  *   mini_inverse_dynamics_derivatives     266
- *   mini_forward_dynamics_derivatives    1092
+ *   mini_forward_dynamics_derivatives    1114
  *   mini_fk_tool                           23
  *   mini_jdot_qdot_tool                    32
  *   mini_fk_slider                         16
@@ -1461,7 +1461,7 @@ KKCLONES
  * derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so A must be
  * positive definite as for forward_dynamics). Coulomb friction contributes 0
  * as in inverse_dynamics_derivatives.
- * 1092 operations. */
+ * 1114 operations. */
 void mini_forward_dynamics_derivatives(const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv)
 {
     if (kk_overlap(v, 3, dddq_dq, 9) || kk_overlap(v, 3, dddq_dv, 9) || kk_overlap(v, 3, Minv, 9) || kk_overlap(tau, 3, dddq_dq, 9) || kk_overlap(tau, 3, dddq_dv, 9) || kk_overlap(tau, 3, Minv, 9) || kk_overlap(p, 54, dddq_dq, 9) || kk_overlap(p, 54, dddq_dv, 9) || kk_overlap(p, 54, Minv, 9)) { kk_copy_mini_forward_dynamics_derivatives(q, v, tau, p, dddq_dq, dddq_dv, Minv); return; }
@@ -1717,14 +1717,13 @@ void mini_forward_dynamics_derivatives(const double *q, const double *v, const d
     const double t799 = -t411*t416;
     Minv[2] = t799;
     Minv[6] = t799;
-    const double t803 = t410 - t411*t799;
-    Minv[8] = t803;
-    const double t802 = -t414*t799;
-    Minv[5] = t802;
+    const double t802 = t410 - t411*t799;
+    Minv[8] = t802;
     const double t798 = -t414*t416;
     Minv[1] = t798;
     Minv[3] = t798;
     const double t801 = -t411*t798;
+    Minv[5] = t801;
     Minv[7] = t801;
     const double t261 = x9;
     kk_pv[52] = -t261;
@@ -1916,6 +1915,8 @@ void mini_forward_dynamics_derivatives(const double *q, const double *v, const d
         const unsigned short kk_sup0[4] = {0, 1, 3, 5};
         const unsigned short kk_sub[2] = {1, 2};
         const unsigned short kk_sub0[4] = {0, 2, 2, 2};
+        memset(kk_dq, 0, 9 * sizeof kk_dq[0]);
+        memset(kk_dv, 0, 9 * sizeof kk_dv[0]);
         for (int kk_r = 0; kk_r < 3; kk_r++) {
             const double kk_a0 = kk_pv[49 * kk_r + 24];
             const double kk_a1 = kk_pv[49 * kk_r + 25];
@@ -1947,23 +1948,17 @@ void mini_forward_dynamics_derivatives(const double *q, const double *v, const d
             }
             kk_dv[4 * kk_r] += kk_pv[49 * kk_r + 48];
         }
-        const unsigned short kk_mr[6] = {0, 3, 0, 3, 0, 3};
-        const unsigned short kk_mr0[4] = {0, 1, 2, 3};
-        const unsigned short kk_jr[8] = {0, 3, 0, 2, 0, 1, 2, 3};
-        const unsigned short kk_jr0[4] = {0, 1, 2, 4};
         for (int kk_i = 0; kk_i < 3; kk_i++) {
             double kk_oq[3], kk_ov[3];
             memset(kk_oq, 0, sizeof kk_oq);
             memset(kk_ov, 0, sizeof kk_ov);
-            for (int kk_u = kk_mr0[kk_i]; kk_u < kk_mr0[kk_i + 1]; kk_u++)
-                for (int kk_m = kk_mr[2 * kk_u]; kk_m < kk_mr[2 * kk_u + 1]; kk_m++) {
-                    const double kk_s = Minv[3 * kk_i + kk_m];
-                    for (int kk_w = kk_jr0[kk_m]; kk_w < kk_jr0[kk_m + 1]; kk_w++)
-                        for (int kk_j = kk_jr[2 * kk_w]; kk_j < kk_jr[2 * kk_w + 1]; kk_j++) {
-                            kk_oq[kk_j] -= kk_s * kk_dq[3 * kk_m + kk_j];
-                            kk_ov[kk_j] -= kk_s * kk_dv[3 * kk_m + kk_j];
-                        }
+            for (int kk_m = 0; kk_m < 3; kk_m++) {
+                const double kk_s = Minv[3 * kk_i + kk_m];
+                for (int kk_j = 0; kk_j < 3; kk_j++) {
+                    kk_oq[kk_j] -= kk_s * kk_dq[3 * kk_m + kk_j];
+                    kk_ov[kk_j] -= kk_s * kk_dv[3 * kk_m + kk_j];
                 }
+            }
             memcpy(dddq_dq + 3 * kk_i, kk_oq, sizeof kk_oq);
             memcpy(dddq_dv + 3 * kk_i, kk_ov, sizeof kk_ov);
         }

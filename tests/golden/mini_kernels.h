@@ -18,7 +18,7 @@
  *   mini_bias                             120
  *   mini_forward_dynamics                 217
  *   mini_inverse_dynamics_derivatives     266
- *   mini_forward_dynamics_derivatives    1092
+ *   mini_forward_dynamics_derivatives    1114
  *   mini_fk_tool                           23
  *   mini_jdot_qdot_tool                    32
  *   mini_fk_slider                         16
