@@ -86,18 +86,19 @@ def inverse(prog: Program, L, Dinv, lam):
     unit columns, which compute both triangles and run the zeros of their
     right-hand sides through the forward substitution."""
     n = len(Dinv)
+    chains = [_chain(lam, i) for i in range(n)]  # i and its ancestors
     W = {}
     for i in range(n):
         W[i, i] = sp.S.One
-        up = _chain(lam, lam[i])
+        up = chains[i][1:]
         for k in up:
             W[i, k] = prog.var(-sum((L[i, j] * W[j, k] for j in up if j >= k), sp.S.Zero))
-    V = {(j, k): prog.var(W[j, k] * Dinv[k]) for j in range(n) for k in _chain(lam, j)}
+    V = {(j, k): prog.var(W[j, k] * Dinv[k]) for j in range(n) for k in chains[j]}
     M = sp.zeros(n, n)
     for i in range(n):
-        ci = set(_chain(lam, i))
+        ci = set(chains[i])
         for j in range(i + 1):
-            common = [k for k in _chain(lam, j) if k in ci]
+            common = [k for k in chains[j] if k in ci]
             if common:
                 M[i, j] = M[j, i] = prog.var(sum((W[i, k] * V[j, k] for k in common), sp.S.Zero))
     return M

@@ -83,7 +83,7 @@ def zero_runs(writes, lengths=None) -> list:
     fastest of 300 rounds). Smaller outputs (Talos' A, C, Jacobians: at most
     1,024 entries) keep their runs."""
     zero = [(m.group(1), int(m.group(2))) if m and rhs == "0.0" else None
-            for lhs, rhs in writes for m in [_ARRAYELEMENT.fullmatch(lhs)]]
+            for lhs, rhs in writes for m in [_ARRAY_ELEMENT.fullmatch(lhs)]]
     count = {}
     for z in zero:
         if z:
@@ -108,7 +108,7 @@ def zero_runs(writes, lengths=None) -> list:
     return out
 
 
-_ARRAYELEMENT = re.compile(r"([A-Za-z_]\w*)\[(\d+)\]")
+_ARRAY_ELEMENT = re.compile(r"([A-Za-z_]\w*)\[(\d+)\]")
 
 
 # sin and cos of every joint coordinate, from one vectorized call (the source template's sincos_q)
