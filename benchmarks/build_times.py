@@ -91,7 +91,13 @@ def _cpu_self() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def one(urdf: str, ees: list) -> dict:
+def _cpu_children() -> float:
+    """CPU of the finished child processes (generation's emission workers, the compilers)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def one(urdf: str, ees: list, native: bool = False) -> dict:
     """Generate and build one robot in this process; the figures as a dict."""
     from codegen.emit import compile_c, python_module
     from codegen.emit.abi import describe
@@ -102,6 +108,7 @@ def one(urdf: str, ees: list) -> dict:
     compile_module, run_compiler = python_module.compile_module, compile_c.run_compiler
 
     def timed(*args, **kwargs):
+        build["children_before"] = _cpu_children()  # generation's emission workers, reaped by now
         t0, c0 = time.perf_counter(), _cpu_self()
         with PeakSampler() as s:
             out = compile_module(*args, **kwargs)
@@ -118,7 +125,7 @@ def one(urdf: str, ees: list) -> dict:
     t0 = time.perf_counter()
     robot = load_urdf(urdf, name="bench", end_effectors=ees)
     with tempfile.TemporaryDirectory(prefix="krang_build_times_") as tmp:
-        generate(robot.model, robot.values, CodegenConfig(out_dir=Path(tmp), python=True))
+        generate(robot.model, robot.values, CodegenConfig(out_dir=Path(tmp), python=True, native=native))
         c_bytes = (Path(tmp) / "bench_kernels.c").stat().st_size
     total = time.perf_counter() - t0
     # the kernels' parts are compiled from NAME_kernels_partK.c (python_module.part_sources), the
@@ -128,7 +135,7 @@ def one(urdf: str, ees: list) -> dict:
     wrapper = [r for r in runs if not part.search(r.source)]
     names = {i: name for i, name, _ in describe(robot.model).parts()}
     return dict(dof=robot.model.ndof, total=total, generation=total - build["seconds"], build=build["seconds"],
-                generation_cpu=_cpu_self() - build["python_cpu"] - build["sampler_cpu"],
+                generation_cpu=_cpu_self() - build["python_cpu"] - build["sampler_cpu"] + build["children_before"],
                 cython_cpu=build["python_cpu"], sampler_cpu=build["sampler_cpu"],
                 build_peak=build["peak"], generation_peak=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                 kernels_cpu=sum(r.cpu_seconds for r in kernels.values()),
@@ -148,13 +155,13 @@ def two_cores(seconds) -> float:
     return max(cores)
 
 
-def machine_line() -> str:
-    from codegen.emit.python_module import FLAGS, X86_FLAGS
+def machine_line(native: bool = False) -> str:
+    from codegen.emit.python_module import compile_flags
     cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
                 if ln.startswith("model name")), platform.processor())
     cc = os.environ.get("CC", "cc")
     version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    flags = " ".join(FLAGS + (X86_FLAGS if platform.machine() == "x86_64" else []))
+    flags = " ".join(compile_flags(native))
     return (f"Machine: {cpu}, {len(os.sched_getaffinity(0))} CPUs (shared with other jobs: noisy), "
             f"{platform.machine()}; compiler: {version}; flags: Python's sysconfig CFLAGS without -g + {flags}; "
             f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.")
@@ -170,7 +177,7 @@ def table(rows) -> str:
     for name, r in rows:
         # on two idle cores: generation, Cython, then the translation units two at a time
         parts = r.get("parts") or {"kernels": (r["kernels_cpu"], r["kernels_peak"])}
-        idle = r["generation_cpu"] + r["cython_cpu"] + two_cores([c for c, _ in parts.values()] + [r["wrapper_cpu"]])
+        idle = r["generation"] + r["cython_cpu"] + two_cores([c for c, _ in parts.values()] + [r["wrapper_cpu"]])
         big = max(parts, key=lambda k: parts[k][0])
         out.append(f"| {name} | {r['dof']} | {r['c_bytes'] / 1024:.0f} | {r['generation']:.0f} / "
                    f"{r['generation_cpu']:.0f} | {r['build']:.0f} | {r['cython_cpu']:.0f}, {r['kernels_cpu']:.0f}, "
@@ -201,10 +208,12 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="robots measured at the same time (default 1)")
     ap.add_argument("--from-log", metavar="LOG", help="write the table from the `NAME: {...}` lines a run "
                     "printed on stderr (the robots that finished), without measuring")
+    ap.add_argument("--native", action="store_true", help="modules built for this CPU (-march=native, one "
+                    "copy of each kernel), as codegen.import_urdf builds them; default: portable (target_clones)")
     ap.add_argument("--one", nargs="+", metavar=("URDF", "EE"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        print(json.dumps(one(args.one[0], args.one[1:])))
+        print(json.dumps(one(args.one[0], args.one[1:], args.native)))
         return 0
     from .urdf_coverage import robots_dir
 
@@ -213,7 +222,8 @@ def main(argv=None) -> int:
     def measure(robot):
         name, rel, ees = robot
         load = os.getloadavg()[0]
-        proc = subprocess.run([sys.executable, "-m", "benchmarks.build_times", "--one", str(base / rel), *ees],
+        proc = subprocess.run([sys.executable, "-m", "benchmarks.build_times", *(["--native"] * args.native),
+                               "--one", str(base / rel), *ees],
                               capture_output=True, text=True, cwd=ROOT)
         if proc.returncode:
             raise SystemExit(f"{name}: {proc.stderr}")
@@ -236,7 +246,9 @@ def main(argv=None) -> int:
             "compiled two at a time, the largest first (codegen/emit/compile_c.py). Peak RSS of the build: the "
             "largest sum over the build's processes, sampled every 0.1 s. Load avg: the 1-minute load "
             "average when the robot started. The machine is shared with other jobs (noisy): wall times "
-            "vary with its load, CPU seconds much less; the idle 2-core estimate is generation CPU + Cython "
+            "vary with its load, CPU seconds much less. Generation emits the kernels on both cores "
+            "(codegen/parallel_emit.py; its CPU column includes the workers'). The idle 2-core estimate is "
+            "generation wall time (measured: read it with the load average) + Cython "
             "CPU + the translation units' CPU scheduled on two cores, longest first (the Cython figure is the "
             "Python process's CPU during the build without the /proc sampler's thread, whose CPU grows with "
             "the build's wall time and the machine's process count; rows logged before that split include "
@@ -245,7 +257,7 @@ def main(argv=None) -> int:
             "ru_maxrss of the compiler driver and its children; the driver is forked from the Python "
             "process and inherits its high-water mark, so a cc1 figure equal to the generation figure means "
             f"'at most that'. {jobs}\n\n"
-            f"{machine_line()}\n\n{table(rows)}\n\nPer part of the kernels (compiler CPU, peak RSS):\n\n"
+            f"{machine_line(args.native)}\n\n{table(rows)}\n\nPer part of the kernels (compiler CPU, peak RSS):\n\n"
             f"{parts_table(rows)}\n")
     missing = [f"{name} ({rel})" for name, rel, _ in chosen if name not in {n for n, _ in rows}]
     if missing:

@@ -149,3 +149,27 @@ def describe_platform() -> dict:
     return {"python": sys.implementation.cache_tag, "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
             "numpy": numpy_version, "machine": platform.machine(), "cc": os.environ.get("CC", ""),
             "cflags": os.environ.get("CFLAGS", "")}
+
+
+_NATIVE_TARGET: dict = {}
+
+
+def native_target() -> str:
+    """What -march=native means to this machine's C compiler (the SHA-256 of the
+    macros it predefines with it: the instruction sets, e.g. __AVX2__, __znver2__),
+    the key part of a module built for this CPU: a cache shared by machines with
+    other CPUs (a home directory on NFS) never serves one to them. "" if the
+    compiler cannot be asked (the build then fails on its own, naming it)."""
+    import shlex
+    import subprocess
+    import sysconfig
+
+    cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    if tuple(cc) not in _NATIVE_TARGET:
+        try:
+            out = subprocess.run(cc + ["-march=native", "-dM", "-E", "-x", "c", os.devnull],
+                                 capture_output=True, timeout=60, check=True).stdout
+            _NATIVE_TARGET[tuple(cc)] = hashlib.sha256(b"\n".join(sorted(out.splitlines()))).hexdigest()
+        except (OSError, subprocess.SubprocessError):
+            _NATIVE_TARGET[tuple(cc)] = ""
+    return _NATIVE_TARGET[tuple(cc)]

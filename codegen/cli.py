@@ -24,10 +24,10 @@ from .emit.abi import CORE, OPTIONAL  # noqa: E402
 from .generate import CodegenConfig, generate_from_files  # noqa: E402
 from .read.model import ModelError  # noqa: E402
 
-USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--kernels K] [--python]
+USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--kernels K] [--python] [--native]
        python -m codegen ROBOT.urdf --out DIR [--name NAME] [--end-effector LINK]...
                          [--floating-base] [--no-snap] [--no-friction] [--emit-model] [--no-share-subtrees]
-                         [--kernels K] [--python] [--no-cache]"""
+                         [--kernels K] [--python] [--native] [--no-cache]"""
 DESCRIPTION = """Generate C99 rigid-body dynamics kernels (inertia matrix A(q), Coriolis C(q, dq),
 gravity Q(q), end-effector Jacobians and poses, J-dot q-dot, friction, inverse and
 forward dynamics) for a tree robot, fixed or on a free-flying base, from a model file and a parameter
@@ -87,6 +87,11 @@ def parser() -> argparse.ArgumentParser:
                          "generation and compile time (Krang: 2x the C, most of the compile)")
     ap.add_argument("--python", action="store_true",
                     help="also build an importable Python module NAME_kernels in DIR")
+    ap.add_argument("--native", action="store_true",
+                    help="with --python: compile the module for this machine's CPU (-march=native, one copy "
+                         "of each kernel: about a third of the portable build's compile time); it may not "
+                         "run on another CPU. Default: portable (a copy per x86-64 level, chosen at load "
+                         "time). codegen.import_urdf's cached modules are built this way")
     ap.add_argument("--no-friction", action="store_false", dest="friction",
                     help="URDF only: default friction parameters 0 (the URDF's <dynamics damping friction> "
                          "ignored), so inverse_dynamics equals Pinocchio's rnea")
@@ -103,7 +108,8 @@ def _urdf(args, config):
 
     options = UrdfOptions(end_effectors=tuple(args.end_effectors), name=args.name, snap=args.snap,
                           friction=args.friction, share_subtrees=tuple(args.share_subtrees), python=args.python,
-                          emit_model=args.emit_model, floating_base=args.floating_base)
+                          emit_model=args.emit_model, floating_base=args.floating_base, kernels=args.kernels,
+                          native=args.native)
     written, summary, warnings = generate_urdf_cached(args.inputs[0], options, config.out_dir, cache=args.cache)
     for text in warnings:
         print(f"warning: {text}", file=sys.stderr)
@@ -148,7 +154,7 @@ def run(args) -> list:
             raise ModelError(f"--name: {exc}") from None
     config = CodegenConfig(out_dir=Path(args.out), name=args.name, end_effectors=tuple(args.end_effectors),
                            snap=args.snap, python=args.python, emit_model=args.emit_model,
-                           share_subtrees=args.share_subtrees, kernels=args.kernels)
+                           share_subtrees=args.share_subtrees, kernels=args.kernels, native=args.native)
     if len(args.inputs) == 1 and args.inputs[0].lower().endswith((".urdf", ".xml")):
         return _urdf(args, config)
     if len(args.inputs) != 2:

@@ -36,6 +36,7 @@ from .emit.pair_loops import emit_pairs, pair_form_key
 from .emit.routines import emit_split
 from .read.expr_value import check_origins
 from .read.model import ModelError, load_model, load_param_values
+from .parallel_emit import emit_all
 from .progress import stage
 from .source_digest import source_digest  # noqa: F401 - banner(); re-exported for existing callers
 
@@ -64,6 +65,9 @@ class CodegenConfig:
     # the optional kernels (codegen/emit/abi.py OPTIONAL: the dynamics
     # derivatives) this build contains; None: all of them
     kernels: tuple | None = None
+    # with python: compile the module for this machine's CPU (-march=native,
+    # one copy of each kernel) instead of portably (target_clones, three)
+    native: bool = False
 
 
 def kernel_specs(abi, d):
@@ -228,13 +232,17 @@ def generate(model, values, config, extra_files=None) -> list:
     values = _check_values(model, values)
     names = cnames(model, config.name)
     wanted = OPTIONAL if config.kernels is None else config.kernels
+    unknown = [k for k in wanted if k not in OPTIONAL]
+    if unknown:
+        raise ModelError(f"kernels: {', '.join(map(repr, unknown))} cannot be left in or out; "
+                         f"the optional kernels are {', '.join(OPTIONAL)}")
     d = derive(model, config.share_subtrees,
                tuple(k for k, f in (("inverse", "inverse_dynamics_derivatives"),
                                     ("forward", "forward_dynamics_derivatives")) if f in wanted))
     base = base_outputs(model, values, d)
     abi = describe(model, names=names, nbase=base.nbase, kernels=config.kernels)
     batched = {f.batch_of for f in abi.batched}
-    kernels = [emit_kernel(k, d, abi.prefix, batched) for k in kernel_specs(abi, d)]
+    kernels = emit_all(kernel_specs(abi, d), lambda k: emit_kernel(k, d, abi.prefix, batched), d)
     files = render(abi, names, model, values, kernels, config, base)
     files.update(extra_files or {})
     build = _python_builder(abi, model, values, config, kernels) if config.python else None

@@ -58,7 +58,8 @@ def generate_urdf(path, options: UrdfOptions, out_dir) -> tuple:
         extra = {f"{stem}.toml": model_toml, f"{stem}_params.toml": params_toml}
     config = CodegenConfig(out_dir=Path(out_dir), name=name, end_effectors=tuple(options.end_effectors),
                            snap=options.snap, python=options.python, emit_model=options.emit_model,
-                           share_subtrees=tuple(options.share_subtrees),
+                           share_subtrees=tuple(options.share_subtrees), kernels=options.kernels,
+                           native=options.native,
                            inputs=(("URDF file", hashlib.sha256(data).hexdigest()),))
     written = generate(robot.model, values, config, extra_files=extra)
     header = next(p.name for p in written if p.name.endswith("_kernels.h"))

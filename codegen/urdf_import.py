@@ -40,12 +40,14 @@ EXTENSIONS = (".so", ".pyd")
 
 def cache_key(data: bytes, path, options: UrdfOptions) -> tuple:
     """(key, its parts) of a URDF's content with options, for this generator and platform."""
-    from .build_cache import entry_key
+    from .build_cache import entry_key, native_target
 
     parts = {"urdf_sha256": hashlib.sha256(data).hexdigest(), "options": options.key(),
              "generator": source_digest(), "version": __version__, **describe_platform()}
     if options.name is None:  # the default name comes from the file name
         parts["urdf_file_name"] = Path(path).name
+    if options.native:  # built for this CPU: never served to another
+        parts["native_target"] = native_target()
     return entry_key(parts), parts
 
 
@@ -71,8 +73,8 @@ def _import(module: str, path: Path):
 
 
 def import_urdf(path, end_effectors=(), floating_base: bool = False, *, name: str | None = None,
-                snap: bool = True, friction: bool = True, share_subtrees=("C", "all"), cache: bool = True,
-                quiet: bool = False):
+                snap: bool = True, friction: bool = True, share_subtrees=("C", "all"), kernels=None,
+                native: bool = True, cache: bool = True, quiet: bool = False):
     """The compiled module NAME_kernels of the URDF file `path`, built if needed.
 
     end_effectors: link names exposed to jacobian/fk (in `ee` index order);
@@ -82,10 +84,16 @@ def import_urdf(path, end_effectors=(), floating_base: bool = False, *, name: st
     Pinocchio ~1e-15 instead of the snapping bound in the summary line);
     friction=False makes the URDF's <dynamics> friction defaults 0 (so
     inverse_dynamics equals Pinocchio's rnea); share_subtrees: as the
-    command line's --share-subtrees; cache=False builds in a temporary
+    command line's --share-subtrees; kernels: the optional kernels built
+    (codegen.emit.abi.OPTIONAL names, e.g. ("inverse_dynamics_derivatives",);
+    default None: all, () for none: the derivatives dominate a big robot's build);
+    native (default): compiled for this machine's CPU (-march=native, a third
+    of the portable build's compile time; the cache key names the CPU), False:
+    the portable module `python -m codegen --python` builds; cache=False builds in a temporary
     directory and stores nothing; quiet: no summary line on stderr."""
     options = UrdfOptions(end_effectors=tuple(end_effectors), name=name, floating_base=bool(floating_base),
                           snap=bool(snap), friction=bool(friction), share_subtrees=tuple(share_subtrees),
+                          kernels=kernels, native=bool(native),
                           python=True)
     try:
         data = Path(path).read_bytes()

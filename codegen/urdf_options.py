@@ -35,10 +35,18 @@ class UrdfOptions:
     share_subtrees: tuple = ("C", "all")
     python: bool = True  # also build the Python module
     emit_model: bool = False  # also write NAME.toml, NAME_params.toml
+    kernels: tuple | None = None  # the optional kernels built (CodegenConfig.kernels); None: all
+    native: bool = False  # the module compiled for this CPU only (CodegenConfig.native)
 
     def __post_init__(self):
         if self.name is not None:
             check_name(self.name)
+        if self.kernels is not None:  # one order, so that one set of kernels is one cache key
+            if isinstance(self.kernels, str) or not all(isinstance(k, str) for k in self.kernels):
+                raise TypeError(f"kernels: a list of kernel names, not {self.kernels!r}")
+            if len(set(self.kernels)) != len(tuple(self.kernels)):
+                raise ValueError(f"kernels: {list(self.kernels)} names a kernel twice")
+            object.__setattr__(self, "kernels", tuple(sorted(self.kernels)))
 
     def key(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}

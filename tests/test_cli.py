@@ -529,3 +529,26 @@ def test_hostile_urdfs_are_one_line_exit_2_before_any_derivation(tmp_path, case)
     assert_one_error_line(r)
     assert time.perf_counter() - t0 < 60  # the 200-joint chain derived for minutes before
     assert not (tmp_path / "out").exists()
+
+
+def test_kernels_option_reaches_a_urdf_build(tmp_path):
+    """--kernels core on a URDF: no derivative kernels in the header (it was ignored)."""
+    urdf = Path(__file__).resolve().parent / "models" / "floating_tiny.urdf"
+    from codegen import cli
+
+    assert cli.main([str(urdf), "--out", str(tmp_path / "core"), "--end-effector", "foot", "--no-cache",
+                     "--kernels", "core"]) == 0
+    assert cli.main([str(urdf), "--out", str(tmp_path / "all"), "--end-effector", "foot", "--no-cache"]) == 0
+    core = (tmp_path / "core" / "floating_tiny_kernels.h").read_text()
+    full = (tmp_path / "all" / "floating_tiny_kernels.h").read_text()
+    assert "_inverse_dynamics_derivatives(" in full and "_inverse_dynamics_derivatives(" not in core
+    assert "_compute_A(" in core
+
+
+def test_unknown_kernel_name_is_an_error(tmp_path):
+    from codegen.generate import CodegenConfig, generate_from_files
+    from codegen.read.model import ModelError
+
+    with pytest.raises(ModelError, match="optional kernels"):
+        generate_from_files(MINI, MINI_PARAMS, CodegenConfig(out_dir=tmp_path, kernels=("compute_A",)))
+    assert not any(tmp_path.iterdir())

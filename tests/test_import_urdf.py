@@ -219,3 +219,34 @@ def test_name_not_an_identifier_is_one_clear_error(tmp_path, monkeypatch, name):
     assert "\n" not in msg and "C identifier / Python module name" in msg and repr(name) in msg
     assert check_name(msg.split("e.g. '")[1].split("'")[0])  # the suggestion would do
     assert not (tmp_path / "cache").exists()
+
+
+def test_native_builds_are_keyed_by_the_cpu_and_compiled_once_per_kernel(tmp_path, monkeypatch):
+    """import_urdf's default (native) entry differs from the portable one, and its key
+    changes with what -march=native means to the compiler; the native flags build
+    one copy of each kernel (no target_clones), the portable ones keep them."""
+    from codegen import build_cache
+    from codegen.emit.python_module import compile_flags
+    from codegen.urdf_import import cache_key
+    from codegen.urdf_options import UrdfOptions
+
+    data = URDF.encode()
+    native, parts = cache_key(data, "two_link.urdf", UrdfOptions(native=True))
+    portable, pparts = cache_key(data, "two_link.urdf", UrdfOptions(native=False))
+    assert native != portable and "native_target" in parts and "native_target" not in pparts
+    assert len(parts["native_target"]) == 64  # this machine's compiler answered
+    monkeypatch.setattr(build_cache, "_NATIVE_TARGET", {k: "0" * 64 for k in build_cache._NATIVE_TARGET})
+    assert cache_key(data, "two_link.urdf", UrdfOptions(native=True))[0] != native  # another CPU: another entry
+    assert "-march=native" in compile_flags(True) and "-DKK_TARGET_CLONES" not in compile_flags(True)
+    assert "-march=native" not in compile_flags(False) and "-DKK_TARGET_CLONES" in compile_flags(False)
+
+
+@pytest.mark.parametrize("kernels, error", [("forward_dynamics_derivatives", TypeError),
+                                            (["inverse_dynamics_derivatives"] * 2, ValueError)])
+def test_kernels_option_is_a_list_of_distinct_names(kernels, error):
+    from codegen.urdf_options import UrdfOptions
+
+    with pytest.raises(error):
+        UrdfOptions(kernels=kernels)
+    assert UrdfOptions(kernels=["inverse_dynamics_derivatives", "forward_dynamics_derivatives"]).kernels == \
+        UrdfOptions(kernels=("forward_dynamics_derivatives", "inverse_dynamics_derivatives")).kernels

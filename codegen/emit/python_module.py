@@ -39,8 +39,9 @@ HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 CHECKS = HERE / "runtime" / "checks.pxi"
 # The flags of setup.py (krang_kernels): fused multiply-add contraction, ~2x
-# faster sums of products. -march=native only on request (config.native):
-# a generated module may be copied to another machine.
+# faster sums of products. -march=native only on request (config.native:
+# codegen.import_urdf's cached builds, --native): a generated module may be
+# copied to another machine.
 FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
 # On x86-64 (GCC, Clang): the AVX-512 copy of the target_clones build keeps
 # 256-bit vectors (see KKCLONES in templates/kernels.c.j2).
@@ -360,6 +361,16 @@ def part_sources(c_sources, parts, directory) -> list:
     return written
 
 
+def compile_flags(native: bool) -> list:
+    """The kernels' compiler flags: portable (one copy of each kernel per x86-64
+    level, chosen at load time: target_clones), or native (-march=native, one
+    copy for this CPU: a third of the compile time, a module for this machine only)."""
+    flags = FLAGS + (X86_FLAGS if platform.machine() == "x86_64" else [])
+    if native:
+        flags = [f for f in flags if f != "-DKK_TARGET_CLONES"] + NATIVE
+    return flags
+
+
 def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, parts) -> Path:
     import numpy
     from Cython.Build import cythonize
@@ -375,8 +386,7 @@ def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, parts) 
         ext = Extension(module_name, sources=[str(pyx), *map(str, c_sources)],
                         include_dirs=[*map(str, include_dirs), numpy.get_include()],
                         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-                        extra_compile_args=FLAGS + (X86_FLAGS if platform.machine() == "x86_64" else [])
-                        + (NATIVE if native else []))
+                        extra_compile_args=compile_flags(native))
         # build_dir: Cython's C goes to tmp, never next to a same-named kernel source
         exts = cythonize([ext], build_dir=tmp, language_level=3, quiet=True, force=True)
         dist = Distribution({"name": module_name, "ext_modules": exts, "script_name": "pybuild"})
