@@ -133,7 +133,7 @@ def one(urdf: str, ees: list, native: bool = False) -> dict:
     part = re.compile(r"_part(\d+)\.c$")
     kernels = {int(part.search(r.source).group(1)): r for r in runs if part.search(r.source)}
     wrapper = [r for r in runs if not part.search(r.source)]
-    names = {i: name for i, name, _ in describe(robot.model).parts()}
+    names = {i: name for i, name, _ in describe(robot.model).parts()}  # the base-parameter parts: by number
     return dict(dof=robot.model.ndof, total=total, generation=total - build["seconds"], build=build["seconds"],
                 generation_cpu=_cpu_self() - build["python_cpu"] - build["sampler_cpu"] + build["children_before"],
                 cython_cpu=build["python_cpu"], sampler_cpu=build["sampler_cpu"],
@@ -142,7 +142,7 @@ def one(urdf: str, ees: list, native: bool = False) -> dict:
                 wrapper_cpu=sum(r.cpu_seconds for r in wrapper),
                 kernels_peak=max(r.peak_bytes for r in kernels.values()),
                 wrapper_peak=max(r.peak_bytes for r in wrapper),
-                parts={names[i]: (r.cpu_seconds, r.peak_bytes) for i, r in sorted(kernels.items())},
+                parts={names.get(i, f"part {i}"): (r.cpu_seconds, r.peak_bytes) for i, r in sorted(kernels.items())},
                 c_bytes=c_bytes)
 
 

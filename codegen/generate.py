@@ -29,6 +29,7 @@ from .derive.base_parameters import base_set
 from .derive.outputs import derive
 from .derive.regressor import regressor_params
 from .emit.batch import batch
+from .emit.chunks import split_long
 from .emit.cprint import c_double
 from .emit.cse import Argument, Kernel, emit
 from .emit.layout import add_code_prefetch, guard_inputs, place_writes
@@ -87,7 +88,7 @@ def emit_kernel(kernel, d, prefix, batched=()):
     if pair_form_key(kernel) is not None:  # the dynamics derivatives
         kernel = emit_pairs(kernel, d)
         guard_inputs(kernel, prefix + kernel.name)
-        return kernel  # no code prefetch: called in loops (MPC), hot, where it cost more than it saves
+        return split_long(kernel, prefix + kernel.name)  # no code prefetch: called in loops (MPC), hot, where it cost more than it saves
     for key in ("A", "C", "all"):
         split = d.get(f"{key}_split")
         if split is not None and set(kernel.sources.values()) == set(split.outputs):
@@ -97,6 +98,8 @@ def emit_kernel(kernel, d, prefix, batched=()):
         kernel = emit(kernel, d)
         place_writes(kernel)
     guard_inputs(kernel, prefix + kernel.name)
+    if kernel.name not in batched:  # a batch kernel reprints the body, statement by statement
+        split_long(kernel, prefix + kernel.name)
     add_code_prefetch(kernel)
     return kernel
 

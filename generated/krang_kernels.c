@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        9311aca6ebddc18dc591599502ea90bdd0df515bf3e9ce83287c982a398e3150
+ * generator        ef97eefa097b611eed802f77ce9cda8efb59ba5aae10d02d21434b3dacf890cf
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832
@@ -161,6 +161,14 @@ static inline int kk_overlap(const double *a, size_t n, const double *b, size_t 
 #define KKCOLD __attribute__((noinline, cold))
 #else
 #define KKCOLD
+#endif
+/* The chunks of a very long kernel (codegen/emit/chunks.py), each called once:
+ * inlined back, they would make the one function the compiler cannot
+ * allocate registers for in reasonable time. */
+#if defined(__GNUC__)
+#define KKNOINLINE __attribute__((noinline))
+#else
+#define KKNOINLINE
 #endif
 
 /* Worst-case latency: a large kernel (and the subtree routine it calls, on

@@ -77,7 +77,7 @@ q dq ddq tau h T a p A C Q J tau_f sq cq i ee frame lower upper velocity effort
 sincos_q s c bits ybits libm beyond x y n k r z sr hz w cr s1 c1
 NDOF SINCOSCONVERT SINCOSLIMIT
 b l o t kv ts tc vq vs vc vdq vddq vtau sincos_lanes KKSIMD KKCLONES KKCLONING KKVECTOROK KKDOUBLE
-kk_overlap KKCOLD in_q in_dq in_ddq in_tau in_p blk_A blk_C pose
+kk_overlap KKCOLD KKNOINLINE kk_x in_q in_dq in_ddq in_tau in_p blk_A blk_C pose
 v in_v in_a dtau_dq dtau_dv dddq_dq dddq_dv Minv
 kk_begin kk_end kk_prefetch_code prefetch KKPREFETCH KKPREFETCHSTRIDE KKPART KKIN KKNPARTS
 ob kq4 kq4u kq4i r e g u0 u1 u2 u3 e0 e1 e2 e3 d w m splat store_lanes load_lanes size KKLANES KKSHUF KKSHUFFLES KKINLINE KKHELPER

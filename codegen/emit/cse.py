@@ -45,6 +45,7 @@ class Kernel:
     write_at: list | None = None  # per write: the body statement it follows (-1: first); None: at the end
     reads: set = field(default_factory=set)  # the input arrays it reads
     cold: bool = False  # a helper off the common path (KKCOLD: never inlined)
+    noinline: bool = False  # a chunk of a long kernel (KKNOINLINE: codegen/emit/chunks.py)
     prefetch: str = ""  # KKPREFETCH's condition ("1"; a routine's argument), "" for none
     arrays: dict = field(default_factory=dict)  # symbol kind -> input array, where not named so (dq -> v)
 

@@ -162,6 +162,14 @@ static inline int kk_overlap(const double *a, size_t n, const double *b, size_t 
 #else
 #define KKCOLD
 #endif
+/* The chunks of a very long kernel (codegen/emit/chunks.py), each called once:
+ * inlined back, they would make the one function the compiler cannot
+ * allocate registers for in reasonable time. */
+#if defined(__GNUC__)
+#define KKNOINLINE __attribute__((noinline))
+#else
+#define KKNOINLINE
+#endif
 
 /* Worst-case latency: a large kernel (and the subtree routine it calls, on
  * its first call) first asks for every line of its own machine code, from
