@@ -201,6 +201,13 @@ def parts_table(rows) -> str:
     return "\n".join(out)
 
 
+MODES = {True: "Modules built for this CPU (`--native`, as `codegen.import_urdf` builds them): one copy "
+                "of each kernel. The command line's default portable module (`--python`) compiles each kernel "
+                "for three x86-64 levels (target_clones): about three times the kernel parts' CPU.",
+         False: "Portable modules (the command line's `--python` default): each kernel compiled for three "
+                "x86-64 levels (target_clones); `codegen.import_urdf` builds for this CPU (`--native`)."}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.build_times", description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(ROOT / "docs" / "build_times.md"))
@@ -256,7 +263,7 @@ def main(argv=None) -> int:
             "of a cc1: wait4's "
             "ru_maxrss of the compiler driver and its children; the driver is forked from the Python "
             "process and inherits its high-water mark, so a cc1 figure equal to the generation figure means "
-            f"'at most that'. {jobs}\n\n"
+            f"'at most that'. {jobs}{MODES[args.native]}\n\n"
             f"{machine_line(args.native)}\n\n{table(rows)}\n\nPer part of the kernels (compiler CPU, peak RSS):\n\n"
             f"{parts_table(rows)}\n")
     missing = [f"{name} ({rel})" for name, rel, _ in chosen if name not in {n for n, _ in rows}]

@@ -71,6 +71,11 @@ def _worker_signals():
     the parent, which stops the pool."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:  # and ends with the parent, should that be killed (Linux prctl PR_SET_PDEATHSIG = 1)
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
 
 
 def _run(i):

@@ -58,3 +58,50 @@ def test_emitted_kernels_keep_only_text():
     t = parallel_emit.text_only(k)
     assert t.outputs == {} and t.straight.outputs == {} and t.helpers[0][1].outputs == {}
     assert t.helpers[0][1].body == [("a", "b")] and k.outputs  # the original is left as it was
+
+
+@needs_fork
+def test_workers_end_with_a_killed_parent(tmp_path):
+    """A generation killed while its workers emit leaves no worker running on."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = ("import os, sys, time; from codegen import parallel_emit as pe\n"
+            "def slow(i):\n    time.sleep(60)\n"
+            "pe.weight = lambda spec, d: 0\n"
+            "print(os.getpid(), flush=True); pe.emit_all([1, 2], slow, None)\n")
+    env = dict(os.environ, KRANG_GENERATE_JOBS="2")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env,
+                            cwd=Path(__file__).resolve().parent.parent)
+    parent = int(proc.stdout.readline())
+    deadline = time.time() + 30
+    workers = []
+    while time.time() < deadline and len(workers) < 2:
+        workers = [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent_of(int(p)) == parent]
+        time.sleep(0.1)
+    assert len(workers) == 2
+    os.kill(parent, signal.SIGKILL)
+    proc.wait()
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers)
+
+
+def _parent_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
