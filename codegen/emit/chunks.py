@@ -100,22 +100,22 @@ def split_long(kernel: Kernel, fname: str) -> Kernel:
     for u, (chunk, content) in enumerate(units):
         if not chunk:  # a call or a block: values from chunks read back from kk_x
             lhs, rhs = content
-            body.append((lhs, _IDENT.sub(lambda m: f"kk_x[{slot[m.group(0)]}]"
-                                         if home.get(m.group(0), u) != u and m.group(0) in slot else m.group(0),
-                                         rhs)))
+            # (such a line declares nothing: every value in slot comes from a chunk)
+            body.append((lhs, _IDENT.sub(lambda m: f"kk_x[{slot[m.group(0)]}]" if m.group(0) in slot
+                                         else m.group(0), rhs)))
             continue
         used = {n for lhs, rhs in content for n in _IDENT.findall(lhs + " " + rhs)}
         imports = sorted({n for n in used if n in home and home[n] != u}, key=lambda n: slot[n])
-        stmts = []
+        stmts, exports = [], False
         for lhs, rhs in content:
             stmts.append((lhs, rhs))
             name = lhs[len(_DECL):] if lhs.startswith(_DECL) else None
             if name in slot:
                 stmts.append((f"kk_x[{slot[name]}]", name))
+                exports = True
         params = [(n, const) for n, const in pointers if n in used]
-        if imports or any(name in slot for name in (lhs[len(_DECL):] for lhs, _ in content if lhs.startswith(_DECL))):
-            params.append(("kk_x", bool(not any(lhs.startswith(_DECL) and lhs[len(_DECL):] in slot
-                                                 for lhs, _ in content))))
+        if imports or exports:
+            params.append(("kk_x", not exports))
         k = len(helpers)
         signature = f"{fname}_chunk{k}(" + ", ".join(
             f"{'const ' if const else ''}double *{n}" for n, const in params) + ")"
