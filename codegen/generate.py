@@ -37,7 +37,7 @@ from .emit.pair_loops import emit_pairs, pair_form_key
 from .emit.routines import emit_split
 from .read.expr_value import check_origins
 from .read.model import ModelError, load_model, load_param_values
-from .parallel_emit import emit_all
+from .parallel_emit import Emission
 from .progress import stage
 from .source_digest import source_digest  # noqa: F401 - banner(); re-exported for existing callers
 
@@ -71,12 +71,21 @@ class CodegenConfig:
     native: bool = False
 
 
+def kernel_spec(f, d) -> Kernel:
+    """A derived function of the ABI with the derivation outputs it writes."""
+    return Kernel(f.name, f.doc, [Argument(a.name, a.size, a.role == OUT) for a in f.args],
+                  {a.name: d[a.source] for a in f.outputs}, {a.name: a.source for a in f.outputs},
+                  arrays={a.source: a.name for a in f.inputs if a.source})
+
+
 def kernel_specs(abi, d):
     """The derived functions of the ABI, each with the derivation outputs it writes."""
-    return [Kernel(f.name, f.doc, [Argument(a.name, a.size, a.role == OUT) for a in f.args],
-                   {a.name: d[a.source] for a in f.outputs}, {a.name: a.source for a in f.outputs},
-                   arrays={a.source: a.name for a in f.inputs if a.source})
-            for f in abi.derived]
+    return [kernel_spec(f, d) for f in abi.derived]
+
+
+def ready_specs(abi, d):
+    """The derived functions of the ABI whose outputs the derivation `d` (so far) has."""
+    return [kernel_spec(f, d) for f in abi.derived if all(a.source in d for a in f.outputs)]
 
 
 def emit_kernel(kernel, d, prefix, batched=()):
@@ -239,13 +248,18 @@ def generate(model, values, config, extra_files=None) -> list:
     if unknown:
         raise ModelError(f"kernels: {', '.join(map(repr, unknown))} cannot be left in or out; "
                          f"the optional kernels are {', '.join(OPTIONAL)}")
-    d = derive(model, config.share_subtrees,
-               tuple(k for k, f in (("inverse", "inverse_dynamics_derivatives"),
-                                    ("forward", "forward_dynamics_derivatives")) if f in wanted))
-    base = base_outputs(model, values, d)
-    abi = describe(model, names=names, nbase=base.nbase, kernels=config.kernels)
-    batched = {f.batch_of for f in abi.batched}
-    kernels = emit_all(kernel_specs(abi, d), lambda k: emit_kernel(k, d, abi.prefix, batched), d)
+    # every kernel but the base parameters' (their sizes come last): emitted by
+    # child processes as soon as the derivation has their outputs (codegen/parallel_emit.py)
+    early = describe(model, names=names, kernels=config.kernels)
+    batched = {f.batch_of for f in early.batched}
+    with Emission(lambda k, d: emit_kernel(k, d, early.prefix, batched)) as emission:
+        d = derive(model, config.share_subtrees,
+                   tuple(k for k, f in (("inverse", "inverse_dynamics_derivatives"),
+                                        ("forward", "forward_dynamics_derivatives")) if f in wanted),
+                   ready=lambda d: emission.offer(ready_specs(early, d), d))
+        base = base_outputs(model, values, d)
+        abi = describe(model, names=names, nbase=base.nbase, kernels=config.kernels)
+        kernels = emission.finish(kernel_specs(abi, d), d)
     files = render(abi, names, model, values, kernels, config, base)
     files.update(extra_files or {})
     build = _python_builder(abi, model, values, config, kernels) if config.python else None

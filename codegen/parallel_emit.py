@@ -1,42 +1,50 @@
-"""Emitting a robot's kernels on every CPU this process may use.
+"""Emitting a robot's kernels on every CPU this process may use, each as soon
+as the derivation has its outputs.
 
-    emit_all(specs, emit_one, derivation): the kernels emit_one(spec) gives, in
-    the order of specs, computed by forked worker processes.
+    with Emission(emit_one) as emission:
+        d = derive(model, ..., ready=lambda d: emission.offer(specs_ready_in(d), d))
+        kernels = emission.finish(all_specs, d)
+
+gives [emit_one(s, d) for s in all_specs], computed by forked child processes.
 
 Why: emission (CSE, then printing C) is most of a big robot's generation time
-and each kernel's is independent of the others' (TIAGo, 48 DOF: 150 of 215 s
-CPU; the derivation before it ~55 s). The workers are forked after the
-derivation, so they inherit it instead of receiving SymPy graphs through
-pickling; each sends back only its kernel's text (statements, writes, counts):
-the SymPy matrices a kernel was emitted from are dropped first. Kernels are
-handed out largest first, one at a time, so that the two CPUs of a small
-machine finish together.
+and each kernel's is independent of the others' (TIAGo, 48 DOF: 166 s of
+232 s CPU; the derivation 66 s). A child forked at a checkpoint of the
+derivation inherits everything derived so far instead of receiving SymPy
+graphs through pickling, and sends back only its kernel's text (statements,
+writes, counts): the SymPy matrices a kernel was emitted from are dropped
+first. While the derivation goes on in this process, one CPU fewer emits;
+after it, all. Ready kernels start largest first, so that the CPUs of a
+small machine finish together.
 
-The output does not depend on the number of workers: each kernel is emitted
-by the same code from the same derivation, whichever process runs it (the
-tests compare a parallel and a serial generation byte for byte).
+The output does not depend on the number of processes nor on when a kernel
+starts: each kernel is emitted by the same code from statements the
+derivation never changes once written, whichever process runs it (the tests
+compare a parallel and a serial generation byte for byte).
 
-KRANG_GENERATE_JOBS=N sets the number of workers (1: no worker processes,
-everything in this process). Without `fork` (Windows, and macOS where forking
-a process that has used system frameworks is unsafe) generation stays serial.
+KRANG_GENERATE_JOBS=N sets the number of processes emitting at once (1: no
+child processes, everything in this process after the derivation). Without
+`fork` (Windows, and macOS where forking a process that has used system
+frameworks is unsafe) generation stays serial.
 """
 from __future__ import annotations
 
 import dataclasses
 import multiprocessing
+import multiprocessing.connection
 import os
+import pickle
+import shutil
 import signal
 import sys
+import tempfile
 
 from .emit.pair_loops import pair_form_key
 
-# set in the parent just before the pool forks; the workers read their copy
-_WORK: tuple | None = None
-
 
 def jobs(n_kernels: int) -> int:
-    """Worker processes for n_kernels kernels: KRANG_GENERATE_JOBS, else the CPUs
-    this process may use; 1 where fork is not available or not safe."""
+    """Processes emitting at once for n_kernels kernels: KRANG_GENERATE_JOBS, else
+    the CPUs this process may use; 1 where fork is not available or not safe."""
     env = os.environ.get("KRANG_GENERATE_JOBS", "").strip()
     if env.isdigit() and int(env) > 0:
         n = int(env)
@@ -57,7 +65,7 @@ def text_only(kernel):
 
 
 def weight(spec, derivation) -> int:
-    """A kernel's expected emission cost, for the order of hand-out: the number of
+    """A kernel's expected emission cost, for the order of start: the number of
     program statements it needs; the dynamics derivatives (pair forms) first."""
     if pair_form_key(spec) is not None:
         return sys.maxsize
@@ -65,35 +73,116 @@ def weight(spec, derivation) -> int:
     return len(derivation["program"].needed(exprs))
 
 
-def _worker_signals():
-    """A worker ends quietly when the pool stops it (SIGTERM; the command line's
-    handler, inherited through fork, would raise in it) and leaves Ctrl-C to
-    the parent, which stops the pool."""
+def _child_signals():
+    """A child ends quietly when stopped (SIGTERM; the command line's handler,
+    inherited through fork, would raise in it), leaves Ctrl-C to the parent,
+    which stops its children, and ends with the parent, should that be killed
+    (Linux prctl PR_SET_PDEATHSIG = 1)."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:  # and ends with the parent, should that be killed (Linux prctl PR_SET_PDEATHSIG = 1)
+    try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
 
 
-def _run(i):
-    specs, emit_one = _WORK
-    return i, text_only(emit_one(specs[i]))
+def _child(path, emit_one, spec, derivation):
+    _child_signals()
+    try:
+        result = ("ok", text_only(emit_one(spec, derivation)))
+    except BaseException as exc:  # noqa: BLE001 - raised again in the parent
+        result = ("error", exc)
+    try:
+        data = pickle.dumps(result)
+    except Exception:  # noqa: BLE001 - an exception that does not pickle
+        data = pickle.dumps(("error", RuntimeError(f"emitting {spec.name}: {result[1]!r}")))
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+class Emission:
+    """Kernels emitted by forked children, started as they are offered (see the
+    module's docstring); a context manager that stops its children on exit."""
+
+    def __init__(self, emit_one, n_kernels: int = 1 << 20):
+        self.emit_one, self.n = emit_one, jobs(n_kernels)
+        self.waiting, self.running, self.done, self.specs = [], {}, {}, {}
+        self.tmp = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for proc in self.running.values():
+            proc.kill()
+            proc.join()
+        self.running.clear()
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        return False
+
+    def offer(self, specs, derivation, parent_busy=True):
+        """Start what CPUs allow of `specs` (and of those offered before), the
+        largest first; one CPU fewer while this process goes on deriving."""
+        new = [s for s in specs if s.name not in self.specs]
+        self.specs.update((s.name, s) for s in new)
+        if self.n == 1:
+            return
+        self.waiting += [(weight(s, derivation), s) for s in new]
+        self.waiting.sort(key=lambda ws: -ws[0])
+        self._collect(block=False)
+        while self.waiting and len(self.running) < self.n - parent_busy:
+            self._start(self.waiting.pop(0)[1], derivation)
+
+    def finish(self, specs, derivation) -> list:
+        """[emit_one(s, derivation) for s in specs]: the offered ones as emitted,
+        the rest emitted now."""
+        for s in specs:
+            old = self.specs.get(s.name)
+            if old is not None and (old.doc, old.args, old.sources) != (s.doc, s.args, s.sources):
+                raise AssertionError(f"kernel {s.name} changed after it was offered")
+        if self.n == 1:
+            return [self.emit_one(s, derivation) for s in specs]
+        self.offer(specs, derivation, parent_busy=False)
+        while self.running:
+            self._collect(block=True)
+            while self.waiting and len(self.running) < self.n:
+                self._start(self.waiting.pop(0)[1], derivation)
+        return [self.done[s.name] for s in specs]
+
+    def _start(self, spec, derivation):
+        if self.tmp is None:
+            self.tmp = tempfile.mkdtemp(prefix="krang-emit-")
+        path = os.path.join(self.tmp, f"{len(self.done) + len(self.running)}.pickle")
+        proc = multiprocessing.get_context("fork").Process(
+            target=_child, args=(path, self.emit_one, spec, derivation), daemon=True)
+        proc.start()
+        proc.path = path
+        self.running[spec.name] = proc
+
+    def _collect(self, block: bool):
+        """Take the results of the children that ended (waiting for one if `block`);
+        a child's error is raised here."""
+        if block and self.running:
+            multiprocessing.connection.wait([p.sentinel for p in self.running.values()])
+        for name, proc in list(self.running.items()):
+            if proc.is_alive():
+                continue
+            proc.join()
+            del self.running[name]
+            try:
+                with open(proc.path, "rb") as f:
+                    status, value = pickle.load(f)
+            except (OSError, EOFError, pickle.UnpicklingError):
+                raise RuntimeError(f"emitting kernel {name}: the process ended with code {proc.exitcode} "
+                                   "and no result") from None
+            if status != "ok":
+                raise value
+            self.done[name] = value
 
 
 def emit_all(specs, emit_one, derivation) -> list:
-    """[emit_one(s) for s in specs], with the work spread over jobs() forked processes."""
-    global _WORK
-    n = jobs(len(specs))
-    if n == 1:
-        return [emit_one(s) for s in specs]
-    order = sorted(range(len(specs)), key=lambda i: -weight(specs[i], derivation))
-    _WORK = (specs, emit_one)
-    try:
-        with multiprocessing.get_context("fork").Pool(n, initializer=_worker_signals) as pool:
-            done = dict(pool.imap_unordered(_run, order, chunksize=1))
-    finally:
-        _WORK = None
-    return [done[i] for i in range(len(specs))]
+    """[emit_one(s, derivation) for s in specs], over jobs() forked processes."""
+    with Emission(emit_one, len(specs)) as emission:
+        return emission.finish(specs, derivation)

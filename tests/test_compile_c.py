@@ -23,7 +23,7 @@ PyMODINIT_FUNC PyInit_%s(void) { return PyModule_Create(&def); }
 HELPER = "double kk_helper(double x) { return 2.0 * x; }\n"
 
 
-def build(tmp_path, name, sources, debug_info=False, first=()):
+def build(tmp_path, name, sources, debug_info=False, first=(), other_flags=()):
     from setuptools import Distribution, Extension
 
     ext = Extension(name, sources=[str(s) for s in sources])
@@ -31,6 +31,7 @@ def build(tmp_path, name, sources, debug_info=False, first=()):
     cmd = BuildExt(dist)
     cmd.debug_info = debug_info
     cmd.first_sources = [str(s) for s in first]
+    cmd.other_flags = list(other_flags)
     cmd.build_lib, cmd.build_temp, cmd.force = str(tmp_path / "lib"), str(tmp_path / "tmp"), True
     cmd.ensure_finalized()
     cmd.run()
@@ -86,6 +87,18 @@ def test_first_sources_start_first(tmp_path, monkeypatch):
     (tmp_path / "zz_part.c").write_text("double kk_other(double x) { return x; }\n")
     build(tmp_path, "ordered", [*srcs, tmp_path / "zz_part.c"], first=[tmp_path / "zz_part.c", srcs[1]])
     assert [Path(s).name for s in started] == ["zz_part.c", "helper.c", "ordered.c"]
+
+
+def test_other_flags_come_last_for_the_other_sources_only(tmp_path, monkeypatch):
+    """The wrapper's -O1 (python_module) overrides the kernels' -O3 on its command line alone."""
+    commands = {}
+    real = compile_c.run_compiler
+    monkeypatch.setattr(compile_c, "run_compiler", lambda command, source: (
+        commands.__setitem__(Path(source).name, command), real(command, source))[1])
+    srcs = sources(tmp_path, "flags")
+    build(tmp_path, "flags", srcs, first=[srcs[1]], other_flags=["-O1"])
+    assert commands["flags.c"][-1] == "-O1"
+    assert "-O1" not in commands["helper.c"]
 
 
 def test_failure_quotes_the_first_error_lines(tmp_path):

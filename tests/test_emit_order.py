@@ -18,7 +18,7 @@ import sympy as sp
 
 from codegen import progress
 from codegen.derive.outputs import derive
-from codegen.emit.cprint import op_count
+from codegen.emit.op_count import op_count
 from codegen.emit.cse import _cse, _leaves_first, demand_order
 from codegen.read.model import load_model
 from codegen.derive.program import Program

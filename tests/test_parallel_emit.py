@@ -69,10 +69,11 @@ def test_workers_end_with_a_killed_parent(tmp_path):
     import sys
     import time
 
-    code = ("import os, sys, time; from codegen import parallel_emit as pe\n"
-            "def slow(i):\n    time.sleep(60)\n"
+    code = ("import os, sys, time, types; from codegen import parallel_emit as pe\n"
+            "def slow(spec, d):\n    time.sleep(60)\n"
             "pe.weight = lambda spec, d: 0\n"
-            "print(os.getpid(), flush=True); pe.emit_all([1, 2], slow, None)\n")
+            "specs = [types.SimpleNamespace(name=n) for n in 'ab']\n"
+            "print(os.getpid(), flush=True); pe.emit_all(specs, slow, None)\n")
     env = dict(os.environ, KRANG_GENERATE_JOBS="2")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env,
                             cwd=Path(__file__).resolve().parent.parent)

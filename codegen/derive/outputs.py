@@ -25,12 +25,16 @@ from .subtrees import all_split, coriolis_split, inertia_split
 from .symbols import Symbols
 
 
-def derive(model: Model, share=(), derivatives=("inverse", "forward")) -> dict:
+def derive(model: Model, share=(), derivatives=("inverse", "forward"), ready=None) -> dict:
     """`derivatives`: the derivatives of inverse and forward dynamics to derive
     ("inverse", "forward"; codegen/derive/dynamics_derivatives.py), derived last so that the other
     outputs' statements are the same with or without them. `share`: the outputs ("A", "C", "all": compute_all's A, C, Q and world
     Jacobians) to derive also in the form with shared subtree routines
-    (OUT_split, None without isomorphic subtrees; codegen/derive/subtrees.py)."""
+    (OUT_split, None without isomorphic subtrees; codegen/derive/subtrees.py).
+    `ready(out)`, if given, is called with the outputs so far whenever a group
+    of them is complete, split forms included (codegen/parallel_emit.py emits
+    those kernels while the derivation goes on); what it has seen never changes."""
+    ready = ready or (lambda out: None)
     syms = Symbols(model)
     prog = Program()
     kin = Kinematics(model, syms, prog)
@@ -41,11 +45,13 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward")) -> dict:
         out["Q"] = gravity_vector(kin, comp)
         if "A" in share:
             out["A_split"] = inertia_split(kin)
+    ready(out)
     with stage("derive C"):
         vel = kin.velocities()
         out["C"] = coriolis_matrix(kin, comp, vel)[0]
         if "C" in share:
             out["C_split"] = coriolis_split(kin, vel)
+    ready(out)
     with stage("derive Jacobians"):
         poses = kin.base_frame_poses()  # = world poses on a fixed base
         for ee in model.end_effectors:
@@ -54,24 +60,30 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward")) -> dict:
             out["all_split"] = all_split(kin, vel, kin.world_poses(), {ee.name: out[f"J_{ee.name}_world"]
                                                            for ee in model.end_effectors})
     out["friction"] = friction(syms)
+    ready(out)
     # controller kernels: inverse/forward dynamics, poses, J-dot q-dot
     out["tau"] = rnea.inverse_dynamics(kin, vel, syms.ddq, out["friction"])
     out["h"] = rnea.bias(kin, vel)
+    ready(out)
     out["ddq"] = fd.forward_dynamics(prog, model, out["A"], out["h"], out["friction"], syms.tau)
     acc0 = fk.velocity_product_accelerations(kin, vel)
     for ee in model.end_effectors:
         out[f"T_{ee.name}"] = fk.homogeneous(*kin.pose_to_world(*fk.ee_pose(kin, poses, ee)))
         out[f"jdot_qdot_{ee.name}"] = fk.jdot_qdot(kin, poses, vel, acc0, ee)
+    ready(out)
     # centre of mass and centroidal momentum (issue 19), then the regressor (issue 21), derived
     # last: the intermediates of the kernels above keep their places in the program
     out["com"], out["com_jacobian"], out["centroidal_map"] = centroidal(kin, comp, poses)
+    ready(out)
     with stage("derive regressor"):
         out["Y"] = regressor(kin, vel, syms.ddq)
+    ready(out)
     with stage("derive dynamics derivatives"):
         # forward_dynamics_derivatives is emitted from its pair form (codegen/emit/pair_loops.py);
         # dddq_dq and dddq_dv = -Minv times the pair form's matrices exist only there (None here)
         if "inverse" in derivatives:
             out["dtau_dq"], out["dtau_dv"] = dd.inverse_dynamics_derivatives(kin, out["friction"])
+            ready(out)
         if "forward" in derivatives:
             out["dddq_pairs"], out["Minv"] = dd.forward_dynamics_derivatives(
                 kin, out["A"], out["ddq"], out["friction"])

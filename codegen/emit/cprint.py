@@ -1,13 +1,12 @@
 """C99 printing of the emitted statements: SymPy expressions as plain C
 (KernelPrinter, ccode: double literals, multiplications for small powers, a
-branch-free sign, only <math.h> functions) and the operation counts the
-generated files report. Unknown symbols or functions are a ModelError: a
-model's names never reach the C unchecked (codegen/emit/cnames.py)."""
+branch-free sign, only <math.h> functions). Unknown symbols or functions
+are a ModelError: a model's names never reach the C unchecked
+(codegen/emit/cnames.py). The operation counts: codegen/emit/op_count.py."""
 from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
@@ -104,13 +103,3 @@ class KernelPrinter(C99CodePrinter):
 
 def ccode(expr, names=None) -> str:
     return KernelPrinter(names).doprint(expr)
-
-
-@lru_cache(maxsize=1 << 16)
-def _count_ops(expr) -> int:
-    # compute_all repeats the other kernels' statements: count each once
-    return int(sp.count_ops(expr))
-
-
-def op_count(exprs) -> int:
-    return sum(_count_ops(e) for e in exprs)

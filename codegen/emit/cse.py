@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from .cnames import symbol_locals
-from .cprint import ELEMENT, KernelPrinter, op_count
+from .cprint import ELEMENT, KernelPrinter
+from .op_count import op_count
 from ..progress import report
 
 

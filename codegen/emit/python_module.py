@@ -392,6 +392,7 @@ def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, parts) 
         dist = Distribution({"name": module_name, "ext_modules": exts, "script_name": "pybuild"})
         cmd = BuildExt(dist)  # no -g, sources compiled concurrently, compiler errors quoted
         cmd.first_sources = [str(c) for c in c_sources]  # the kernels' parts, largest first; then the wrapper
+        cmd.other_flags = ["-O1"]  # the wrapper: glue code (codegen/emit/compile_c.py)
         cmd.build_lib, cmd.build_temp, cmd.inplace, cmd.force = str(out_dir), tmp, False, True
         cmd.ensure_finalized()
         cmd.run()
