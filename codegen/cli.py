@@ -15,14 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-# SymPy's expression cache (read when SymPy is first imported): the default
-# 1000 entries thrash on large robots; 100,000 cut generation CPU by ~20 % at
-# 24 DOF for ~40 MB (same output). A user's own setting wins.
-os.environ.setdefault("SYMPY_CACHE_SIZE", "100000")
-
-from .emit.abi import CORE, OPTIONAL  # noqa: E402
-from .generate import CodegenConfig, generate_from_files  # noqa: E402
-from .read.model import ModelError  # noqa: E402
+from .emit.abi import CORE, OPTIONAL
+from .generate import CodegenConfig, generate_from_files
+from .read.model import ModelError
 
 USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--kernels K] [--python] [--native]
        python -m codegen ROBOT.urdf --out DIR [--name NAME] [--end-effector LINK]...

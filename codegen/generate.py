@@ -257,6 +257,9 @@ def generate(model, values, config, extra_files=None) -> list:
                    tuple(k for k, f in (("inverse", "inverse_dynamics_derivatives"),
                                         ("forward", "forward_dynamics_derivatives")) if f in wanted),
                    ready=lambda d: emission.offer(ready_specs(early, d), d))
+        # every CPU emits while this process finds the base parameters (the last derivation
+        # outputs: the forward dynamics' derivatives, the largest kernel, start now)
+        emission.offer(ready_specs(early, d), d, parent_busy=False)
         base = base_outputs(model, values, d)
         abi = describe(model, names=names, nbase=base.nbase, kernels=config.kernels)
         kernels = emission.finish(kernel_specs(abi, d), d)

@@ -14,8 +14,8 @@ derivation inherits everything derived so far instead of receiving SymPy
 graphs through pickling, and sends back only its kernel's text (statements,
 writes, counts): the SymPy matrices a kernel was emitted from are dropped
 first. While the derivation goes on in this process, one CPU fewer emits;
-after it, all. Ready kernels start largest first, so that the CPUs of a
-small machine finish together.
+after it, all (offer(..., parent_busy=False)). Ready kernels start largest
+first, so that the CPUs of a small machine finish together.
 
 The output does not depend on the number of processes nor on when a kernel
 starts: each kernel is emitted by the same code from statements the

@@ -250,3 +250,12 @@ def test_kernels_option_is_a_list_of_distinct_names(kernels, error):
         UrdfOptions(kernels=kernels)
     assert UrdfOptions(kernels=["inverse_dynamics_derivatives", "forward_dynamics_derivatives"]).kernels == \
         UrdfOptions(kernels=("forward_dynamics_derivatives", "inverse_dynamics_derivatives")).kernels
+
+
+def test_the_codegen_package_sizes_sympys_cache_before_sympy_loads():
+    """codegen/__init__.py: import_urdf and generate() get the CLI's large SymPy cache."""
+    env = {k: v for k, v in os.environ.items() if k != "SYMPY_CACHE_SIZE"}
+    code = "import codegen.generate, sympy.core.cache as c; print(c.SYMPY_CACHE_SIZE)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
+                         cwd=Path(__file__).resolve().parent.parent).stdout
+    assert out.strip() == "100000"
