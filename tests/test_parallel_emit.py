@@ -106,3 +106,21 @@ def _alive(pid):
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_derive_reports_complete_groups_that_never_change():
+    """derive(ready=...): each call sees the outputs so far, a split form with the
+    output it splits, and what one call saw stays (the children emit from it)."""
+    from codegen.derive.outputs import derive
+    from codegen.read.model import load_model
+
+    model = load_model(MODELS / "mini.toml")
+    seen = []
+    d = derive(model, ("C", "all"), ready=lambda out: seen.append(dict(out)))
+    assert len(seen) >= 5
+    for before, after in zip(seen, seen[1:] + [d]):
+        assert set(before) <= set(after)
+        assert all(after[k] is v for k, v in before.items())
+    for out in seen:
+        assert ("C" in out) == ("C_split" in out)
+        assert any(k.startswith("J_") for k in out) == ("all_split" in out)
