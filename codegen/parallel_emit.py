@@ -39,6 +39,7 @@ import signal
 import sys
 import tempfile
 
+from .emit import build_dir
 from .emit.pair_loops import pair_form_key
 
 
@@ -108,7 +109,7 @@ class Emission:
     def __init__(self, emit_one, n_kernels: int = 1 << 20):
         self.emit_one, self.n = emit_one, jobs(n_kernels)
         self.waiting, self.running, self.done, self.specs = [], {}, {}, {}
-        self.tmp = None
+        self.tmp, self.started = None, 0
 
     def __enter__(self):
         return self
@@ -152,9 +153,11 @@ class Emission:
         return [self.done[s.name] for s in specs]
 
     def _start(self, spec, derivation):
-        if self.tmp is None:
-            self.tmp = tempfile.mkdtemp(prefix="krang-emit-")
-        path = os.path.join(self.tmp, f"{len(self.done) + len(self.running)}.pickle")
+        if self.tmp is None:  # named like a module build's, so that the next run removes it if this one is killed
+            build_dir.remove_stale()
+            self.tmp = tempfile.mkdtemp(prefix=f"{build_dir.PREFIX}{build_dir._host()}_{os.getpid()}_emit_")
+        self.started += 1
+        path = os.path.join(self.tmp, f"{self.started}.pickle")
         proc = multiprocessing.get_context("fork").Process(
             target=_child, args=(path, self.emit_one, spec, derivation), daemon=True)
         proc.start()

@@ -124,3 +124,41 @@ def test_derive_reports_complete_groups_that_never_change():
     for out in seen:
         assert ("C" in out) == ("C_split" in out)
         assert any(k.startswith("J_") for k in out) == ("all_split" in out)
+
+
+@needs_fork
+def test_a_killed_runs_result_files_are_removed_by_the_next(tmp_path, monkeypatch):
+    """The children's result files live in a directory named like a module build's
+    (codegen/emit/build_dir.py), which the next run removes once its process is gone."""
+    import types
+
+    from codegen.emit import build_dir
+
+    monkeypatch.setenv("KRANG_GENERATE_JOBS", "2")
+    monkeypatch.setattr(parallel_emit.tempfile, "tempdir", str(tmp_path))
+    specs = [types.SimpleNamespace(name=n) for n in "ab"]
+    monkeypatch.setattr(parallel_emit, "weight", lambda spec, d: 0)
+    with parallel_emit.Emission(lambda spec, d: None) as emission:
+        assert emission.finish(specs, None) == [None, None]
+        (made,) = list(tmp_path.iterdir())
+        dead = tmp_path / made.name.replace(f"_{parallel_emit.os.getpid()}_", "_999999999_")
+        dead.mkdir()
+    assert not made.exists()  # removed on exit
+    assert build_dir.remove_stale(tmp_path) == [dead]
+
+
+@needs_fork
+def test_a_childs_error_is_raised_in_the_parent(monkeypatch):
+    import types
+
+    from codegen.read.model import ModelError
+
+    def emit_one(spec, d):
+        if spec.name == "b":
+            raise ModelError("cannot print b")
+        return None
+
+    monkeypatch.setenv("KRANG_GENERATE_JOBS", "2")
+    monkeypatch.setattr(parallel_emit, "weight", lambda spec, d: 0)
+    with pytest.raises(ModelError, match="cannot print b"):
+        parallel_emit.emit_all([types.SimpleNamespace(name=n) for n in "abc"], emit_one, None)
