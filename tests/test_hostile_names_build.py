@@ -235,7 +235,7 @@ def test_prefix_equal_to_a_local_kind_compiles(tmp_path, monkeypatch, words_robo
     dq_compute_C_part0 in the kernel that called the routine of that name.
     The routines are kk_<kernel>_part<n> now, a namespace no local reaches."""
     model, values, derivation = words_robot
-    monkeypatch.setattr("codegen.generate.derive", lambda m, share, *derivatives: derivation)
+    monkeypatch.setattr("codegen.generate.derive", lambda m, share, *derivatives, ready=None: derivation)
     files = generate(model, values, CodegenConfig(out_dir=tmp_path / "out", name=prefix, share_subtrees=SHARE_ALL))
     c_file = next(f for f in files if f.suffix == ".c")
     source = c_file.read_text()
