@@ -437,12 +437,16 @@ def _start_python_build(tmp_path, stage="build"):
     """A --python run with its own TMPDIR, once its build directory exists (mid-build), or
     with stage="emission" once the kernels' emission has started (codegen/parallel_emit.py)."""
     import os
+    import signal
     import time
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "codegen", MINI, MINI_PARAMS, "--out", tmp_path / "out",
                              "--python"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "TMPDIR": str(tmp)})
+                            env={**os.environ, "TMPDIR": str(tmp)},
+                            # SIGINT as a terminal delivers it, even when this suite runs in the background
+                            # (a shell's `cmd &` starts it with SIGINT ignored, which children inherit)
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 240
     while not [d for d in tmp.glob("krang_pybuild_*") if ("_emit_" in d.name) == (stage == "emission")]:
         assert proc.poll() is None, proc.communicate()
