@@ -5,9 +5,9 @@ at a = ddq as straight-line code into a local array kk_pv (one CSE pass, like
 every kernel), Minv from the L^T D L factors straight-line into its output,
 then compact C loops: per row r its vectors in locals and the pairs (r, j) of
 its support and subtree from tables (four 6-dot products per support pair,
-two per subtree pair), then the dense products dddq_dq = -Minv dq and
-dddq_dv = -Minv dv (Carpentier and Mansard 2018, eq. 8) row by row into
-local accumulators, which vectorize.
+two per subtree pair) into one matrix [dq | dv], then the dense products
+dddq_dq = -Minv dq and dddq_dv = -Minv dv (Carpentier and Mansard 2018,
+eq. 8) in register blocks of rows by columns, which vectorize.
 
 Why loops here, in a project of straight-line kernels: -Minv times the two
 matrices as 2 n L^T D L solves made most of the kernel's 111 KB of machine
@@ -77,30 +77,36 @@ def _table(name: str, values) -> str:
     return f"const unsigned short {name}[{max(len(values), 1)}] = {{{', '.join(map(str, values)) or '0'}}};"
 
 
-def _pair_loops(form, n: int, dq: str, dv: str) -> tuple[list, int]:
-    """A block filling dq and dv (n x n, row-major) from kk_pv, and its operation
-    count: per row r, its vectors held in locals, the pairs (r, j) of its support
-    (j an ancestor-or-self), then those of its subtree (j a strict descendant)."""
+def _pair_loops(form, n: int, dq: str, dv: str, stride: int | None = None, dv_col: int = 0) -> tuple[list, int]:
+    """A block filling dq and dv (n x n, rows `stride` apart, dv's columns from
+    dv_col: both may be one array) from kk_pv, and its operation count: per row
+    r, its vectors held in locals, the pairs (r, j) of its support (j an
+    ancestor-or-self), then those of its subtree (j a strict descendant)."""
+    stride = n if stride is None else stride
     o = {name: 6 * k for k, name in enumerate(form.VECTORS)}
     sup, sup0 = _lists(form.support, n)
     sub, sub0 = _lists(form.subtree, n)
     load = lambda name, key: [f"    const double {name}{i} = kk_pv[{STRIDE} * kk_r + {o[key] + i}];"  # noqa: E731
                               for i in range(6)]
+    col = f"{dv_col} + " if dv_col else ""
+    zero = [f"memset({dq}, 0, {n * stride} * sizeof {dq}[0]);"]
+    if dv != dq:
+        zero.append(f"memset({dv}, 0, {n * stride} * sizeof {dv}[0]);")
     body = [_table("kk_sup", sup), _table("kk_sup0", sup0), _table("kk_sub", sub), _table("kk_sub0", sub0),
-            f"memset({dq}, 0, {n * n} * sizeof {dq}[0]);", f"memset({dv}, 0, {n * n} * sizeof {dv}[0]);",
+            *zero,
             f"for (int kk_r = 0; kk_r < {n}; kk_r++) {{",
             *load("kk_a", "alpha"), *load("kk_b", "beta"), *load("kk_j", "J"),
             "    for (int kk_t = kk_sup0[kk_r]; kk_t < kk_sup0[kk_r + 1]; kk_t++) {",
             f"        const double *kk_c = kk_pv + {STRIDE} * kk_sup[kk_t];",
-            f"        {dq}[{n} * kk_r + kk_sup[kk_t]] = {_dot('kk_a', o['dA'])} + {_dot('kk_b', o['dV'])};",
-            f"        {dv}[{n} * kk_r + kk_sup[kk_t]] = {_dot('kk_a', o['dAv'])} + {_dot('kk_b', o['J'])};",
+            f"        {dq}[{stride} * kk_r + kk_sup[kk_t]] = {_dot('kk_a', o['dA'])} + {_dot('kk_b', o['dV'])};",
+            f"        {dv}[{stride} * kk_r + {col}kk_sup[kk_t]] = {_dot('kk_a', o['dAv'])} + {_dot('kk_b', o['J'])};",
             "    }",
             "    for (int kk_t = kk_sub0[kk_r]; kk_t < kk_sub0[kk_r + 1]; kk_t++) {",
             f"        const double *kk_c = kk_pv + {STRIDE} * kk_sub[kk_t];",
-            f"        {dq}[{n} * kk_r + kk_sub[kk_t]] = {_dot('kk_j', o['G'])};",
-            f"        {dv}[{n} * kk_r + kk_sub[kk_t]] = {_dot('kk_j', o['Gv'])};",
+            f"        {dq}[{stride} * kk_r + kk_sub[kk_t]] = {_dot('kk_j', o['G'])};",
+            f"        {dv}[{stride} * kk_r + {col}kk_sub[kk_t]] = {_dot('kk_j', o['Gv'])};",
             "    }",
-            f"    {dv}[{n + 1} * kk_r] += kk_pv[{STRIDE} * kk_r + {FRICTION}];",
+            f"    {dv}[{stride + 1} * kk_r{' + ' + str(dv_col) if dv_col else ''}] += kk_pv[{STRIDE} * kk_r + {FRICTION}];",
             "}"]
     return body, len(form.support) * 46 + len(form.subtree) * 22 + n
 
@@ -121,36 +127,79 @@ def _blocks(form, n: int) -> list:
     return out
 
 
-def _product(form, n: int, minv: str, dq: str, dv: str) -> tuple[list, int]:
+# The product's register block: ROWS rows of Minv times LANES columns of [dq | dv]
+# (ROWS x LANES accumulators: 4 zmm or 8 ymm registers). Measured on the humanoid
+# free-flyer (35 x 35, gcc 12 -O3, AVX-512 EPYC, best of 7 x 5,000 calls): row by row
+# over whole rows 19.5 us, 8 x 4 14.5 us (AVX2 only: 19.6 -> 15.0 us); 16 x 2, 24 x 2
+# and 16 x 3 between.
+LANES, ROWS = 8, 4
+
+
+def product_width(n: int) -> int:
+    """Row stride of the matrix [dq | dv] the product reads: 2 n rounded up to LANES (zeros after)."""
+    return -(-2 * n // LANES) * LANES
+
+
+def _groups(blocks, n: int) -> tuple[list, list]:
+    """Rows of Minv in groups of ROWS from one block (the last row repeated to fill a
+    group), each with its block's range of m and the column chunks of [dq | dv] it
+    needs: (rows..., m0, m1, first chunk, chunk end) and the chunks' first columns."""
+    groups, starts = [], []
+    for b0, b1 in sorted(set(blocks)):
+        chunks = sorted({c for lo, hi in ((b0, b1), (n + b0, n + b1))
+                         for c in range(lo // LANES * LANES, hi, LANES)})
+        first = len(starts)
+        starts += chunks
+        for r in range(b0, b1, ROWS):
+            rows = [min(r + k, b1 - 1) for k in range(ROWS)]
+            groups.append((*rows, b0, b1, first, len(starts)))
+    return groups, starts
+
+
+def _product(form, n: int, minv: str, y: str, dq: str, dv: str) -> tuple[list, int]:
     """dq = -minv kk_dq, dv = -minv kk_dv (minv: the kernel's output, already
-    written), row by row into local accumulators (no aliasing with the outputs:
-    the inner loop is contiguous and vectorizes). Minv is block diagonal by
-    root subtree (a fixed base's legs and torso: Talos' 32 x 32 has blocks of
-    6, 6 and 20), and kk_dq, kk_dv too: each row runs over its block only.
-    Finer sparsity (a row's support and subtree as runs of columns) was
-    measured: 0.85x on Talos, 1.3x on Solo12 with a free-flyer, whose short
-    runs do not vectorize."""
+    written; `y`: [kk_dq | kk_dv] row-major, product_width(n) apart), ROWS rows by
+    LANES columns at a time in local accumulators, which the compiler keeps in
+    vector registers. Minv is block diagonal by root subtree (a fixed base's legs
+    and torso: Talos' 32 x 32 has blocks of 6, 6 and 20), and kk_dq, kk_dv too:
+    each group of rows runs over its block only (the columns a chunk holds
+    outside it are zeros in y and come out zero). Finer sparsity (a row's
+    support and subtree as runs of columns) was measured: 0.85x on Talos, 1.3x
+    on Solo12 with a free-flyer, whose short runs do not vectorize."""
     blocks = _blocks(form, n)
-    if all(b == (0, n) for b in blocks):
-        lo, hi, table = "0", str(n), []
-    else:
-        lo, hi, table = "kk_blk[2 * kk_i]", "kk_blk[2 * kk_i + 1]", [_table("kk_blk", [x for b in blocks for x in b])]
-    body = [*table,
-            f"for (int kk_i = 0; kk_i < {n}; kk_i++) {{",
-            f"    double kk_oq[{n}], kk_ov[{n}];",
-            "    memset(kk_oq, 0, sizeof kk_oq);",
-            "    memset(kk_ov, 0, sizeof kk_ov);",
-            f"    for (int kk_m = {lo}; kk_m < {hi}; kk_m++) {{",
-            f"        const double kk_s = {minv}[{n} * kk_i + kk_m];",
-            f"        for (int kk_j = {lo}; kk_j < {hi}; kk_j++) {{",
-            f"            kk_oq[kk_j] -= kk_s * kk_dq[{n} * kk_m + kk_j];",
-            f"            kk_ov[kk_j] -= kk_s * kk_dv[{n} * kk_m + kk_j];",
+    groups, starts = _groups(blocks, n)
+    w = product_width(n)
+    rows = range(ROWS)
+    zero = [] if set(blocks) == {(0, n)} else [  # every entry is written if there is one block
+        f"memset({dq}, 0, {n * n} * sizeof {dq}[0]);", f"memset({dv}, 0, {n * n} * sizeof {dv}[0]);"]
+    body = [_table("kk_grp", [x for g in groups for x in g]), _table("kk_col", starts), *zero,
+            f"for (int kk_g = 0; kk_g < {len(groups)}; kk_g++) {{",
+            f"    const unsigned short *kk_h = kk_grp + {ROWS + 4} * kk_g;",
+            *(f"    const int kk_i{k} = kk_h[{k}];" for k in rows),
+            f"    for (int kk_c = kk_h[{ROWS + 2}]; kk_c < kk_h[{ROWS + 3}]; kk_c++) {{",
+            "        const int kk_j0 = kk_col[kk_c];",
+            f"        double {', '.join(f'kk_o{k}[{LANES}]' for k in rows)};",
+            *(f"        memset(kk_o{k}, 0, sizeof kk_o{k});" for k in rows),
+            f"        for (int kk_m = kk_h[{ROWS}]; kk_m < kk_h[{ROWS + 1}]; kk_m++) {{",
+            # Minv is symmetric: its column kk_m, not its row, so that gcc does not vectorize over kk_m
+            # (it did for Talos: 2x the time of the row-by-row product)
+            f"            const double {', '.join(f'kk_s{k} = {minv}[{n} * kk_m + kk_i{k}]' for k in rows)};",
+            f"            const double *kk_w = {y} + {w} * kk_m + kk_j0;",
+            f"            for (int kk_k = 0; kk_k < {LANES}; kk_k++) {{",
+            *(f"                kk_o{k}[kk_k] -= kk_s{k} * kk_w[kk_k];" for k in rows),
+            "            }",
+            "        }",
+            f"        for (int kk_k = 0; kk_k < {LANES}; kk_k++) {{",
+            "            const int kk_j = kk_j0 + kk_k;",
+            f"            if (kk_j < {n}) {{",
+            *(f"                {dq}[{n} * kk_i{k} + kk_j] = kk_o{k}[kk_k];" for k in rows),
+            f"            }} else if (kk_j < {2 * n}) {{",
+            *(f"                {dv}[{n} * kk_i{k} + kk_j - {n}] = kk_o{k}[kk_k];" for k in rows),
+            "            }",
             "        }",
             "    }",
-            f"    memcpy({dq} + {n} * kk_i, kk_oq, sizeof kk_oq);",
-            f"    memcpy({dv} + {n} * kk_i, kk_ov, sizeof kk_ov);",
             "}"]
-    return body, 4 * sum((b1 - b0) ** 2 for b0, b1 in blocks)
+    return body, 4 * sum((b1 - b0) ** 2 for b0, b1 in blocks)  # the products' own operations, not the padding's
 
 
 def _block(lines) -> str:
@@ -175,9 +224,10 @@ def emit_pairs(kernel: Kernel, derivation) -> Kernel:
     k.setup.append(f"double kk_pv[{n * STRIDE}]")
     dq, dv = (arg[s] for s in FORMS[key])
     if "Minv" in arg:
-        k.setup.append(f"double kk_dq[{n * n}], kk_dv[{n * n}]")
-        loops, ops = _pair_loops(form, n, "kk_dq", "kk_dv")
-        product, pops = _product(form, n, arg["Minv"], dq, dv)
+        w = product_width(n)
+        k.setup.append(f"double kk_y[{n * w}]")
+        loops, ops = _pair_loops(form, n, "kk_y", "kk_y", w, n)
+        product, pops = _product(form, n, arg["Minv"], "kk_y", dq, dv)
         loops, ops = loops + product, ops + pops
     else:
         loops, ops = _pair_loops(form, n, dq, dv)
