@@ -37,7 +37,6 @@ import pickle
 import shutil
 import signal
 import sys
-import tempfile
 
 from .emit import build_dir
 from .emit.pair_loops import pair_form_key
@@ -153,9 +152,8 @@ class Emission:
         return [self.done[s.name] for s in specs]
 
     def _start(self, spec, derivation):
-        if self.tmp is None:  # named like a module build's, so that the next run removes it if this one is killed
-            build_dir.remove_stale()
-            self.tmp = tempfile.mkdtemp(prefix=f"{build_dir.PREFIX}{build_dir._host()}_{os.getpid()}_emit_")
+        if self.tmp is None:  # named like a module build's: the next run removes it if this one is killed
+            self.tmp = build_dir.fresh_directory("emit_")
         self.started += 1
         path = os.path.join(self.tmp, f"{self.started}.pickle")
         proc = multiprocessing.get_context("fork").Process(

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        7ebeaaff3fcb0758a95714baa38346ad00bb7551aef75c648266973bbaa8a2bc
+ * generator        435bd6fcafeb31d9c626106c277cca8fbb5a0ed3188234729b399052bd9ecb09
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832

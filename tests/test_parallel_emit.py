@@ -130,12 +130,13 @@ def test_derive_reports_complete_groups_that_never_change():
 def test_a_killed_runs_result_files_are_removed_by_the_next(tmp_path, monkeypatch):
     """The children's result files live in a directory named like a module build's
     (codegen/emit/build_dir.py), which the next run removes once its process is gone."""
+    import tempfile
     import types
 
     from codegen.emit import build_dir
 
     monkeypatch.setenv("KRANG_GENERATE_JOBS", "2")
-    monkeypatch.setattr(parallel_emit.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     specs = [types.SimpleNamespace(name=n) for n in "ab"]
     monkeypatch.setattr(parallel_emit, "weight", lambda spec, d: 0)
     with parallel_emit.Emission(lambda spec, d: None) as emission:

@@ -63,11 +63,17 @@ def remove_stale(parent=None) -> list:
     return removed
 
 
+def fresh_directory(suffix: str = "") -> str:
+    """A new temporary directory named for this host and process (after removing
+    the stale ones), so that the next run removes it if this process is killed."""
+    remove_stale()
+    return tempfile.mkdtemp(prefix=f"{PREFIX}{_host()}_{os.getpid()}_{suffix}")
+
+
 @contextmanager
 def build_directory():
     """A fresh directory for one build (see the module docstring)."""
-    remove_stale()
-    tmp = tempfile.mkdtemp(prefix=f"{PREFIX}{_host()}_{os.getpid()}_")
+    tmp = fresh_directory()
     saved = os.environ.get("TMPDIR")
     os.environ["TMPDIR"] = tmp
     try:

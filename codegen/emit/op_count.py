@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-_ONE, _NEG_ONE = sp.S.One, sp.S.NegativeOne
+_NEG_ONE = sp.S.NegativeOne
 
 
 def _is_neg_number(x) -> bool:
