@@ -77,36 +77,32 @@ def _table(name: str, values) -> str:
     return f"const unsigned short {name}[{max(len(values), 1)}] = {{{', '.join(map(str, values)) or '0'}}};"
 
 
-def _pair_loops(form, n: int, dq: str, dv: str, stride: int | None = None, dv_col: int = 0) -> tuple[list, int]:
-    """A block filling dq and dv (n x n, rows `stride` apart, dv's columns from
-    dv_col: both may be one array) from kk_pv, and its operation count: per row
-    r, its vectors held in locals, the pairs (r, j) of its support (j an
-    ancestor-or-self), then those of its subtree (j a strict descendant)."""
-    stride = n if stride is None else stride
+def _pair_loops(form, n: int, y: str) -> tuple[list, int]:
+    """A block filling the matrix y = [dq | dv] (n rows, product_width(n) apart) from
+    kk_pv, and its operation count: per row r, its vectors held in locals, the pairs
+    (r, j) of its support (j an ancestor-or-self), then those of its subtree (j a
+    strict descendant)."""
+    w = product_width(n)
     o = {name: 6 * k for k, name in enumerate(form.VECTORS)}
     sup, sup0 = _lists(form.support, n)
     sub, sub0 = _lists(form.subtree, n)
     load = lambda name, key: [f"    const double {name}{i} = kk_pv[{STRIDE} * kk_r + {o[key] + i}];"  # noqa: E731
                               for i in range(6)]
-    col = f"{dv_col} + " if dv_col else ""
-    zero = [f"memset({dq}, 0, {n * stride} * sizeof {dq}[0]);"]
-    if dv != dq:
-        zero.append(f"memset({dv}, 0, {n * stride} * sizeof {dv}[0]);")
     body = [_table("kk_sup", sup), _table("kk_sup0", sup0), _table("kk_sub", sub), _table("kk_sub0", sub0),
-            *zero,
+            f"memset({y}, 0, {n * w} * sizeof {y}[0]);",
             f"for (int kk_r = 0; kk_r < {n}; kk_r++) {{",
             *load("kk_a", "alpha"), *load("kk_b", "beta"), *load("kk_j", "J"),
             "    for (int kk_t = kk_sup0[kk_r]; kk_t < kk_sup0[kk_r + 1]; kk_t++) {",
             f"        const double *kk_c = kk_pv + {STRIDE} * kk_sup[kk_t];",
-            f"        {dq}[{stride} * kk_r + kk_sup[kk_t]] = {_dot('kk_a', o['dA'])} + {_dot('kk_b', o['dV'])};",
-            f"        {dv}[{stride} * kk_r + {col}kk_sup[kk_t]] = {_dot('kk_a', o['dAv'])} + {_dot('kk_b', o['J'])};",
+            f"        {y}[{w} * kk_r + kk_sup[kk_t]] = {_dot('kk_a', o['dA'])} + {_dot('kk_b', o['dV'])};",
+            f"        {y}[{w} * kk_r + {n} + kk_sup[kk_t]] = {_dot('kk_a', o['dAv'])} + {_dot('kk_b', o['J'])};",
             "    }",
             "    for (int kk_t = kk_sub0[kk_r]; kk_t < kk_sub0[kk_r + 1]; kk_t++) {",
             f"        const double *kk_c = kk_pv + {STRIDE} * kk_sub[kk_t];",
-            f"        {dq}[{stride} * kk_r + kk_sub[kk_t]] = {_dot('kk_j', o['G'])};",
-            f"        {dv}[{stride} * kk_r + {col}kk_sub[kk_t]] = {_dot('kk_j', o['Gv'])};",
+            f"        {y}[{w} * kk_r + kk_sub[kk_t]] = {_dot('kk_j', o['G'])};",
+            f"        {y}[{w} * kk_r + {n} + kk_sub[kk_t]] = {_dot('kk_j', o['Gv'])};",
             "    }",
-            f"    {dv}[{stride + 1} * kk_r{' + ' + str(dv_col) if dv_col else ''}] += kk_pv[{STRIDE} * kk_r + {FRICTION}];",
+            f"    {y}[{w + 1} * kk_r + {n}] += kk_pv[{STRIDE} * kk_r + {FRICTION}];",  # dv's diagonal
             "}"]
     return body, len(form.support) * 46 + len(form.subtree) * 22 + n
 
@@ -207,30 +203,24 @@ def _block(lines) -> str:
 
 
 def emit_pairs(kernel: Kernel, derivation) -> Kernel:
-    """The kernel from its pair form (and Minv, for forward dynamics)."""
+    """The kernel from its pair form and Minv (forward_dynamics_derivatives, the one
+    kernel of FORMS: it always writes Minv too)."""
     key = pair_form_key(kernel)
     form = derivation[key]
     n = len(form.vectors)
-    outputs = {"kk_pv": sp.Matrix([x for r in range(n) for x in (*form.vectors[r], form.friction[r])])}
-    keys = [(r // STRIDE, r // STRIDE) for r in range(n * STRIDE)]  # joint by joint, the deepest first
     arg = {src: a for a, src in kernel.sources.items()}
-    if "Minv" in arg:
-        outputs[arg["Minv"]] = derivation["Minv"]
-        keys += [(max(i, j), min(i, j)) for i in range(n) for j in range(n)]
+    outputs = {"kk_pv": sp.Matrix([x for r in range(n) for x in (*form.vectors[r], form.friction[r])]),
+               arg["Minv"]: derivation["Minv"]}
+    keys = [(r // STRIDE, r // STRIDE) for r in range(n * STRIDE)]  # joint by joint, the deepest first
+    keys += [(max(i, j), min(i, j)) for i in range(n) for j in range(n)]
     order = sorted(range(len(keys)), key=lambda s: (keys[s], -s), reverse=True)
     k = emit(dataclasses.replace(kernel, outputs=outputs, setup=[], body=[], writes=[]), derivation,
              Extra(order=order))
     place_writes(k)
-    k.setup.append(f"double kk_pv[{n * STRIDE}]")
+    k.setup += [f"double kk_pv[{n * STRIDE}]", f"double kk_y[{n * product_width(n)}]"]
     dq, dv = (arg[s] for s in FORMS[key])
-    if "Minv" in arg:
-        w = product_width(n)
-        k.setup.append(f"double kk_y[{n * w}]")
-        loops, ops = _pair_loops(form, n, "kk_y", "kk_y", w, n)
-        product, pops = _product(form, n, arg["Minv"], "kk_y", dq, dv)
-        loops, ops = loops + product, ops + pops
-    else:
-        loops, ops = _pair_loops(form, n, dq, dv)
-    k.body.append(("", _block(loops)))
-    k.ops += ops
+    loops, ops = _pair_loops(form, n, "kk_y")
+    product, pops = _product(form, n, arg["Minv"], "kk_y", dq, dv)
+    k.body.append(("", _block(loops + product)))
+    k.ops += ops + pops
     return k
