@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        268bed790474eddb825262e17e3e4ab8511bdc71b34a7d1fd92c1f7e708a96fd
+ * generator        7eb23a7b83edaca079697d093f368c6bacba9e97bcccfd26446199cb2714f936
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832
@@ -15342,7 +15342,7 @@ void krang_forward_dynamics_derivatives(const double *q, const double *v, const 
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
     double kk_pv[833];
-    double kk_y[680];
+    double kk_y[578];
     kk_pv[0] = 0.0;
     kk_pv[1] = 1.0;
     memset(kk_pv + 2, 0, 13 * sizeof kk_pv[0]);
@@ -21900,7 +21900,7 @@ void krang_forward_dynamics_derivatives(const double *q, const double *v, const 
         const unsigned short kk_sup0[18] = {0, 1, 3, 6, 10, 15, 21, 28, 36, 45, 55, 59, 64, 70, 77, 85, 94, 104};
         const unsigned short kk_sub[87] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 4, 5, 6, 7, 8, 9, 5, 6, 7, 8, 9, 6, 7, 8, 9, 7, 8, 9, 8, 9, 9, 11, 12, 13, 14, 15, 16, 12, 13, 14, 15, 16, 13, 14, 15, 16, 14, 15, 16, 15, 16, 16};
         const unsigned short kk_sub0[18] = {0, 16, 31, 45, 51, 56, 60, 63, 65, 66, 66, 72, 77, 81, 84, 86, 87, 87};
-        memset(kk_y, 0, 680 * sizeof kk_y[0]);
+        memset(kk_y, 0, 578 * sizeof kk_y[0]);
         for (int kk_r = 0; kk_r < 17; kk_r++) {
             const double kk_a0 = kk_pv[49 * kk_r + 24];
             const double kk_a1 = kk_pv[49 * kk_r + 25];
@@ -21922,18 +21922,18 @@ void krang_forward_dynamics_derivatives(const double *q, const double *v, const 
             const double kk_j5 = kk_pv[49 * kk_r + 5];
             for (int kk_t = kk_sup0[kk_r]; kk_t < kk_sup0[kk_r + 1]; kk_t++) {
                 const double *kk_c = kk_pv + 49 * kk_sup[kk_t];
-                kk_y[40 * kk_r + kk_sup[kk_t]] = (((kk_a0 * kk_c[12] + kk_a1 * kk_c[13]) + (kk_a2 * kk_c[14] + kk_a3 * kk_c[15])) + (kk_a4 * kk_c[16] + kk_a5 * kk_c[17])) + (((kk_b0 * kk_c[6] + kk_b1 * kk_c[7]) + (kk_b2 * kk_c[8] + kk_b3 * kk_c[9])) + (kk_b4 * kk_c[10] + kk_b5 * kk_c[11]));
-                kk_y[40 * kk_r + 17 + kk_sup[kk_t]] = (((kk_a0 * kk_c[18] + kk_a1 * kk_c[19]) + (kk_a2 * kk_c[20] + kk_a3 * kk_c[21])) + (kk_a4 * kk_c[22] + kk_a5 * kk_c[23])) + (((kk_b0 * kk_c[0] + kk_b1 * kk_c[1]) + (kk_b2 * kk_c[2] + kk_b3 * kk_c[3])) + (kk_b4 * kk_c[4] + kk_b5 * kk_c[5]));
+                kk_y[34 * kk_r + kk_sup[kk_t]] = (((kk_a0 * kk_c[12] + kk_a1 * kk_c[13]) + (kk_a2 * kk_c[14] + kk_a3 * kk_c[15])) + (kk_a4 * kk_c[16] + kk_a5 * kk_c[17])) + (((kk_b0 * kk_c[6] + kk_b1 * kk_c[7]) + (kk_b2 * kk_c[8] + kk_b3 * kk_c[9])) + (kk_b4 * kk_c[10] + kk_b5 * kk_c[11]));
+                kk_y[34 * kk_r + 17 + kk_sup[kk_t]] = (((kk_a0 * kk_c[18] + kk_a1 * kk_c[19]) + (kk_a2 * kk_c[20] + kk_a3 * kk_c[21])) + (kk_a4 * kk_c[22] + kk_a5 * kk_c[23])) + (((kk_b0 * kk_c[0] + kk_b1 * kk_c[1]) + (kk_b2 * kk_c[2] + kk_b3 * kk_c[3])) + (kk_b4 * kk_c[4] + kk_b5 * kk_c[5]));
             }
             for (int kk_t = kk_sub0[kk_r]; kk_t < kk_sub0[kk_r + 1]; kk_t++) {
                 const double *kk_c = kk_pv + 49 * kk_sub[kk_t];
-                kk_y[40 * kk_r + kk_sub[kk_t]] = (((kk_j0 * kk_c[36] + kk_j1 * kk_c[37]) + (kk_j2 * kk_c[38] + kk_j3 * kk_c[39])) + (kk_j4 * kk_c[40] + kk_j5 * kk_c[41]));
-                kk_y[40 * kk_r + 17 + kk_sub[kk_t]] = (((kk_j0 * kk_c[42] + kk_j1 * kk_c[43]) + (kk_j2 * kk_c[44] + kk_j3 * kk_c[45])) + (kk_j4 * kk_c[46] + kk_j5 * kk_c[47]));
+                kk_y[34 * kk_r + kk_sub[kk_t]] = (((kk_j0 * kk_c[36] + kk_j1 * kk_c[37]) + (kk_j2 * kk_c[38] + kk_j3 * kk_c[39])) + (kk_j4 * kk_c[40] + kk_j5 * kk_c[41]));
+                kk_y[34 * kk_r + 17 + kk_sub[kk_t]] = (((kk_j0 * kk_c[42] + kk_j1 * kk_c[43]) + (kk_j2 * kk_c[44] + kk_j3 * kk_c[45])) + (kk_j4 * kk_c[46] + kk_j5 * kk_c[47]));
             }
-            kk_y[41 * kk_r + 17] += kk_pv[49 * kk_r + 48];
+            kk_y[35 * kk_r + 17] += kk_pv[49 * kk_r + 48];
         }
-        const unsigned short kk_grp[40] = {0, 1, 2, 3, 0, 17, 0, 5, 4, 5, 6, 7, 0, 17, 0, 5, 8, 9, 10, 11, 0, 17, 0, 5, 12, 13, 14, 15, 0, 17, 0, 5, 16, 16, 16, 16, 0, 17, 0, 5};
-        const unsigned short kk_col[5] = {0, 8, 16, 24, 32};
+        const unsigned short kk_grp[40] = {0, 1, 2, 3, 0, 17, 0, 6, 4, 5, 6, 7, 0, 17, 0, 6, 8, 9, 10, 11, 0, 17, 0, 6, 12, 13, 14, 15, 0, 17, 0, 6, 16, 16, 16, 16, 0, 17, 0, 6};
+        const unsigned short kk_col[6] = {0, 8, 9, 17, 25, 26};
         for (int kk_g = 0; kk_g < 5; kk_g++) {
             const unsigned short *kk_h = kk_grp + 8 * kk_g;
             const int kk_i0 = kk_h[0];
@@ -21949,7 +21949,7 @@ void krang_forward_dynamics_derivatives(const double *q, const double *v, const 
                 memset(kk_o3, 0, sizeof kk_o3);
                 for (int kk_m = kk_h[4]; kk_m < kk_h[5]; kk_m++) {
                     const double kk_s0 = Minv[17 * kk_m + kk_i0], kk_s1 = Minv[17 * kk_m + kk_i1], kk_s2 = Minv[17 * kk_m + kk_i2], kk_s3 = Minv[17 * kk_m + kk_i3];
-                    const double *kk_w = kk_y + 40 * kk_m + kk_j0;
+                    const double *kk_w = kk_y + 34 * kk_m + kk_j0;
                     for (int kk_k = 0; kk_k < 8; kk_k++) {
                         kk_o0[kk_k] -= kk_s0 * kk_w[kk_k];
                         kk_o1[kk_k] -= kk_s1 * kk_w[kk_k];
@@ -21957,20 +21957,11 @@ void krang_forward_dynamics_derivatives(const double *q, const double *v, const 
                         kk_o3[kk_k] -= kk_s3 * kk_w[kk_k];
                     }
                 }
-                for (int kk_k = 0; kk_k < 8; kk_k++) {
-                    const int kk_j = kk_j0 + kk_k;
-                    if (kk_j < 17) {
-                        dddq_dq[17 * kk_i0 + kk_j] = kk_o0[kk_k];
-                        dddq_dq[17 * kk_i1 + kk_j] = kk_o1[kk_k];
-                        dddq_dq[17 * kk_i2 + kk_j] = kk_o2[kk_k];
-                        dddq_dq[17 * kk_i3 + kk_j] = kk_o3[kk_k];
-                    } else if (kk_j < 34) {
-                        dddq_dv[17 * kk_i0 + kk_j - 17] = kk_o0[kk_k];
-                        dddq_dv[17 * kk_i1 + kk_j - 17] = kk_o1[kk_k];
-                        dddq_dv[17 * kk_i2 + kk_j - 17] = kk_o2[kk_k];
-                        dddq_dv[17 * kk_i3 + kk_j - 17] = kk_o3[kk_k];
-                    }
-                }
+                double *kk_d = kk_j0 < 17 ? dddq_dq + kk_j0 : dddq_dv + (kk_j0 - 17);
+                memcpy(kk_d + 17 * kk_i0, kk_o0, 8 * sizeof kk_o0[0]);
+                memcpy(kk_d + 17 * kk_i1, kk_o1, 8 * sizeof kk_o1[0]);
+                memcpy(kk_d + 17 * kk_i2, kk_o2, 8 * sizeof kk_o2[0]);
+                memcpy(kk_d + 17 * kk_i3, kk_o3, 8 * sizeof kk_o3[0]);
             }
         }
     };

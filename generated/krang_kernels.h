@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        268bed790474eddb825262e17e3e4ab8511bdc71b34a7d1fd92c1f7e708a96fd
+ * generator        7eb23a7b83edaca079697d093f368c6bacba9e97bcccfd26446199cb2714f936
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832

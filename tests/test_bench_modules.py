@@ -251,3 +251,21 @@ def test_batch_driver_prints_what_run_parses(tmp_path, monkeypatch):
     assert got == {64: dict(A=200.0, A_batch=100.0, C=700.0, C_batch=200.0, write=30.0)}
     rows = efficiency.summary_rows(None, {}, {}, (), {}, got, [])
     assert "memset of the outputs alone 30.0" in rows[0].how and rows[0].value == "2"
+
+
+def test_generation_figures_compile_the_parts_or_report_a_failure(tmp_path):
+    """make bench-robots times the parts of a generated .c compiled concurrently, as the module
+    build does: every part must compile, and one that fails leaves no time (not a short one)."""
+    from benchmarks.build import generation_figures
+
+    golden = Path(__file__).parent / "golden"
+    for f in ("mini_kernels.c", "mini_kernels.h"):
+        shutil.copy(golden / f, tmp_path / f)
+    (c,) = [f for f in generation_figures(tmp_path, "cc", True, by_parts=True) if f["file"].endswith(".c")]
+    assert c["compile_s"] > 0 and c["compile_cpu_s"] > 0
+    src = tmp_path / "mini_kernels.c"
+    text = src.read_text()
+    last = text.rindex("#if KKIN(11)")
+    src.write_text(text[:last] + "#if KKIN(11)\n#error broken part\n#endif\n" + text[last:])
+    (c,) = [f for f in generation_figures(tmp_path, "cc", True, by_parts=True) if f["file"].endswith(".c")]
+    assert c["compile_s"] is None and c["compile_cpu_s"] is None

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from codegen.emit import pair_loops
-from codegen.emit.pair_loops import LANES, ROWS, _blocks, _groups, _product, product_width
+from codegen.emit.pair_loops import LANES, ROWS, _blocks, _groups, _product, half_width, product_width
 
 
 def _form(parents):
@@ -45,6 +45,8 @@ TREES = {
     "free-flyer-like, 13": [-1, 0, 1, 2, 3, 4, 5, 6, 7, 5, 9, 10, 5],
     "forest 6 + 5 + 10": [-1, 0, 1, 2, 3, 4, -1, 6, 7, 8, 9, -1, 11, 12, 13, 14, 15, 16, 17, 18, 19],
     "forest of single joints": [-1, -1, -1, -1, -1],
+    "chain of 8": list(range(-1, 7)),
+    "forest 10 + 3": [-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, -1, 10, 11],
 }
 
 
@@ -60,9 +62,11 @@ def test_groups_cover_each_block_once(tree):
         b0, b1 = g[ROWS], g[ROWS + 1]
         assert all(blocks[r] == (b0, b1) for r in g[:ROWS])
         chunks = set(starts[g[ROWS + 2]:g[ROWS + 3]])
-        assert all(c % LANES == 0 and c + LANES <= product_width(n) for c in chunks)
+        h = half_width(n)
+        # each chunk inside one half: written whole to dq or to dv
+        assert all(c + LANES <= h or h <= c <= 2 * h - LANES for c in chunks)
         covered = {c + k for c in chunks for k in range(LANES)}
-        assert set(range(b0, b1)) | set(range(n + b0, n + b1)) <= covered
+        assert set(range(b0, b1)) | set(range(h + b0, h + b1)) <= covered
 
 
 def _compile_product(parents, tmp_path):
@@ -88,8 +92,9 @@ def test_product_equals_numpy(tree, tmp_path):
     rng = np.random.default_rng(len(tree))
     for _ in range(3):
         minv, dq, dv = _block_diagonal(parents, rng)
+        h = half_width(n)
         y = np.zeros((n, product_width(n)))
-        y[:, :n], y[:, n:2 * n] = dq, dv
+        y[:, :n], y[:, h:h + n] = dq, dv
         out_q, out_v = np.full((n, n), np.nan), np.full((n, n), np.nan)  # every entry must be written
         fn(minv, y, out_q, out_v)
         np.testing.assert_allclose(out_q, -minv @ dq, rtol=1e-13, atol=1e-13)
@@ -101,4 +106,4 @@ def test_product_reads_minv_by_columns():
     vectorized over kk_m instead of the columns for Talos, twice the row-by-row time."""
     body, _ = _product(_form(TREES["chain of 9"]), 9, "Minv", "y", "dq", "dv")
     assert any("Minv[9 * kk_m + kk_i0]" in line for line in body)
-    assert pair_loops.product_width(9) == 24 and pair_loops.product_width(4) == 8
+    assert pair_loops.product_width(9) == 18 and pair_loops.product_width(4) == 16

@@ -78,11 +78,11 @@ def _table(name: str, values) -> str:
 
 
 def _pair_loops(form, n: int, y: str) -> tuple[list, int]:
-    """A block filling the matrix y = [dq | dv] (n rows, product_width(n) apart) from
-    kk_pv, and its operation count: per row r, its vectors held in locals, the pairs
-    (r, j) of its support (j an ancestor-or-self), then those of its subtree (j a
-    strict descendant)."""
-    w = product_width(n)
+    """A block filling the matrix y = [dq | dv] (n rows, product_width(n) apart, dv from
+    column half_width(n)) from kk_pv, and its operation count: per row r, its vectors
+    held in locals, the pairs (r, j) of its support (j an ancestor-or-self), then those
+    of its subtree (j a strict descendant)."""
+    w, h = product_width(n), half_width(n)
     o = {name: 6 * k for k, name in enumerate(form.VECTORS)}
     sup, sup0 = _lists(form.support, n)
     sub, sub0 = _lists(form.subtree, n)
@@ -95,14 +95,14 @@ def _pair_loops(form, n: int, y: str) -> tuple[list, int]:
             "    for (int kk_t = kk_sup0[kk_r]; kk_t < kk_sup0[kk_r + 1]; kk_t++) {",
             f"        const double *kk_c = kk_pv + {STRIDE} * kk_sup[kk_t];",
             f"        {y}[{w} * kk_r + kk_sup[kk_t]] = {_dot('kk_a', o['dA'])} + {_dot('kk_b', o['dV'])};",
-            f"        {y}[{w} * kk_r + {n} + kk_sup[kk_t]] = {_dot('kk_a', o['dAv'])} + {_dot('kk_b', o['J'])};",
+            f"        {y}[{w} * kk_r + {h} + kk_sup[kk_t]] = {_dot('kk_a', o['dAv'])} + {_dot('kk_b', o['J'])};",
             "    }",
             "    for (int kk_t = kk_sub0[kk_r]; kk_t < kk_sub0[kk_r + 1]; kk_t++) {",
             f"        const double *kk_c = kk_pv + {STRIDE} * kk_sub[kk_t];",
             f"        {y}[{w} * kk_r + kk_sub[kk_t]] = {_dot('kk_j', o['G'])};",
-            f"        {y}[{w} * kk_r + {n} + kk_sub[kk_t]] = {_dot('kk_j', o['Gv'])};",
+            f"        {y}[{w} * kk_r + {h} + kk_sub[kk_t]] = {_dot('kk_j', o['Gv'])};",
             "    }",
-            f"    {y}[{w + 1} * kk_r + {n}] += kk_pv[{STRIDE} * kk_r + {FRICTION}];",  # dv's diagonal
+            f"    {y}[{w + 1} * kk_r + {h}] += kk_pv[{STRIDE} * kk_r + {FRICTION}];",  # dv's diagonal
             "}"]
     return body, len(form.support) * 46 + len(form.subtree) * 22 + n
 
@@ -131,21 +131,36 @@ def _blocks(form, n: int) -> list:
 LANES, ROWS = 8, 4
 
 
+def half_width(n: int) -> int:
+    """Columns of each half of [dq | dv]: n, or LANES for a robot of fewer joints (zeros after)."""
+    return max(n, LANES)
+
+
 def product_width(n: int) -> int:
-    """Row stride of the matrix [dq | dv] the product reads: 2 n rounded up to LANES (zeros after)."""
-    return -(-2 * n // LANES) * LANES
+    """Row stride of the matrix [dq | dv] the product reads: dv starts at column half_width(n)."""
+    return 2 * half_width(n)
+
+
+def _starts(b0: int, b1: int, h: int) -> list:
+    """First columns of LANES-wide chunks covering columns [b0, b1) of a half h wide,
+    each inside the half: the last one moved back to end at b1 (overlapping its
+    neighbour, whose columns it computes again), so that every chunk is written
+    whole to dq or to dv. A block narrower than LANES gets one chunk from b0, or
+    from h - LANES (the columns it adds outside the block are zeros)."""
+    if b1 - b0 < LANES:
+        return [min(b0, h - LANES)]
+    return sorted(set(range(b0, b1 - LANES, LANES)) | {b1 - LANES})
 
 
 def _groups(blocks, n: int) -> tuple[list, list]:
     """Rows of Minv in groups of ROWS from one block (the last row repeated to fill a
     group), each with its block's range of m and the column chunks of [dq | dv] it
     needs: (rows..., m0, m1, first chunk, chunk end) and the chunks' first columns."""
+    h = half_width(n)
     groups, starts = [], []
     for b0, b1 in sorted(set(blocks)):
-        chunks = sorted({c for lo, hi in ((b0, b1), (n + b0, n + b1))
-                         for c in range(lo // LANES * LANES, hi, LANES)})
         first = len(starts)
-        starts += chunks
+        starts += [c + off for off in (0, h) for c in _starts(b0, b1, h)]
         for r in range(b0, b1, ROWS):
             rows = [min(r + k, b1 - 1) for k in range(ROWS)]
             groups.append((*rows, b0, b1, first, len(starts)))
@@ -164,7 +179,7 @@ def _product(form, n: int, minv: str, y: str, dq: str, dv: str) -> tuple[list, i
     on Solo12 with a free-flyer, whose short runs do not vectorize."""
     blocks = _blocks(form, n)
     groups, starts = _groups(blocks, n)
-    w = product_width(n)
+    w, h = product_width(n), half_width(n)
     rows = range(ROWS)
     zero = [] if set(blocks) == {(0, n)} else [  # every entry is written if there is one block
         f"memset({dq}, 0, {n * n} * sizeof {dq}[0]);", f"memset({dv}, 0, {n * n} * sizeof {dv}[0]);"]
@@ -185,14 +200,11 @@ def _product(form, n: int, minv: str, y: str, dq: str, dv: str) -> tuple[list, i
             *(f"                kk_o{k}[kk_k] -= kk_s{k} * kk_w[kk_k];" for k in rows),
             "            }",
             "        }",
-            f"        for (int kk_k = 0; kk_k < {LANES}; kk_k++) {{",
-            "            const int kk_j = kk_j0 + kk_k;",
-            f"            if (kk_j < {n}) {{",
-            *(f"                {dq}[{n} * kk_i{k} + kk_j] = kk_o{k}[kk_k];" for k in rows),
-            f"            }} else if (kk_j < {2 * n}) {{",
-            *(f"                {dv}[{n} * kk_i{k} + kk_j - {n}] = kk_o{k}[kk_k];" for k in rows),
-            "            }",
-            "        }",
+            # a chunk lies in one half (_starts): whole rows of LANES stores, which vectorize
+            f"        double *kk_d = kk_j0 < {h} ? {dq} + kk_j0 : {dv} + (kk_j0 - {h});",
+            # (memcpy: stores of the accumulator arrays as they are; an element loop let gcc
+            # turn the accumulators into scalars, unvectorized, at twice the time)
+            *(f"        memcpy(kk_d + {n} * kk_i{k}, kk_o{k}, {min(LANES, n)} * sizeof kk_o{k}[0]);" for k in rows),
             "    }",
             "}"]
     return body, 4 * sum((b1 - b0) ** 2 for b0, b1 in blocks)  # the products' own operations, not the padding's

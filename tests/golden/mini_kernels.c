@@ -1476,7 +1476,7 @@ void mini_forward_dynamics_derivatives(const double *q, const double *v, const d
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
     double kk_pv[147];
-    double kk_y[24];
+    double kk_y[48];
     kk_pv[0] = 0.0;
     kk_pv[1] = 0.0;
     kk_pv[2] = 1.0;
@@ -1923,7 +1923,7 @@ void mini_forward_dynamics_derivatives(const double *q, const double *v, const d
         const unsigned short kk_sup0[4] = {0, 1, 3, 5};
         const unsigned short kk_sub[2] = {1, 2};
         const unsigned short kk_sub0[4] = {0, 2, 2, 2};
-        memset(kk_y, 0, 24 * sizeof kk_y[0]);
+        memset(kk_y, 0, 48 * sizeof kk_y[0]);
         for (int kk_r = 0; kk_r < 3; kk_r++) {
             const double kk_a0 = kk_pv[49 * kk_r + 24];
             const double kk_a1 = kk_pv[49 * kk_r + 25];
@@ -1945,18 +1945,18 @@ void mini_forward_dynamics_derivatives(const double *q, const double *v, const d
             const double kk_j5 = kk_pv[49 * kk_r + 5];
             for (int kk_t = kk_sup0[kk_r]; kk_t < kk_sup0[kk_r + 1]; kk_t++) {
                 const double *kk_c = kk_pv + 49 * kk_sup[kk_t];
-                kk_y[8 * kk_r + kk_sup[kk_t]] = (((kk_a0 * kk_c[12] + kk_a1 * kk_c[13]) + (kk_a2 * kk_c[14] + kk_a3 * kk_c[15])) + (kk_a4 * kk_c[16] + kk_a5 * kk_c[17])) + (((kk_b0 * kk_c[6] + kk_b1 * kk_c[7]) + (kk_b2 * kk_c[8] + kk_b3 * kk_c[9])) + (kk_b4 * kk_c[10] + kk_b5 * kk_c[11]));
-                kk_y[8 * kk_r + 3 + kk_sup[kk_t]] = (((kk_a0 * kk_c[18] + kk_a1 * kk_c[19]) + (kk_a2 * kk_c[20] + kk_a3 * kk_c[21])) + (kk_a4 * kk_c[22] + kk_a5 * kk_c[23])) + (((kk_b0 * kk_c[0] + kk_b1 * kk_c[1]) + (kk_b2 * kk_c[2] + kk_b3 * kk_c[3])) + (kk_b4 * kk_c[4] + kk_b5 * kk_c[5]));
+                kk_y[16 * kk_r + kk_sup[kk_t]] = (((kk_a0 * kk_c[12] + kk_a1 * kk_c[13]) + (kk_a2 * kk_c[14] + kk_a3 * kk_c[15])) + (kk_a4 * kk_c[16] + kk_a5 * kk_c[17])) + (((kk_b0 * kk_c[6] + kk_b1 * kk_c[7]) + (kk_b2 * kk_c[8] + kk_b3 * kk_c[9])) + (kk_b4 * kk_c[10] + kk_b5 * kk_c[11]));
+                kk_y[16 * kk_r + 8 + kk_sup[kk_t]] = (((kk_a0 * kk_c[18] + kk_a1 * kk_c[19]) + (kk_a2 * kk_c[20] + kk_a3 * kk_c[21])) + (kk_a4 * kk_c[22] + kk_a5 * kk_c[23])) + (((kk_b0 * kk_c[0] + kk_b1 * kk_c[1]) + (kk_b2 * kk_c[2] + kk_b3 * kk_c[3])) + (kk_b4 * kk_c[4] + kk_b5 * kk_c[5]));
             }
             for (int kk_t = kk_sub0[kk_r]; kk_t < kk_sub0[kk_r + 1]; kk_t++) {
                 const double *kk_c = kk_pv + 49 * kk_sub[kk_t];
-                kk_y[8 * kk_r + kk_sub[kk_t]] = (((kk_j0 * kk_c[36] + kk_j1 * kk_c[37]) + (kk_j2 * kk_c[38] + kk_j3 * kk_c[39])) + (kk_j4 * kk_c[40] + kk_j5 * kk_c[41]));
-                kk_y[8 * kk_r + 3 + kk_sub[kk_t]] = (((kk_j0 * kk_c[42] + kk_j1 * kk_c[43]) + (kk_j2 * kk_c[44] + kk_j3 * kk_c[45])) + (kk_j4 * kk_c[46] + kk_j5 * kk_c[47]));
+                kk_y[16 * kk_r + kk_sub[kk_t]] = (((kk_j0 * kk_c[36] + kk_j1 * kk_c[37]) + (kk_j2 * kk_c[38] + kk_j3 * kk_c[39])) + (kk_j4 * kk_c[40] + kk_j5 * kk_c[41]));
+                kk_y[16 * kk_r + 8 + kk_sub[kk_t]] = (((kk_j0 * kk_c[42] + kk_j1 * kk_c[43]) + (kk_j2 * kk_c[44] + kk_j3 * kk_c[45])) + (kk_j4 * kk_c[46] + kk_j5 * kk_c[47]));
             }
-            kk_y[9 * kk_r + 3] += kk_pv[49 * kk_r + 48];
+            kk_y[17 * kk_r + 8] += kk_pv[49 * kk_r + 48];
         }
-        const unsigned short kk_grp[8] = {0, 1, 2, 2, 0, 3, 0, 1};
-        const unsigned short kk_col[1] = {0};
+        const unsigned short kk_grp[8] = {0, 1, 2, 2, 0, 3, 0, 2};
+        const unsigned short kk_col[2] = {0, 8};
         for (int kk_g = 0; kk_g < 1; kk_g++) {
             const unsigned short *kk_h = kk_grp + 8 * kk_g;
             const int kk_i0 = kk_h[0];
@@ -1972,7 +1972,7 @@ void mini_forward_dynamics_derivatives(const double *q, const double *v, const d
                 memset(kk_o3, 0, sizeof kk_o3);
                 for (int kk_m = kk_h[4]; kk_m < kk_h[5]; kk_m++) {
                     const double kk_s0 = Minv[3 * kk_m + kk_i0], kk_s1 = Minv[3 * kk_m + kk_i1], kk_s2 = Minv[3 * kk_m + kk_i2], kk_s3 = Minv[3 * kk_m + kk_i3];
-                    const double *kk_w = kk_y + 8 * kk_m + kk_j0;
+                    const double *kk_w = kk_y + 16 * kk_m + kk_j0;
                     for (int kk_k = 0; kk_k < 8; kk_k++) {
                         kk_o0[kk_k] -= kk_s0 * kk_w[kk_k];
                         kk_o1[kk_k] -= kk_s1 * kk_w[kk_k];
@@ -1980,20 +1980,11 @@ void mini_forward_dynamics_derivatives(const double *q, const double *v, const d
                         kk_o3[kk_k] -= kk_s3 * kk_w[kk_k];
                     }
                 }
-                for (int kk_k = 0; kk_k < 8; kk_k++) {
-                    const int kk_j = kk_j0 + kk_k;
-                    if (kk_j < 3) {
-                        dddq_dq[3 * kk_i0 + kk_j] = kk_o0[kk_k];
-                        dddq_dq[3 * kk_i1 + kk_j] = kk_o1[kk_k];
-                        dddq_dq[3 * kk_i2 + kk_j] = kk_o2[kk_k];
-                        dddq_dq[3 * kk_i3 + kk_j] = kk_o3[kk_k];
-                    } else if (kk_j < 6) {
-                        dddq_dv[3 * kk_i0 + kk_j - 3] = kk_o0[kk_k];
-                        dddq_dv[3 * kk_i1 + kk_j - 3] = kk_o1[kk_k];
-                        dddq_dv[3 * kk_i2 + kk_j - 3] = kk_o2[kk_k];
-                        dddq_dv[3 * kk_i3 + kk_j - 3] = kk_o3[kk_k];
-                    }
-                }
+                double *kk_d = kk_j0 < 8 ? dddq_dq + kk_j0 : dddq_dv + (kk_j0 - 8);
+                memcpy(kk_d + 3 * kk_i0, kk_o0, 3 * sizeof kk_o0[0]);
+                memcpy(kk_d + 3 * kk_i1, kk_o1, 3 * sizeof kk_o1[0]);
+                memcpy(kk_d + 3 * kk_i2, kk_o2, 3 * sizeof kk_o2[0]);
+                memcpy(kk_d + 3 * kk_i3, kk_o3, 3 * sizeof kk_o3[0]);
             }
         }
     };
