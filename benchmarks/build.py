@@ -16,6 +16,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from codegen.emit.compile_c import jobs
+
 from .env import BOOST_DEFS, HARNESS, OPT, find_include, first_line, log
 from .robot import KernelSet, robot_header_text
 
@@ -151,13 +153,14 @@ def children_cpu() -> float:
 
 
 def _compile_parts(cc: str, gen: Path, source: Path, nparts: int) -> bool:
-    """The parts of a generated .c (-DKKPART=k, as the Python module build compiles them,
-    codegen/emit/compile_c.py), on every core, the largest part (most text) first."""
+    """The parts of a generated .c (-DKKPART=k), as many at a time as the Python module build
+    compiles them (codegen.emit.compile_c.jobs: KRANG_BUILD_JOBS, else the CPUs this process
+    may use), the largest part (most text) first."""
     text = source.read_text(errors="replace")
     size = {k: sum(len(b) for b in re.split(r"^#if ", text, flags=re.M) if b.startswith(f"KKIN({k})"))
             for k in range(1, nparts + 1)}
     order = sorted(size, key=lambda k: -size[k])
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    with ThreadPoolExecutor(max_workers=jobs(nparts)) as pool:
         runs = list(pool.map(lambda k: subprocess.run(
             [cc, "-std=c99", "-O2", f"-DKKPART={k}", f"-I{gen}", "-c", str(source), "-o", os.devnull],
             capture_output=True, text=True), order))

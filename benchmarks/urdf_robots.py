@@ -281,7 +281,7 @@ def report(rows, args, core) -> str:
             "Missed: " + ("; ".join(missed) if missed else "none"), "",
             "Generation: wall time of `python -m codegen ROBOT.urdf ...` (process start included). Compile: "
             "`gcc -std=c99 -O2 -c -DKKPART=k` of each part of the generated .c, as the Python module build "
-            "compiles them, concurrently on every core of the machine, largest part first; in parentheses the "
+            "compiles them, as many at a time as that build (here both cores), largest part first; in parentheses the "
             "CPU time (user + system) of all of them, about that of one serial `gcc -O2 -c` of the whole file: "
             "on a loaded machine wall exceeds CPU / cores. J: our `jacobian` for every end effector vs the "
             "fastest of Pinocchio's three ways (see bench.md). ID: inverse_dynamics (with the URDF's friction, if "
