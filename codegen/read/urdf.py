@@ -33,7 +33,7 @@ Conventions (ROS URDF specification; Pinocchio's URDF parser agrees):
   m = sum m_i, MS = sum m_i c_i, J = sum (R_i I_i R_i^T + m_i (c_i^T c_i I3 - c_i c_i^T)).
   A link without <inertial> is massless. Defaults: <dynamics damping friction>
   -> Fv, Fc; rotor inertia Ia = 0; g = 9.81 along gravity (0, 0, -1).
-* Snapping (snap=True): URDFs write pi/2 as 1.5707963268, so a rotation or
+* Snapping (snap=True; codegen/read/urdf_numbers.py): URDFs write pi/2 as 1.5707963268, so a rotation or
   axis entry within SNAP_TOL = 1e-9 of 0 becomes an exact 0, and an entry
   within SNAP_TOL of +-1 becomes exact when the other entries of its row and
   column (for an axis: the other entries) snap to 0; the zeros then fold away
@@ -61,7 +61,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import keyword
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,16 +68,13 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-from .expr import MAX_MAGNITUDE
 from .physical import about_origin, check_params
-from .model import (ACTUATOR, INERTIAL, MAX_END_EFFECTORS, EndEffector, Frame, Limits, Model, ModelError,
-                    rotation_matrix, unit_axis)
+from .model import ACTUATOR, INERTIAL, MAX_END_EFFECTORS, EndEffector, Frame, Limits, Model, ModelError
 from .records import free_flyer_frames
+from .urdf_numbers import ORIGIN_SNAP_TOL, SNAP_TOL, axis, origin, rotation, rpy_matrix  # noqa: F401 (re-exported)
 from .urdf_parse import Urdf, check_name, parse_urdf, read_bytes
 from .urdf_toml import model_toml, params_toml
 
-SNAP_TOL = 1e-9
-ORIGIN_SNAP_TOL = 1e-12
 GRAVITY = 9.81
 # the model files' name rule (codegen/read/model.py): a letter first
 _C_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}", re.ASCII)
@@ -101,73 +97,6 @@ class UrdfRobot:
         """(model TOML text, parameter TOML text) for codegen.read.model.load_model /
         load_param_values; loading them gives this model and these values."""
         return model_toml(self.model, self.source_sha256), params_toml(self.model, self.values)
-
-
-def rpy_matrix(rpy) -> np.ndarray:
-    r, p, y = rpy
-    cr, sr, cp, sp_, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
-    Rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
-    Ry = np.array([[cp, 0, sp_], [0, 1, 0], [-sp_, 0, cp]])
-    Rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
-    return Rz @ Ry @ Rx
-
-
-def _snap_rotation(R: np.ndarray) -> list:
-    near0 = np.abs(R) <= SNAP_TOL
-    out = [[0 if near0[i, k] else float(R[i, k]) for k in range(3)] for i in range(3)]
-    for i in range(3):
-        for k in range(3):
-            others = [near0[i, m] for m in range(3) if m != k] + [near0[m, k] for m in range(3) if m != i]
-            if abs(abs(R[i, k]) - 1) <= SNAP_TOL and all(others):
-                out[i][k] = 1 if R[i, k] > 0 else -1
-    return out
-
-
-def _rotation(R: np.ndarray, snap: bool, where: str) -> sp.Matrix:
-    exact = [[float(x) for x in row] for row in R]
-    if snap:
-        try:
-            return rotation_matrix(_snap_rotation(R), where)
-        except ModelError:  # snapping broke orthonormality: keep the computed values
-            pass
-    return rotation_matrix(exact, where)
-
-
-def _axis(axis, snap: bool, where: str) -> tuple:
-    a = np.asarray(axis, dtype=float)
-    n = float(np.linalg.norm(a))
-    if not n > 1e-6:
-        raise ModelError(f"{where} <axis xyz>: {tuple(axis)} has (near) zero length")
-    a = a / n
-    vals = [float(x) for x in a]
-    if snap:
-        k = int(np.argmax(np.abs(a)))
-        if all(abs(x) <= SNAP_TOL for i, x in enumerate(a) if i != k):
-            vals = [0, 0, 0]
-            vals[k] = 1 if a[k] > 0 else -1
-        else:
-            vals = [0 if abs(x) <= SNAP_TOL else x for x in vals]
-    # model.unit_axis normalizes again; iterate to its fixed point so that the
-    # TOML written from this axis loads back to the very same numbers
-    out = unit_axis(vals, where)
-    for _ in range(4):
-        again = unit_axis([_plain(x) for x in out], where)
-        if again == out:
-            break
-        out = again
-    return out
-
-
-def _plain(x):
-    return int(x) if isinstance(x, sp.Integer) else float(x)
-
-
-def _number(x: float, snap: bool):
-    if snap and abs(x) <= ORIGIN_SNAP_TOL:
-        return sp.S.Zero
-    if float(x).is_integer():
-        return sp.Integer(int(x))
-    return sp.Float(float(x), precision=53)
 
 
 def _model_name(name, robot_name: str) -> str:
@@ -243,14 +172,6 @@ def load_urdf(path, *, name=None, end_effectors=(), snap=True, floating_base=Fal
                       floating_base=floating_base)
 
 
-def _origin(p, snap: bool, what: str) -> tuple:
-    """A placement's origin within the model files' bound on numbers (expr.MAX_MAGNITUDE)."""
-    if not np.all(np.abs(p) <= MAX_MAGNITUDE):
-        raise ModelError(f"{what}: the origin {tuple(float(x) for x in p)} lies beyond {MAX_MAGNITUDE:g} "
-                         f"(the model files' bound on numbers)")
-    return tuple(_number(x, snap) for x in p)
-
-
 FREE_FLYER_JOINT = "root_joint"  # the free-flyer's name when --floating-base adds it (Pinocchio's)
 
 
@@ -313,8 +234,8 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
         frames.append(Frame(
             key=j.child, parent=body, joint=j.name,
             type="prismatic" if j.type == "prismatic" else "revolute",
-            axis=_axis(j.axis, snap, what), rotation=_rotation(R, snap, what),
-            origin=_origin(p, snap, what), index=len(frames),
+            axis=axis(j.axis, snap, what), rotation=rotation(R, snap, what),
+            origin=origin(p, snap, what), index=len(frames),
             limits=Limits(**lim) if lim else None))
         where[j.child] = (j.child, np.eye(3), np.zeros(3))
         inertia[j.child] = [0.0, np.zeros(3), np.zeros((3, 3))]
@@ -336,8 +257,8 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
         body, R_bl, p_bl = where[ee]
         if body == "0":
             raise ModelError(f"end effector {ee!r}: the link does not move (it is fixed to the root)")
-        ees.append(EndEffector(ee, body, sp.ImmutableMatrix(_rotation(R_bl, snap, f"end effector {ee!r}")),
-                               _origin(p_bl, snap, f"end effector {ee!r}")))
+        ees.append(EndEffector(ee, body, sp.ImmutableMatrix(rotation(R_bl, snap, f"end effector {ee!r}")),
+                               origin(p_bl, snap, f"end effector {ee!r}")))
     values = {"g": GRAVITY}
     for f in frames:
         if f.massless:
