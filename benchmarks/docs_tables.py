@@ -73,12 +73,24 @@ def bench() -> None:
     splice(README, "headline", [line, ""] + first_table(text, SECTIONS[0][0]))
 
 
+def robot_sections(text: str) -> list[str]:
+    """Each section of robots.md (the kernels, then identification and derivatives under
+    their `## ` headings) as its table and the Targets and Missed lines written under
+    it, the later ones titled by their heading."""
+    out = []
+    for k, section in enumerate(re.split(r"^(?=## )", text, flags=re.M)):
+        if "\n|" not in section:
+            continue
+        notes = [ln for ln in section.splitlines() if ln.startswith(("Target", "Missed"))]
+        title = [f"**{section.splitlines()[0][3:]}**", ""] if k else []
+        out += title + first_table(section, section.splitlines()[0]) + [""] + "\n\n".join(notes).splitlines() + [""]
+    return out[:-1]
+
+
 def robots() -> None:
-    """robots.md's table with its provenance line, targets and misses."""
+    """robots.md's tables (robot_sections) with its provenance line."""
     text = (RESULTS / "robots.md").read_text(encoding="utf-8")
-    keep = [ln for ln in text.splitlines() if ln.startswith(("Targets", "Missed"))]
-    splice(BENCH_PAGE, "robots", [provenance_line(text), ""] + first_table(text, "# ") + [""]
-           + "\n\n".join(keep).splitlines())
+    splice(BENCH_PAGE, "robots", [provenance_line(text), ""] + robot_sections(text))
 
 
 def scaling() -> None:
