@@ -26,10 +26,10 @@ from setuptools.command.build_py import build_py
 NATIVE = ["-march=native"] if os.environ.get("KRANG_NATIVE") and not os.environ.get("KRANG_PORTABLE") else []
 # Fused multiply-add contraction (GCC's default outside ISO mode): the
 # generated code is sums of products, ~2x faster with FMA. The same flags as
-# codegen.emit.python_module.FLAGS (tests/test_pybuild.py checks it).
+# codegen.emit.module_build.FLAGS (tests/test_pybuild.py checks it).
 FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
 # x86-64: the AVX-512 copy of the target_clones keeps 256-bit vectors (faster
-# here; see KKCLONES in the generated C). codegen.emit.python_module.X86_FLAGS too.
+# here; see KKCLONES in the generated C). codegen.emit.module_build.X86_FLAGS too.
 X86_FLAGS = ["-mprefer-vector-width=256"]
 
 # The C library for C users, shipped inside the package:

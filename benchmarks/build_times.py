@@ -4,7 +4,7 @@
 
 Each robot runs in a fresh child process (`--one`): the URDF generated to C and
 built into the Python module (what `python -m codegen ROBOT.urdf --python
---no-cache` does), the build (codegen.emit.python_module.compile_module: Cython
+--no-cache` does), the build (codegen.emit.module_build.compile_module: Cython
 and the C compiler) timed apart from generation. Peak memory: generation is the
 Python process's own peak RSS; the build's is the largest sum of the RSS of the
 process and all its descendants (the concurrent compilers), sampled every 0.1 s
@@ -99,13 +99,13 @@ def _cpu_children() -> float:
 
 def one(urdf: str, ees: list, native: bool = False) -> dict:
     """Generate and build one robot in this process; the figures as a dict."""
-    from codegen.emit import compile_c, python_module
+    from codegen.emit import compile_c, module_build
     from codegen.emit.abi import describe
     from codegen.generate import CodegenConfig, generate
     from codegen.read.urdf import load_urdf
 
     build, runs = {}, []
-    compile_module, run_compiler = python_module.compile_module, compile_c.run_compiler
+    compile_module, run_compiler = module_build.compile_module, compile_c.run_compiler
 
     def timed(*args, **kwargs):
         build["children_before"] = _cpu_children()  # generation's emission workers, reaped by now
@@ -121,14 +121,14 @@ def one(urdf: str, ees: list, native: bool = False) -> dict:
         runs.append(run)
         return run
 
-    python_module.compile_module, compile_c.run_compiler = timed, recorded
+    module_build.compile_module, compile_c.run_compiler = timed, recorded
     t0 = time.perf_counter()
     robot = load_urdf(urdf, name="bench", end_effectors=ees)
     with tempfile.TemporaryDirectory(prefix="krang_build_times_") as tmp:
         generate(robot.model, robot.values, CodegenConfig(out_dir=Path(tmp), python=True, native=native))
         c_bytes = (Path(tmp) / "bench_kernels.c").stat().st_size
     total = time.perf_counter() - t0
-    # the kernels' parts are compiled from NAME_kernels_partK.c (python_module.part_sources), the
+    # the kernels' parts are compiled from NAME_kernels_partK.c (module_build.part_sources), the
     # Cython wrapper from its own C; both under the build's temporary directory
     part = re.compile(r"_part(\d+)\.c$")
     kernels = {int(part.search(r.source).group(1)): r for r in runs if part.search(r.source)}
@@ -156,7 +156,7 @@ def two_cores(seconds) -> float:
 
 
 def machine_line(native: bool = False) -> str:
-    from codegen.emit.python_module import compile_flags
+    from codegen.emit.module_build import compile_flags
     cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
                 if ln.startswith("model name")), platform.processor())
     cc = os.environ.get("CC", "cc")

@@ -56,7 +56,7 @@ class CodegenConfig:
     name: str | None = None  # C prefix (default: the model name), sanitized by codegen.emit.cnames
     end_effectors: tuple = ()  # URDF input: links to expose as end effectors
     snap: bool = True  # URDF input: rotation entries within 1e-9 of 0, +-1 become exact
-    python: bool = False  # also build an importable Python module (codegen.emit.python_module)
+    python: bool = False  # also build an importable Python module (codegen.emit.module_build)
     emit_model: bool = False  # URDF input: also write the derived model and parameter TOML
     inputs: tuple = field(default=())  # (label, SHA-256) of every input file, for the banner
     # the kernels ("A", "C", "all": compute_all) computed with one static
@@ -217,11 +217,11 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
 
 def _python_builder(abi, model, values, config, kernels=()):
     try:
-        from .emit.python_module import build_python_module
+        from .emit.module_build import build_python_module
     except ImportError as exc:
-        if exc.name not in ("codegen.emit.python_module", __package__ + ".emit.python_module"):
+        if exc.name not in ("codegen.emit.module_build", __package__ + ".emit.module_build"):
             raise
-        raise ModelError("--python is not available yet (codegen.emit.python_module is missing)") from None
+        raise ModelError("--python is not available yet (codegen.emit.module_build is missing)") from None
     # the module is NAME_kernels with NAME the C prefix (a valid identifier),
     # built in the staging directory next to the C, renamed with it
     config = dataclasses.replace(config, name=abi.name)

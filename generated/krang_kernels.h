@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        4b98dac69a75a74a03b28ec4db7d2c470f4287c9c425386b58bc3017a793dba8
+ * generator        a1b4b54999ac12884ff63f1567dd7808975f702241529f3742918a10c0014772
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832

@@ -23,7 +23,7 @@ import pytest
 from codegen.emit.abi import INDEX, OUT, REAL, describe
 from codegen.emit.cnames import cnames
 from codegen.emit.compile_c import jobs
-from codegen.emit.python_module import part_sources
+from codegen.emit.module_build import part_sources
 from codegen.generate import generate
 from codegen.read.model import load_model
 

@@ -122,7 +122,7 @@ def test_urdf_input_without_front_end_or_with_a_missing_file(tmp_path):
 def test_python_option_is_one_error_line_or_works(tmp_path):
     import importlib.util
     r = run(MINI, MINI_PARAMS, "--out", tmp_path / "out", "--python")
-    if importlib.util.find_spec("codegen.emit.python_module") is None:
+    if importlib.util.find_spec("codegen.emit.module_build") is None:
         assert_one_error_line(r, "--python is not available yet")
         assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
     else:

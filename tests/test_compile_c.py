@@ -90,7 +90,7 @@ def test_first_sources_start_first(tmp_path, monkeypatch):
 
 
 def test_other_flags_come_last_for_the_other_sources_only(tmp_path, monkeypatch):
-    """The wrapper's -O1 (python_module) overrides the kernels' -O3 on its command line alone."""
+    """The wrapper's -O1 (module_build) overrides the kernels' -O3 on its command line alone."""
     commands = {}
     real = compile_c.run_compiler
     monkeypatch.setattr(compile_c, "run_compiler", lambda command, source: (

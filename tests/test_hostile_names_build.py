@@ -151,8 +151,8 @@ PLAIN_KEYS = ["k0", "a1", "a2", "at", "b1", "b2", "bt"]
 @example(joints=PLAIN_JOINTS, keys=PLAIN_KEYS, ees=ISSUE_EES, prefix="mini")  # the issue's reproducer
 def test_hostile_names_build_import_and_round_trip(tmp_path_factory, monkeypatch, joints, keys, ees, prefix):
     # -O0: escaping does not depend on optimization, and the build is several times faster
-    monkeypatch.setattr("codegen.emit.python_module.FLAGS", ["-O0", "-std=c99"])
-    monkeypatch.setattr("codegen.emit.python_module.X86_FLAGS", [])
+    monkeypatch.setattr("codegen.emit.module_build.FLAGS", ["-O0", "-std=c99"])
+    monkeypatch.setattr("codegen.emit.module_build.X86_FLAGS", [])
     tmp = tmp_path_factory.mktemp("names")
     try:
         model = _load(tmp, joints, keys, ees)

@@ -226,7 +226,7 @@ def test_native_builds_are_keyed_by_the_cpu_and_compiled_once_per_kernel(tmp_pat
     changes with what -march=native means to the compiler; the native flags build
     one copy of each kernel (no target_clones), the portable ones keep them."""
     from codegen import build_cache
-    from codegen.emit.python_module import compile_flags
+    from codegen.emit.module_build import compile_flags
     from codegen.urdf_import import cache_key
     from codegen.urdf_options import UrdfOptions
 

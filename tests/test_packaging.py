@@ -142,7 +142,8 @@ def test_wheel_contents(dists):
         entry_points = zf.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     for need in ("krang_kernels/__init__.py", "krang_kernels/_kernels.pyi", "krang_kernels/py.typed",
                  "krang_kernels/include/krang_kernels.h", "krang_kernels/src/krang_kernels.c",
-                 "codegen/__init__.py", "codegen/__main__.py", "codegen/emit/python_module.py", "codegen/emit/runtime/checks.pxi"):
+                 "codegen/__init__.py", "codegen/__main__.py", "codegen/emit/python_module.py", "codegen/emit/module_build.py",
+                 "codegen/emit/runtime/checks.pxi"):
         assert need in names, f"wheel lacks {need}"
     templates = {p.name for p in (ROOT / "codegen" / "emit" / "templates").glob("*.j2")}
     assert templates and {f"codegen/emit/templates/{t}" for t in templates} <= names

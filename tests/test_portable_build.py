@@ -19,7 +19,7 @@ from tests.abi_ctypes import CFLAGS, Library, compile_shared
 from tests.test_batch_kernels import MINI, _batch
 
 from codegen.generate import generate_from_files
-from codegen.emit.python_module import X86_FLAGS
+from codegen.emit.module_build import X86_FLAGS
 from codegen.read.model import load_model
 
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64") or shutil.which("gcc") is None,

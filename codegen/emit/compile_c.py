@@ -3,7 +3,7 @@ translation units concurrently, and a failure that carries the compiler's
 own first error lines.
 
     BuildExt: setuptools' build_ext with these three changes (used by
-              codegen.emit.python_module.compile_module).
+              codegen.emit.module_build.compile_module).
 
 Why each:
 * Python's sysconfig CFLAGS carry `-g`. For a 48-DOF robot (TIAGo) the

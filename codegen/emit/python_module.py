@@ -1,10 +1,9 @@
 """The Python module of a generated robot: Cython source and type stubs
-rendered from the ABI description (codegen/emit/abi.py), then compiled.
+rendered from the ABI description (codegen/emit/abi.py); compiled by
+codegen/emit/module_build.py.
 
     write_python_module(abi, model, values, out_dir, module_name)
         -> out_dir/MODULE.pyx, out_dir/MODULE.pyi
-    build_python_module(abi, model, values, out_dir, config)
-        -> out_dir/NAME_kernels.<ext suffix>, importable with out_dir on sys.path
 
 Every robot, Krang included, gets the same module from
 codegen/emit/templates/module.pyx.j2 and .pyi.j2; the argument checks are written once,
@@ -20,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import keyword
-import platform
 import re
 import sys
 from dataclasses import dataclass
@@ -30,23 +28,12 @@ import jinja2
 
 from .. import __version__
 from .abi import FRAMES, IN, INDEX, OUT, REAL
-from .build_log import captured, failure
 from .pytext import docstring, py_string, py_tuple
-from .build_dir import build_directory
 from .docstrings import DT_DOC, EE_DOC, FRAME_DOC, compute_all_doc, kernel_doc
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 CHECKS = HERE / "runtime" / "checks.pxi"
-# The flags of setup.py (krang_kernels): fused multiply-add contraction, ~2x
-# faster sums of products. -march=native only on request (config.native:
-# codegen.import_urdf's cached builds, --native): a generated module may be
-# copied to another machine.
-FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
-# On x86-64 (GCC, Clang): the AVX-512 copy of the target_clones build keeps
-# 256-bit vectors (see KKCLONES in templates/kernels.c.j2).
-X86_FLAGS = ["-mprefer-vector-width=256"]
-NATIVE = ["-march=native"]
 # The ABI's Python-level metadata functions (not wrapped as kernels).
 METADATA = ("default_params", "joint_limits", "param_name", "joint_name", "regressor_param_index", "base_param_name",
             "base_regressor_column")
@@ -326,99 +313,6 @@ def write_python_module(abi, model, values, out_dir, module_name: str, header: s
         path.write_text(env.get_template(template).render(filename=path.name, **ctx), encoding="utf-8")
         written.append(path)
     return written
-
-
-def compile_module(module_name: str, pyx: Path, c_sources, include_dirs, out_dir: Path,
-                   native: bool = False, parts=()) -> Path:
-    """Cython + setuptools build_ext, in process: the extension lands in out_dir.
-    `parts`: the part numbers of the generated C (abi.parts; compiled in this
-    order, the largest first): each c_source is then compiled once per part,
-    -DKKPART=k, concurrently (codegen/emit/compile_c.py). The compilers'
-    output is captured (codegen/emit/build_log.py): nothing is printed; a
-    failure raises BuildError with the first error lines."""
-    log = None
-    try:
-        with captured() as log:
-            return _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, tuple(parts))
-    except Exception as exc:  # noqa: BLE001 - Cython's, distutils' and setuptools' errors alike
-        raise failure(module_name, log.text if log is not None else "", exc) from None
-
-
-def part_sources(c_sources, parts, directory) -> list:
-    """One file per (source, part) in `directory`, `#define KKPART k` then the
-    source, included by name (found through the include path: the source's
-    directory must be on it). The sources' names are C identifiers + .c (the
-    generator's NAME_kernels.c), so the include line needs no escaping."""
-    written = []
-    for src in map(Path, c_sources):
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\.c", src.name):
-            raise ValueError(f"source name {src.name!r}")
-        for k in parts:
-            path = Path(directory) / f"{src.stem}_part{int(k)}.c"
-            path.write_text(f"/* part {int(k)} of {src.name} (-DKKPART={int(k)}) */\n"
-                            f"#define KKPART {int(k)}\n#include \"{src.name}\"\n", encoding="ascii")
-            written.append(path)
-    return written
-
-
-def compile_flags(native: bool) -> list:
-    """The kernels' compiler flags: portable (one copy of each kernel per x86-64
-    level, chosen at load time: target_clones), or native (-march=native, one
-    copy for this CPU: a third of the compile time, a module for this machine only)."""
-    flags = FLAGS + (X86_FLAGS if platform.machine() == "x86_64" else [])
-    if native:
-        flags = [f for f in flags if f != "-DKK_TARGET_CLONES"] + NATIVE
-    return flags
-
-
-def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, parts) -> Path:
-    import numpy
-    from Cython.Build import cythonize
-    from setuptools import Distribution, Extension
-
-    from .compile_c import BuildExt
-
-    # removed on any exit, the compiler's temporaries inside; a killed run's by the next (build_dir.py)
-    with build_directory() as tmp:
-        if parts:
-            (Path(tmp) / "parts").mkdir()
-            c_sources = part_sources(c_sources, parts, Path(tmp) / "parts")
-        ext = Extension(module_name, sources=[str(pyx), *map(str, c_sources)],
-                        include_dirs=[*map(str, include_dirs), numpy.get_include()],
-                        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-                        extra_compile_args=compile_flags(native))
-        # build_dir: Cython's C goes to tmp, never next to a same-named kernel source
-        exts = cythonize([ext], build_dir=tmp, language_level=3, quiet=True, force=True)
-        dist = Distribution({"name": module_name, "ext_modules": exts, "script_name": "pybuild"})
-        cmd = BuildExt(dist)  # no -g, sources compiled concurrently, compiler errors quoted
-        cmd.first_sources = [str(c) for c in c_sources]  # the kernels' parts, largest first; then the wrapper
-        cmd.other_flags = ["-O1"]  # the wrapper: glue code (codegen/emit/compile_c.py)
-        cmd.build_lib, cmd.build_temp, cmd.inplace, cmd.force = str(out_dir), tmp, False, True
-        cmd.ensure_finalized()
-        cmd.run()
-        (built,) = cmd.get_outputs()
-    return Path(built)
-
-
-def build_python_module(abi, model, values, out_dir, config, part_weights=None) -> Path:
-    """Render and compile NAME_kernels (NAME: config.name, else the model's)
-    next to the generated C in out_dir. config: any object with `.name`;
-    `native=True` adds -march=native; other attributes are ignored. The C is
-    compiled as its parts (abi.parts), the heaviest first by `part_weights`
-    ({part number: weight}, e.g. operation counts; default: ABI order).
-    Returns the path of the compiled extension."""
-    out_dir = Path(out_dir).resolve()
-    name = getattr(config, "name", None) or abi.name
-    module = f"{name}_kernels"
-    header = f"{abi.name}_kernels.h"
-    c_src = out_dir / f"{abi.name}_kernels.c"
-    if not c_src.is_file():
-        raise FileNotFoundError(f"{c_src}: generate the C sources first")
-    pyx, _ = write_python_module(abi, model, values, out_dir, module, header)
-    weights = part_weights or {}
-    parts = sorted((i for i, _, _ in abi.parts()), key=lambda i: -weights.get(i, 0))
-    return compile_module(module, pyx, [c_src], [out_dir], out_dir, bool(getattr(config, "native", False)),
-                          parts)
 
 
 def main(argv=None) -> int:
