@@ -1,20 +1,7 @@
-"""URDF numbers -> the model's exact values (codegen/read/urdf.py, "Snapping"):
-rotations from rpy, joint axes and origins, with the entries a URDF writes
-rounded (pi/2 as 1.5707963268) snapped to exact 0 and +-1, which then fold
-away in the derivation.
-
-* rotation(R, snap, where): an entry within SNAP_TOL = 1e-9 of 0 becomes an
-  exact 0, and one within SNAP_TOL of +-1 becomes exact when the other
-  entries of its row and column snap to 0; a rotation whose snapped form
-  would not be orthonormal to 1e-9 keeps its computed values.
-* axis(a, snap, where): normalized, snapped entry by entry, at the fixed point
-  of model.unit_axis (its TOML reloads to the same numbers).
-* origin(p, snap, what): within the model files' bound on numbers
-  (expr.MAX_MAGNITUDE); entries within ORIGIN_SNAP_TOL = 1e-12 of 0 become
-  exact 0, the others exact doubles (53-bit Float).
-
-snap=False keeps every value as computed (exact 0 and +-1 stay exact).
-"""
+"""URDF numbers -> the model's exact values: rotation (from rpy_matrix), axis and
+origin, snapped to exact 0 and +-1 within SNAP_TOL and ORIGIN_SNAP_TOL as the
+"Snapping" convention of codegen/read/urdf.py says; origins within the model
+files' bound on numbers (expr.MAX_MAGNITUDE)."""
 from __future__ import annotations
 
 import math
