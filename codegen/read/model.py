@@ -30,7 +30,7 @@ from .model_fields import (MAX_FILE_BYTES, MAX_NAME, ORTHO_TOL, check_identifier
 from .expr_value import check_origins
 from .physical import check_params
 from .records import (ACTUATOR, INERTIAL, JOINT_TYPES, EndEffector, Frame, Limits, Model,  # noqa: F401
-                      free_flyer_frames)
+                      check_free_flyer, free_flyer_frames)
 
 # The model name is the C prefix and the file name: a letter first, so the
 # prefix never starts with the reserved "_" (C99 7.1.3).
@@ -101,14 +101,13 @@ def _frame(raw, index, geometry_symbols, where):
     origin = tuple(_expression(o, geometry_symbols, f"{where}: origin[{i}]") for i, o in enumerate(origin))
     if jtype == "floating":
         # a free-flyer (records.BASE_TYPES): the base pose is q[0:7], so the
-        # frame has no placement of its own, no axis and no limits
-        if raw["parent"] != "0" or index != 0:
-            raise ModelError(f"{where}: a floating frame must be the first frame, a child of the world '0'")
+        # frame has no placement of its own, no axis and no limits; where it
+        # may stand in the tree is records.check_free_flyer's rule
         if "axis" in raw or "limits" in raw or rot != sp.eye(3) or any(o != 0 for o in origin):
             raise ModelError(f"{where}: a floating frame has no axis and no limits, "
                              f"rotation identity and origin zero")
         joint = check_name(raw.get("joint"), f"{where}: joint name")
-        return free_flyer_frames(key, joint)
+        return free_flyer_frames(key, joint, index, raw["parent"])
     if jtype == "fixed":
         if raw.get("joint") is not None or "axis" in raw or "limits" in raw:
             raise ModelError(f"{where}: a fixed frame has no joint name, no axis and no limits")
@@ -156,23 +155,22 @@ def parse_model(text: str, source: str = "<model>") -> Model:
     if len(raw_frames) > MAX_FRAMES:
         raise ModelError(f"{source}: {len(raw_frames)} frames (the limit is {MAX_FRAMES})")
     frames, known, index = [], {"0"}, 0
-    floating = False
     for n, rf in enumerate(raw_frames):
         made = _frame(rf, index, gsyms, f"{source}: frame #{n + 1}")
-        if isinstance(made, tuple):  # a floating frame: the six frames of the free-flyer
-            floating = True
-        elif made.parent == "0" and floating:
-            raise ModelError(f"frame {made.key!r}: on a floating base, the floating frame is the world's only child")
-        for f in made if isinstance(made, tuple) else (made,):
-            if f.key in known:
-                raise ModelError(f"frame {f.key!r} is defined twice")
-            if f.parent not in known:
-                raise ModelError(f"frame {f.key!r}: parent {show(f.parent)} is not defined before it")
-            known.add(f.key)
+        for f in made if isinstance(made, tuple) else (made,):  # a floating frame is six
             frames.append(f)
             index += f.moving
         if index > MAX_DOF:
             raise ModelError(f"{source}: more than {MAX_DOF} moving joints (the limit is {MAX_DOF})")
+    # the free-flyer's place first (the URDF reader's rule too), then the tree's links
+    check_free_flyer(frames)
+    for f in frames:
+        if f.key in known:
+            raise ModelError(f"frame {f.key!r} is defined twice")
+        if f.parent not in known:
+            raise ModelError(f"frame {f.key!r}: parent {show(f.parent)} is not defined before it")
+        known.add(f.key)
+    floating = bool(frames[0].base)
     model = Model(name, tuple(frames), geometry, gravity, (), hashlib.sha256(text.encode()).hexdigest(),
                   floating)
     if len(set(model.joint_names)) != model.ndof:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .expr import ModelError
+
 JOINT_TYPES = ("revolute", "prismatic", "fixed", "floating")
 # A free-flying base ("floating" in a model file, a URDF floating root joint or
 # --floating-base) is held in Model.frames as six one-DOF frames in a chain from
@@ -172,13 +174,14 @@ class Model:
         return out[::-1]
 
 
-def free_flyer_frames(key: str, joint: str, first_index: int = 0) -> tuple:
+def free_flyer_frames(key: str, joint: str, first_index: int = 0, parent: str = "0") -> tuple:
     """The six frames of a free-flyer whose base body is link `key` (see
-    BASE_TYPES), named after `joint` (velocity names "<joint>:vx" ... "<joint>:wz").
+    BASE_TYPES), named after `joint` (velocity names "<joint>:vx" ... "<joint>:wz"),
+    hung from `parent` as declared (check_free_flyer refuses any but the world).
     The five massless frames get keys that no model file or URDF name can
     take (a control character), so they never collide and never reach C."""
     eye, zero = sp.ImmutableMatrix.eye(3), (sp.S.Zero,) * 3
-    out, parent = [], "0"
+    out = []
     for k, suffix in enumerate(BASE_SUFFIXES):
         axis = [0, 0, 0]
         axis[k % 3] = 1
@@ -188,3 +191,30 @@ def free_flyer_frames(key: str, joint: str, first_index: int = 0) -> tuple:
                          eye, zero, first_index + k, None, massless=not last))
         parent = fkey
     return tuple(out)
+
+
+def floating_error(what: str, why: str) -> ModelError:
+    """The error of a free-flyer placed against check_free_flyer's rule, `what` naming it."""
+    return ModelError(f"{what}: a floating frame must be the first frame and the world's only child ({why})")
+
+
+def check_free_flyer(frames) -> None:
+    """The placement rule of a free-flying base, the same for model files and URDFs: its six
+    frames (BASE_TYPES) come first, hang from the world "0", and nothing else does. The
+    kernels take frames[:6] as the base and q[0:7] as its pose; a second child of the world
+    would be moved with the base by fk while A and the Jacobians treat it as decoupled.
+    Raises ModelError naming the floating frame (its base body) and the frame in the way."""
+    base = [i for i, f in enumerate(frames) if f.base]
+    if not base:
+        return
+    bodies = [frames[i].key for i in base if not frames[i].massless]
+    body = bodies[0] if bodies else frames[base[0]].key
+    if len(bodies) > 1:
+        raise floating_error(f"frame {bodies[1]!r}", f"frame {body!r} is floating already")
+    if base != list(range(len(BASE_SUFFIXES))):
+        raise floating_error(f"frame {body!r}", f"frame {frames[0].key!r} comes before it")
+    if frames[0].parent != "0":
+        raise floating_error(f"frame {body!r}", f"its parent is {frames[0].parent!r}, not the world '0'")
+    for f in frames[len(base):]:
+        if f.parent == "0":
+            raise floating_error(f"frame {body!r}", f"frame {f.key!r} is a child of the world too")

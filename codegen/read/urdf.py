@@ -13,7 +13,9 @@ Conventions (ROS URDF specification; Pinocchio's URDF parser agrees):
   `floating` is a dummy world link: that joint (identity <origin>) is the
   free-flyer and its child the base, with or without the flag (Pinocchio's
   URDF parser makes it a JointModelFreeFlyer). Other floating joints and
-  every planar joint are refused, naming the joint.
+  every planar joint are refused, naming the joint; a floating root joint
+  beside other joints of the root breaks the model files' rule (the floating
+  frame is the first frame and the world's only child: records.check_free_flyer).
 * revolute and continuous joints -> Frame type "revolute" with ONE coordinate
   (the angle; Pinocchio uses (cos, sin) for continuous joints), continuous
   joints without position limits; prismatic -> "prismatic"; floating and
@@ -70,7 +72,7 @@ import sympy as sp
 
 from .physical import about_origin, check_params
 from .model import ACTUATOR, INERTIAL, MAX_END_EFFECTORS, EndEffector, Frame, Limits, Model, ModelError
-from .records import free_flyer_frames
+from .records import check_free_flyer, floating_error, free_flyer_frames
 from .urdf_numbers import ORIGIN_SNAP_TOL, SNAP_TOL, axis, origin, rotation, rpy_matrix  # noqa: F401 (re-exported)
 from .urdf_parse import Urdf, check_name, parse_urdf, read_bytes
 from .urdf_toml import model_toml, params_toml
@@ -180,6 +182,11 @@ def _floating_root(root, children, floating_base):
     A root link whose only joint is `floating` is a dummy world link: its child
     is the base (Pinocchio's URDF parser makes that joint a JointModelFreeFlyer)."""
     js = children[root]
+    floating = [j for j in js if j.type == "floating"]
+    if floating and len(js) > 1:  # the dummy world link would carry the base and more
+        other = next(j for j in js if j is not floating[0])
+        raise floating_error(f"joint {floating[0].name!r}",
+                             f"the root link {root!r} also carries joint {other.name!r}")
     if len(js) == 1 and js[0].type == "floating":
         j = js[0]
         if any(abs(x) > 0 for x in tuple(j.pose.xyz) + tuple(j.pose.rpy)):
@@ -242,6 +249,7 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
         actuator[j.child] = (0.0, j.damping, j.friction)
     if not frames:  # (a free-flyer alone is a model: one rigid body in free flight)
         raise ModelError("the URDF has no moving joint (revolute, continuous or prismatic)")
+    check_free_flyer(frames)  # the model files' rule (built so here: a safety net)
     for link, (body, R_bl, p_bl) in where.items():
         if body != "0":
             _lump(inertia[body], links[link], R_bl, p_bl)
