@@ -4,7 +4,8 @@ A model file describes a tree of frames (Khalil-Dombre style, as in the Krang
 report, Zafar 2015, sections 2.1-2.2 and 5.1; the records are in
 codegen/read/records.py). Nothing here knows about C.
 
-A model file is untrusted data: it is read with a size cap and its fields are
+A model file is untrusted data: it is read with a size cap, regular files only
+(codegen/read/files.py), and its fields are
 checked by codegen/read/model_fields.py, every count is bounded (the MAX_*
 constants below), origin expressions go through the safe expression language of
 codegen/read/expr.py (never eval), and every fault is one ModelError naming the
@@ -25,8 +26,9 @@ except ModuleNotFoundError:  # pragma: no cover
 import sympy as sp
 
 from .expr import RESERVED_NAMES, ModelError, from_number, parse_expression
+from .files import read_input_text
 from .model_fields import (MAX_FILE_BYTES, MAX_NAME, ORTHO_TOL, check_identifier, check_length, check_name,  # noqa: F401
-                           finite, limits_table, number, read_text, rotation_matrix, show, unit_axis, vector)
+                           finite, limits_table, number, rotation_matrix, show, unit_axis, vector)
 from .expr_value import check_origins
 from .physical import check_params
 from .records import (ACTUATOR, INERTIAL, JOINT_TYPES, EndEffector, Frame, Limits, Model,  # noqa: F401
@@ -206,7 +208,7 @@ def parse_model(text: str, source: str = "<model>") -> Model:
 def load_model(path) -> Model:
     """The Model record of the model file at `path` (TOML, at most 1 MiB; see parse_model)."""
     path = Path(path)
-    return parse_model(read_text(path, "model file"), path.name)
+    return parse_model(read_input_text(path, "model file", MAX_FILE_BYTES), path.name)
 
 
 def load_param_values(path, model: Model) -> list:
@@ -221,7 +223,7 @@ def load_param_values(path, model: Model) -> list:
     those); the origins are checked when it has frames.
     """
     path = Path(path)
-    raw = _toml(read_text(path, "parameter file"), f"parameter file {path.name}")
+    raw = _toml(read_input_text(path, "parameter file", MAX_FILE_BYTES), f"parameter file {path.name}")
     values = raw.get("values")
     if not isinstance(values, dict):
         raise ModelError(f"{path.name}: needs a [values] table")

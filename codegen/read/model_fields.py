@@ -1,17 +1,12 @@
-"""Checked fields of untrusted model input: bounded file reading, names, numbers,
-rotations, axes and joint limits. Every fault is one ModelError naming the field.
-
-Files are read with a size cap (never more than cap + 1 bytes, regular files only, so
-/dev/zero or a FIFO cannot hang the loader); names are bounded in length and printable.
+"""Checked fields of untrusted model input: names, numbers, rotations, axes and
+joint limits. Every fault is one ModelError naming the field. Names are bounded
+in length and printable; files are read by codegen/read/files.py.
 """
 from __future__ import annotations
 
 import math
-import os
 import re
-import stat
 from collections import Counter
-from pathlib import Path
 
 import sympy as sp
 
@@ -22,7 +17,7 @@ from .records import Limits
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # always used with fullmatch
 
 # Bounds on untrusted input (the counts are in codegen/read/model.py).
-MAX_FILE_BYTES = 1 << 20  # model and parameter files (1 MiB)
+MAX_FILE_BYTES = 1 << 20  # model and parameter files (1 MiB; read by files.read_input)
 MAX_NAME = 64  # characters in any name
 
 # Float rotations and axes must be orthonormal / unit to this tolerance.
@@ -140,46 +135,6 @@ def limits_table(raw, where):
     if lim.lower is not None and lim.upper is not None and lim.lower > lim.upper:
         raise ModelError(f"{where}: limits.lower {lim.lower} > limits.upper {lim.upper}")
     return lim
-
-
-def read_bytes(path, what: str, cap: int = MAX_FILE_BYTES) -> bytes:
-    """At most cap bytes of a regular file, reading no more than cap + 1. Non-blocking
-    open so that a FIFO cannot hang us before we see it is not a file."""
-    path = Path(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(path, flags)
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        raise ModelError(f"cannot read {what} {path}: {exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ModelError(f"cannot read {what} {path}: not a regular file")
-        if st.st_size > cap:
-            raise ModelError(f"cannot read {what} {path}: larger than {cap} bytes")
-        chunks, size = [], 0
-        while size <= cap:
-            chunk = os.read(fd, cap + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > cap:  # the file grew after fstat
-            raise ModelError(f"cannot read {what} {path}: larger than {cap} bytes")
-    except OSError as exc:
-        raise ModelError(f"cannot read {what} {path}: {exc}") from None
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
-
-
-def read_text(path, what: str, cap: int = MAX_FILE_BYTES) -> str:
-    """read_bytes decoded as UTF-8 (no newline translation: the model hash is of the file)."""
-    data = read_bytes(path, what, cap)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ModelError(f"cannot read {what} {path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
 def check_unique(names, what: str):

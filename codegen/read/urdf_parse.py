@@ -33,9 +33,9 @@ import defusedxml.ElementTree as DET
 from defusedxml import DefusedXmlException
 
 from . import model_fields
+from .files import read_input
 from .expr import MAX_MAGNITUDE, parse_numbers
 from .model_fields import MAX_NAME, ModelError  # noqa: F401 - MAX_NAME: the model files' bound
-from .model_fields import read_bytes as read_file_bytes
 from .model import MAX_DOF, MAX_FRAMES
 
 # URDFs carry meshes' and sensors' descriptions the model files do not: a larger file
@@ -105,9 +105,9 @@ class Urdf:
 
 
 def read_bytes(path) -> bytes:
-    """At most MAX_BYTES of a regular file (FIFOs, devices, directories refused
-    without blocking on them)."""
-    return read_file_bytes(path, "URDF", MAX_BYTES)
+    """The URDF file at `path`: files.read_input with the URDF cap (at most MAX_BYTES of a
+    regular file; FIFOs, devices, directories refused without blocking on them)."""
+    return read_input(path, "URDF", MAX_BYTES)
 
 
 def _attr(el, key, what):
