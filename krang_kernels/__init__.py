@@ -25,13 +25,36 @@ this file only re-exports it.
 """
 from __future__ import annotations
 
+import importlib.metadata
+import re
 from pathlib import Path
 
-from codegen import __version__  # the one version of the distribution
 from ._kernels import *  # noqa: F403
 from ._kernels import __all__
 
 _HERE = Path(__file__).resolve().parent
+
+
+def _version() -> str:
+    """The distribution's version, defined once in codegen/__init__.py, read without
+    importing codegen (the runtime needs numpy only, and importing codegen would set
+    its SymPy environment variable): the text of the codegen/__init__.py that ships
+    next to this package (a checkout, an editable install and a wheel all have it, so
+    it is never stale), else the installed distribution's metadata."""
+    try:
+        text = (_HERE.parent / "codegen" / "__init__.py").read_text(encoding="utf-8")
+        found = re.search(r"^__version__\s*=\s*[\"']([^\"']+)[\"']", text, re.M)
+        if found:
+            return found.group(1)
+    except OSError:
+        pass
+    try:
+        return importlib.metadata.version("krang-kernels")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _version()  # the one version of the distribution (codegen/__init__.py)
 # Installed from a wheel, the C library ships inside the package (setup.py
 # copies it); in a checkout or an editable install it is generated/.
 _C_DIRS = (_HERE / "include", _HERE / "src", _HERE.parent / "generated")

@@ -9,7 +9,7 @@ vectors and REGRESSOR_PARAM_INDEX / REGRESSOR_PARAMS.
 
 Base parameters: numerically (Gautier 1990, "Numerical calculation of the
 base inertial parameters of robots"; Khalil and Dombre 2002, sec. 12.4),
-by the generator's own procedure (codegen/derive/base_columns.py): the
+by the generator's own procedure (krang_kernels/base_columns.py): the
 regressor stacked over random states, its independent columns chosen in
 the textbook order, the others exact combinations of them, Y_2 = Y_1 K,
 
@@ -31,7 +31,7 @@ import dataclasses
 import warnings
 import numpy as np
 
-from codegen.derive.base_columns import base_of, numerical_rank, readable, textbook_order  # noqa: F401 - numerical_rank re-exported
+from .base_columns import base_of, numerical_rank, readable, textbook_order  # noqa: F401 - numerical_rank re-exported
 
 # the exciting trajectories live in .excitation; re-exported here, where the workflow is
 from .excitation import (Excitation, excitation_condition, fourier_trajectory, optimized_excitation,  # noqa: F401
@@ -115,7 +115,7 @@ def base_parameters(module, params=None, n_states=None, seed=0) -> BaseParameter
 
 def _base_of(W, param_names) -> BaseParameters:
     """The base parameters of a stacked regressor W (N, NPI), columns chosen
-    in the generator's textbook order (codegen/derive/base_columns.py)."""
+    in the generator's textbook order (krang_kernels/base_columns.py)."""
     columns, comb = base_of(W, textbook_order(param_names))
     return BaseParameters(columns, comb, tuple(readable(row, param_names) for row in comb))
 

@@ -1,4 +1,4 @@
-"""codegen/derive/base_columns.py and the generation-time evaluation feeding it.
+"""krang_kernels/base_columns.py and the generation-time evaluation feeding it.
 
 * householder_lstsq agrees with LAPACK's least squares (np.linalg.lstsq) on
   random well- and ill-conditioned problems;
@@ -19,7 +19,7 @@ import sys
 import numpy as np
 import pytest
 
-from codegen.derive.base_columns import householder_lstsq
+from krang_kernels.base_columns import householder_lstsq
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = os.path.join(ROOT, "tests", "models", "mini.toml")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codegen.derive.base_columns import numerical_rank
+from krang_kernels.base_columns import numerical_rank
 from codegen.emit.abi import regressor_columns
 from tests.abi_ctypes import build, write_params
 from tests.ctrl_cases import HERE, library, param_sets, states

@@ -4,7 +4,7 @@ Method (docs/identification.md): the symbolic regressor Y
 (codegen/derive/regressor.py) is evaluated numerically -- its straight-line
 program run over numpy arrays -- at N_STATES random states (q, dq, ddq) and
 the model's default geometry and g; the stacked matrix is factored by QR with
-column pivoting (codegen/derive/base_columns.py, Gautier 1990). The result is
+column pivoting (krang_kernels/base_columns.py, Gautier 1990). The result is
 fixed at generation time:
 
 * `columns`: the independent columns of Y; the base regressor is Y
@@ -27,7 +27,11 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from . import base_columns
+# numpy only, shared with the runtime's identification so that both choose the same
+# columns: one copy, in the runtime package (importing it loads krang_kernels' compiled
+# module, built by every install of this distribution)
+from krang_kernels import base_columns
+
 from .kinematics import Kinematics
 from .program import Program
 from .regressor import regressor, regressor_params

@@ -11,7 +11,8 @@ combination of them, W_2 = W_1 K, so that
 Used at generation time (codegen/derive/base_parameters.py, over the
 symbolic regressor evaluated numerically) and at run time
 (krang_kernels/identification.py, over a compiled module), so that both
-choose the same columns. No SymPy here: krang_kernels imports this module.
+choose the same columns. One copy, in the runtime package: numpy only, no
+SymPy and nothing of codegen (the runtime must not need the generator).
 """
 from __future__ import annotations
 
