@@ -32,8 +32,7 @@ setup: $(STAMP)
 
 # Derivation -> CSE -> C sources from templates, then rebuild the extension.
 generate: $(STAMP)
-	$(PYTHON) -m codegen $(MODEL) $(PARAMS) --out generated
-	$(PYTHON) -m codegen.emit.python_module $(MODEL) $(PARAMS) --out krang_kernels --module _kernels
+	$(PYTHON) -m codegen $(MODEL) $(PARAMS) --out generated --module-source krang_kernels --module _kernels
 	$(MAKE) build
 
 EXT := build/.extension

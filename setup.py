@@ -1,6 +1,6 @@
 """Builds the Cython extension from the committed generated sources:
 generated/krang_kernels.c and krang_kernels/_kernels.pyx, which `make
-generate` renders from codegen/emit/templates/module.pyx.j2 (no SymPy needed to
+generate` renders from templates/python/module.pyx.j2 (no SymPy needed to
 install). Everything else (metadata, packages, package data) is in
 pyproject.toml; why setuptools rather than scikit-build-core or meson-python
 is said there."""
@@ -26,10 +26,10 @@ from setuptools.command.build_py import build_py
 NATIVE = ["-march=native"] if os.environ.get("KRANG_NATIVE") and not os.environ.get("KRANG_PORTABLE") else []
 # Fused multiply-add contraction (GCC's default outside ISO mode): the
 # generated code is sums of products, ~2x faster with FMA. The same flags as
-# codegen.emit.module_build.FLAGS (tests/test_pybuild.py checks it).
+# codegen.build.module.FLAGS (tests/test_pybuild.py checks it).
 FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
 # x86-64: the AVX-512 copy of the target_clones keeps 256-bit vectors (faster
-# here; see KKCLONES in the generated C). codegen.emit.module_build.X86_FLAGS too.
+# here; see KKCLONES in the generated C). codegen.build.module.X86_FLAGS too.
 X86_FLAGS = ["-mprefer-vector-width=256"]
 
 # The C library for C users, shipped inside the package:
@@ -62,7 +62,7 @@ def kernel_parts(c_file=KERNELS_C, directory=PARTS_DIR) -> list:
     each, -DKKPART=k by a `#define` in a two-line file that includes it), the
     heaviest first by the operation counts the same comment lists, so that the
     longest compiles start first. One part per CPU at a time: the module builds
-    in about half the wall time on two cores (codegen/emit/compile_c.py does
+    in about half the wall time on two cores (codegen/build/compiler.py does
     the same for the modules of URDF robots)."""
     text = c_file.read_text(encoding="utf-8")
     head = text[:text.find("#define KKNPARTS")]
@@ -88,7 +88,7 @@ def kernel_parts(c_file=KERNELS_C, directory=PARTS_DIR) -> list:
 class BuildExtConcurrent(build_ext):
     """build_ext compiling an extension's sources concurrently, in the order
     given (setuptools compiles them one after the other). Not
-    codegen.emit.compile_c.BuildExt: an isolated build (pip's default) runs
+    codegen.build.compiler.BuildExt: an isolated build (pip's default) runs
     this file without the project on sys.path, so codegen is not importable."""
 
     def build_extensions(self):

@@ -16,7 +16,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from codegen.emit.compile_c import jobs
+from codegen.build.compiler import jobs
 
 from .env import BOOST_DEFS, HARNESS, OPT, find_include, first_line, log
 from .robot import KernelSet, robot_header_text
@@ -154,7 +154,7 @@ def children_cpu() -> float:
 
 def _compile_parts(cc: str, gen: Path, source: Path, nparts: int) -> bool:
     """The parts of a generated .c (-DKKPART=k), as many at a time as the Python module build
-    compiles them (codegen.emit.compile_c.jobs: KRANG_BUILD_JOBS, else the CPUs this process
+    compiles them (codegen.build.compiler.jobs: KRANG_BUILD_JOBS, else the CPUs this process
     may use), the largest part (most text) first."""
     text = source.read_text(errors="replace")
     size = {k: sum(len(b) for b in re.split(r"^#if ", text, flags=re.M) if b.startswith(f"KKIN({k})"))

@@ -4,7 +4,7 @@
 
 Each robot runs in a fresh child process (`--one`): the URDF generated to C and
 built into the Python module (what `python -m codegen ROBOT.urdf --python
---no-cache` does), the build (codegen.emit.module_build.compile_module: Cython
+--no-cache` does), the build (codegen.build.module.compile_module: Cython
 and the C compiler) timed apart from generation. Peak memory: generation is the
 Python process's own peak RSS; the build's is the largest sum of the RSS of the
 process and all its descendants (the concurrent compilers), sampled every 0.1 s
@@ -99,9 +99,9 @@ def _cpu_children() -> float:
 
 def one(urdf: str, ees: list, native: bool = False) -> dict:
     """Generate and build one robot in this process; the figures as a dict."""
-    from codegen.emit import compile_c, module_build
+    from codegen.build import compiler as compile_c, module as module_build
     from codegen.emit.abi import describe
-    from codegen.generate import CodegenConfig, generate
+    from codegen.pipeline import CodegenConfig, generate
     from codegen.read.urdf import load_urdf
 
     build, runs = {}, []
@@ -156,7 +156,7 @@ def two_cores(seconds) -> float:
 
 
 def machine_line(native: bool = False) -> str:
-    from codegen.emit.module_build import compile_flags
+    from codegen.build.module import compile_flags
     cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
                 if ln.startswith("model name")), platform.processor())
     cc = os.environ.get("CC", "cc")
@@ -250,11 +250,11 @@ def main(argv=None) -> int:
             "Written by `python -m benchmarks.build_times` (do not edit by hand). Generation: URDF -> C "
             "(derivation, CSE, printing); module build: Cython and the C compiler, the Cython wrapper and "
             "the kernels' parts (one translation unit per kernel group, -DKKPART=k, see the C ABI page) "
-            "compiled two at a time, the largest first (codegen/emit/compile_c.py). Peak RSS of the build: the "
+            "compiled two at a time, the largest first (codegen/build/compiler.py). Peak RSS of the build: the "
             "largest sum over the build's processes, sampled every 0.1 s. Load avg: the 1-minute load "
             "average when the robot started. The machine is shared with other jobs (noisy): wall times "
             "vary with its load, CPU seconds much less. Generation emits the kernels on both cores "
-            "(codegen/parallel_emit.py; its CPU column includes the workers'). The idle 2-core estimate is "
+            "(codegen/emit/parallel.py; its CPU column includes the workers'). The idle 2-core estimate is "
             "generation wall time (measured: read it with the load average) + Cython "
             "CPU + the translation units' CPU scheduled on two cores, longest first (the Cython figure is the "
             "Python process's CPU during the build without the /proc sampler's thread, whose CPU grows with "

@@ -14,7 +14,7 @@ portable build), each a ratio of two timings of the same run.
 - the batch kernels' per-state speed-up over the scalar kernel at N = 64 and
   1024 (benchmarks.batch's driver, its native build, pinned), with the time
   a memset of the same outputs takes (no kernel that writes them is faster);
-- the portable build (target_clones, codegen.emit.module_build's flags, no -march)
+- the portable build (target_clones, codegen.build.module's flags, no -march)
   against -march=native, per kernel: the harness `ours-clones`, timed in the
   same alternating rounds as `ours`; for the batch kernels benchmarks.batch's
   `clones` build, alternating with its `native` one.

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from codegen.emit import module_build as pybuild
+from codegen.build import module as pybuild
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -27,7 +27,7 @@ BOOST_DEFS = [
 ]
 # The same flags for our kernels and the header-only Pinocchio build.
 OPT = ["-O3", "-march=native", "-ffp-contract=fast", "-DNDEBUG"]
-# Our kernels as the wheel builds them (codegen.emit.module_build): target_clones, no -march.
+# Our kernels as the wheel builds them (codegen.build.module): target_clones, no -march.
 PORTABLE = [f for f in pybuild.FLAGS if f != "-std=c99"] + pybuild.X86_FLAGS + ["-DNDEBUG"]
 
 

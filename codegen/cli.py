@@ -16,10 +16,11 @@ import time
 from pathlib import Path
 
 from .emit.abi import CORE, OPTIONAL
-from .generate import CodegenConfig, generate_from_files
+from .pipeline import CodegenConfig, generate_from_files
 from .read.model import ModelError
 
 USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--kernels K] [--python] [--native]
+                         [--module-source DIR [--module MODULE]]
        python -m codegen ROBOT.urdf --out DIR [--name NAME] [--end-effector LINK]...
                          [--floating-base] [--no-snap] [--no-friction] [--emit-model] [--no-share-subtrees]
                          [--kernels K] [--python] [--native] [--no-cache]"""
@@ -82,6 +83,11 @@ def parser() -> argparse.ArgumentParser:
                          "generation and compile time (Krang: 2x the C, most of the compile)")
     ap.add_argument("--python", action="store_true",
                     help="also build an importable Python module NAME_kernels in DIR")
+    ap.add_argument("--module-source", metavar="DIR",
+                    help="also render the Python module's source (MODULE.pyx, MODULE.pyi) into DIR without "
+                         "compiling it (make generate: the krang_kernels package)")
+    ap.add_argument("--module", metavar="MODULE",
+                    help="with --module-source: the module's name (default NAME_kernels)")
     ap.add_argument("--native", action="store_true",
                     help="with --python: compile the module for this machine's CPU (-march=native, one copy "
                          "of each kernel: about a third of the portable build's compile time); it may not "
@@ -97,9 +103,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _urdf(args, config):
-    """URDF input: codegen.urdf_build through the module cache (codegen.urdf_import)."""
-    from .urdf_import import generate_urdf_cached
-    from .urdf_options import UrdfOptions
+    """URDF input: codegen.pipeline through the module cache (codegen.urdf)."""
+    from .urdf import generate_urdf_cached
+    from .support.options import UrdfOptions
 
     options = UrdfOptions(end_effectors=tuple(args.end_effectors), name=args.name, snap=args.snap,
                           friction=args.friction, share_subtrees=tuple(args.share_subtrees), python=args.python,
@@ -141,7 +147,7 @@ def run(args) -> list:
     """Generate what the parsed command line `args` (parser().parse_args) asks for: a model and a
     parameter file, or a URDF; returns the written paths. Errors raise (main reports them)."""
     if args.name is not None:
-        from .urdf_options import check_name
+        from .support.options import check_name
 
         try:
             check_name(args.name)
@@ -149,8 +155,15 @@ def run(args) -> list:
             raise ModelError(f"--name: {exc}") from None
     config = CodegenConfig(out_dir=Path(args.out), name=args.name, end_effectors=tuple(args.end_effectors),
                            snap=args.snap, python=args.python, emit_model=args.emit_model,
-                           share_subtrees=args.share_subtrees, kernels=args.kernels, native=args.native)
+                           share_subtrees=args.share_subtrees, kernels=args.kernels, native=args.native,
+                           module_source=Path(args.module_source) if args.module_source else None,
+                           module=args.module)
+    if args.module is not None and not (args.module.isidentifier() and args.module.isascii()):
+        raise ModelError(f"--module: {args.module!r} is not a Python module name")
     if len(args.inputs) == 1 and args.inputs[0].lower().endswith((".urdf", ".xml")):
+        if args.module_source is not None or args.module is not None:
+            raise ModelError("--module-source, --module: only for MODEL.toml PARAMS.toml input "
+                             "(a URDF's module: --python)")
         return _urdf(args, config)
     if len(args.inputs) != 2:
         raise ModelError("expected MODEL.toml PARAMS.toml or one ROBOT.urdf, got "
@@ -175,7 +188,7 @@ def _one_line(exc) -> str:
 
 class Terminated(BaseException):
     """SIGTERM or SIGHUP, raised where the run is, so that every `finally` (staging and
-    build directories, codegen/commit.py, codegen/emit/build_dir.py) cleans up."""
+    build directories, codegen/build/commit.py, codegen/support/workdirs.py) cleans up."""
 
     def __init__(self, signum):
         super().__init__(signum)

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       bb009b4ded05bc2d1d102bd7bfbe7863643449dca5cbda4129320da4519a846b
  * parameter file   68ae0a689393d6fa34986818ba6451ca0f8600f0778d666ca401050e62e2fbc8
- * generator        7d2f06c6a2d1bbecc1e04dfcc26af5a40528e302d1ee3ab6799898ddcae79377
+ * generator        377821151dd73267b86ea91cf65bb98ad1a083d8ae9d1d3a81376ba3b559c88b
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832

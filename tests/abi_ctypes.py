@@ -22,9 +22,9 @@ import pytest
 
 from codegen.emit.abi import INDEX, OUT, REAL, describe
 from codegen.emit.cnames import cnames
-from codegen.emit.compile_c import jobs
-from codegen.emit.module_build import part_sources
-from codegen.generate import generate
+from codegen.build.compiler import jobs
+from codegen.build.module import part_sources
+from codegen.pipeline import generate
 from codegen.read.model import load_model
 
 # -Wno-unused-parameter: on main, a 1-DOF model's compute_A never reads q;

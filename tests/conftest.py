@@ -16,7 +16,7 @@ def pytest_addoption(parser):
 @pytest.fixture(autouse=True, scope="session")
 def _private_module_cache(tmp_path_factory):
     """URDF runs of the command line and codegen.import_urdf cache built modules per
-    user (codegen.build_cache); tests (and their subprocesses) use a cache of their own."""
+    user (codegen.build.cache); tests (and their subprocesses) use a cache of their own."""
     patch = pytest.MonkeyPatch()
     patch.setenv("KRANG_KERNELS_CACHE", str(tmp_path_factory.mktemp("module_cache")))
     yield

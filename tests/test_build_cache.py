@@ -1,4 +1,4 @@
-"""codegen/build_cache.py with a stand-in builder (no generation, fast): where the cache
+"""codegen/build/cache.py with a stand-in builder (no generation, fast): where the cache
 lives, what makes an entry usable, rebuilds of bad entries, one build under concurrency,
 nothing left behind by a failed build."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen.build_cache import cache_root, entry_key, get_or_build, read_manifest
+from codegen.build.cache import cache_root, entry_key, get_or_build, read_manifest
 
 KEY = entry_key({"urdf_sha256": "0" * 64, "options": {"x": 1}})
 

@@ -24,7 +24,7 @@ pin = pytest.importorskip("pinocchio")
 
 from benchmarks.urdf_coverage import robots_dir  # noqa: E402
 from codegen.derive.centroidal import moving_roots  # noqa: E402
-from codegen.generate import CodegenConfig, generate  # noqa: E402
+from codegen.pipeline import CodegenConfig, generate  # noqa: E402
 from codegen.read.model import load_model, load_param_values  # noqa: E402
 from codegen.read.urdf import load_urdf  # noqa: E402
 from tests.abi_ctypes import Library, compile_shared  # noqa: E402

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-import codegen.commit as commit
-import codegen.generate as gen
-from codegen.generate import CodegenConfig, generate_from_files
-from codegen.urdf_options import check_name
+import codegen.build.commit as commit
+import codegen.pipeline as gen
+from codegen.pipeline import CodegenConfig, generate_from_files
+from codegen.support.options import check_name
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = ROOT / "tests" / "models" / "mini.toml"
@@ -122,7 +122,7 @@ def test_urdf_input_without_front_end_or_with_a_missing_file(tmp_path):
 def test_python_option_is_one_error_line_or_works(tmp_path):
     import importlib.util
     r = run(MINI, MINI_PARAMS, "--out", tmp_path / "out", "--python")
-    if importlib.util.find_spec("codegen.emit.module_build") is None:
+    if importlib.util.find_spec("codegen.build.module") is None:
         assert_one_error_line(r, "--python is not available yet")
         assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
     else:
@@ -435,7 +435,7 @@ def test_recovery_leaves_other_hosts_users_and_planted_journals_alone(tmp_path):
 
 def _start_python_build(tmp_path, stage="build"):
     """A --python run with its own TMPDIR, once its build directory exists (mid-build), or
-    with stage="emission" once the kernels' emission has started (codegen/parallel_emit.py)."""
+    with stage="emission" once the kernels' emission has started (codegen/emit/parallel.py)."""
     import os
     import signal
     import time
@@ -474,7 +474,7 @@ def _settled_listing(d, seconds=30):
 def test_an_interrupted_python_build_removes_its_temporaries(tmp_path, sig, stage):
     import signal
 
-    from codegen import parallel_emit
+    from codegen.emit import parallel as parallel_emit
     if stage == "emission" and parallel_emit.jobs(50) == 1:
         pytest.skip("emission runs in this process (one CPU or no fork)")
     proc, tmp = _start_python_build(tmp_path, stage)
@@ -494,7 +494,7 @@ def test_an_interrupted_python_build_removes_its_temporaries(tmp_path, sig, stag
 def test_a_killed_python_builds_temporaries_are_removed_by_the_next_build(tmp_path):
     import signal
 
-    from codegen.emit import build_dir
+    from codegen.support import workdirs as build_dir
     proc, tmp = _start_python_build(tmp_path)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
@@ -557,7 +557,7 @@ def test_kernels_option_reaches_a_urdf_build(tmp_path):
 
 
 def test_unknown_kernel_name_is_an_error(tmp_path):
-    from codegen.generate import CodegenConfig, generate_from_files
+    from codegen.pipeline import CodegenConfig, generate_from_files
     from codegen.read.model import ModelError
 
     with pytest.raises(ModelError, match="optional kernels"):

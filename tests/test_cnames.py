@@ -23,7 +23,7 @@ import sympy as sp
 
 from codegen.emit.cnames import (C99_KEYWORDS, CXX_KEYWORDS, GENERATED, GENERATED_PATTERN, MATH_H, KINDS, c_string, symbol_locals,
                             cnames, comment_text, fragment, local, unique_fragments)
-from codegen.generate import CodegenConfig, generate
+from codegen.pipeline import CodegenConfig, generate
 from codegen.read.model import EndEffector, Frame, Limits, Model, ModelError
 from codegen.derive.symbols import Symbols
 

@@ -1,4 +1,4 @@
-"""codegen/emit/compile_c.py: generated modules build without debug information unless
+"""codegen/build/compiler.py: generated modules build without debug information unless
 asked, their sources compile concurrently, and a failure quotes the compiler's errors."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from codegen.emit import compile_c
-from codegen.emit.compile_c import BuildExt, CompileFailed, without_debug_info
+from codegen.build import compiler as compile_c
+from codegen.build.compiler import BuildExt, CompileFailed, without_debug_info
 
 pytestmark = pytest.mark.skipif(shutil.which(sysconfig.get_config_var("CC").split()[0]) is None,
                                 reason="no C compiler")

@@ -139,7 +139,7 @@ def test_python_module_tuples_batches_and_kernels_option(tmp_path):
 
     from codegen.cli import main
     from codegen.emit.abi import describe
-    from codegen.emit.module_build import build_python_module
+    from codegen.build.module import build_python_module
     from codegen.read.model import load_model, load_param_values
     from tests.ctrl_cases import MODELS as M
 

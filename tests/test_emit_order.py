@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from codegen import progress
+from codegen.support import progress
 from codegen.derive.outputs import derive
 from codegen.emit.op_count import op_count
 from codegen.emit.cse import _cse, _leaves_first, demand_order

@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 import codegen  # noqa: E402
-from codegen.generate import generate_from_files as generate  # noqa: E402
+from codegen.pipeline import generate_from_files as generate  # noqa: E402
 from codegen.read.model import load_model  # noqa: E402
 
 GENERATED = ROOT / "generated"
@@ -182,7 +182,7 @@ def test_timestamp_patterns_work():
 
 import shutil  # noqa: E402
 
-from codegen.generate import CodegenConfig, generate as generate_records  # noqa: E402
+from codegen.pipeline import CodegenConfig, generate as generate_records  # noqa: E402
 
 _CC = shutil.which("gcc") or shutil.which("cc")
 _CXX = shutil.which("g++") or shutil.which("c++")

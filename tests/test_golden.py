@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen.generate import generate_from_files
+from codegen.pipeline import generate_from_files
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden"

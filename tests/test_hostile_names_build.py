@@ -35,7 +35,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from codegen.derive.outputs import derive
-from codegen.generate import CodegenConfig, generate
+from codegen.pipeline import CodegenConfig, generate
 from codegen.read.model import ModelError, load_model
 from codegen.read.model_fields import MAX_NAME
 from codegen.read.urdf import urdf_robot
@@ -151,8 +151,8 @@ PLAIN_KEYS = ["k0", "a1", "a2", "at", "b1", "b2", "bt"]
 @example(joints=PLAIN_JOINTS, keys=PLAIN_KEYS, ees=ISSUE_EES, prefix="mini")  # the issue's reproducer
 def test_hostile_names_build_import_and_round_trip(tmp_path_factory, monkeypatch, joints, keys, ees, prefix):
     # -O0: escaping does not depend on optimization, and the build is several times faster
-    monkeypatch.setattr("codegen.emit.module_build.FLAGS", ["-O0", "-std=c99"])
-    monkeypatch.setattr("codegen.emit.module_build.X86_FLAGS", [])
+    monkeypatch.setattr("codegen.build.module.FLAGS", ["-O0", "-std=c99"])
+    monkeypatch.setattr("codegen.build.module.X86_FLAGS", [])
     tmp = tmp_path_factory.mktemp("names")
     try:
         model = _load(tmp, joints, keys, ees)
@@ -235,7 +235,7 @@ def test_prefix_equal_to_a_local_kind_compiles(tmp_path, monkeypatch, words_robo
     dq_compute_C_part0 in the kernel that called the routine of that name.
     The routines are kk_<kernel>_part<n> now, a namespace no local reaches."""
     model, values, derivation = words_robot
-    monkeypatch.setattr("codegen.generate.derive", lambda m, share, *derivatives, ready=None: derivation)
+    monkeypatch.setattr("codegen.pipeline.derive", lambda m, share, *derivatives, ready=None: derivation)
     files = generate(model, values, CodegenConfig(out_dir=tmp_path / "out", name=prefix, share_subtrees=SHARE_ALL))
     c_file = next(f for f in files if f.suffix == ".c")
     source = c_file.read_text()

@@ -1,4 +1,4 @@
-"""codegen.import_urdf and the module cache (codegen.build_cache, codegen.urdf_import):
+"""codegen.import_urdf and the module cache (codegen.build.cache, codegen.urdf):
 a second process imports in under a second without the generator, a corrupt
 entry is rebuilt, two concurrent processes build once, new options or a new
 URDF make a new entry; the command line shares the cache; --no-friction
@@ -208,7 +208,7 @@ def test_name_not_an_identifier_is_one_clear_error(tmp_path, monkeypatch, name):
     """name= is the module name and the C prefix as given: anything else raises one ValueError
     before any work (no cache entry, no build), naming the rule and a name that would do."""
     import codegen
-    from codegen.urdf_options import check_name
+    from codegen.support.options import check_name
 
     monkeypatch.setenv("KRANG_KERNELS_CACHE", str(tmp_path / "cache"))
     urdf = tmp_path / "two_link.urdf"
@@ -225,10 +225,10 @@ def test_native_builds_are_keyed_by_the_cpu_and_compiled_once_per_kernel(tmp_pat
     """import_urdf's default (native) entry differs from the portable one, and its key
     changes with what -march=native means to the compiler; the native flags build
     one copy of each kernel (no target_clones), the portable ones keep them."""
-    from codegen import build_cache
-    from codegen.emit.module_build import compile_flags
-    from codegen.urdf_import import cache_key
-    from codegen.urdf_options import UrdfOptions
+    from codegen.build import cache as build_cache
+    from codegen.build.module import compile_flags
+    from codegen.urdf import cache_key
+    from codegen.support.options import UrdfOptions
 
     data = URDF.encode()
     native, parts = cache_key(data, "two_link.urdf", UrdfOptions(native=True))
@@ -244,7 +244,7 @@ def test_native_builds_are_keyed_by_the_cpu_and_compiled_once_per_kernel(tmp_pat
 @pytest.mark.parametrize("kernels, error", [("forward_dynamics_derivatives", TypeError),
                                             (["inverse_dynamics_derivatives"] * 2, ValueError)])
 def test_kernels_option_is_a_list_of_distinct_names(kernels, error):
-    from codegen.urdf_options import UrdfOptions
+    from codegen.support.options import UrdfOptions
 
     with pytest.raises(error):
         UrdfOptions(kernels=kernels)
@@ -255,7 +255,7 @@ def test_kernels_option_is_a_list_of_distinct_names(kernels, error):
 def test_the_codegen_package_sizes_sympys_cache_before_sympy_loads():
     """codegen/__init__.py: import_urdf and generate() get the CLI's large SymPy cache."""
     env = {k: v for k, v in os.environ.items() if k != "SYMPY_CACHE_SIZE"}
-    code = "import codegen.generate, sympy.core.cache as c; print(c.SYMPY_CACHE_SIZE)"
+    code = "import codegen.pipeline, sympy.core.cache as c; print(c.SYMPY_CACHE_SIZE)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
                          cwd=Path(__file__).resolve().parent.parent).stdout
     assert out.strip() == "100000"

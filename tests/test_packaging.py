@@ -125,8 +125,8 @@ def test_sdist_contents(dists):
         names = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
     for need in ("LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in",
                  "generated/krang_kernels.h", "generated/krang_kernels.c", "krang_kernels/_kernels.pyx",
-                 "krang_kernels/_kernels.pyi", "krang_kernels/py.typed", "codegen/emit/templates/kernels.c.j2",
-                 "codegen/emit/runtime/checks.pxi", "CMakeLists.txt", "cmake/krang_kernelsConfig.cmake.in",
+                 "krang_kernels/_kernels.pyi", "krang_kernels/py.typed", "templates/c/kernels.c.j2",
+                 "templates/python/checks.pxi", "CMakeLists.txt", "cmake/krang_kernelsConfig.cmake.in",
                  "cmake/krang_kernels.pc.in", "examples/c/main.c", "examples/cpp/main.cpp"):
         assert need in names, f"sdist lacks {need}"
     assert "krang_kernels/_kernels.c" not in names  # Cython's output, rebuilt by every build
@@ -142,11 +142,12 @@ def test_wheel_contents(dists):
         entry_points = zf.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     for need in ("krang_kernels/__init__.py", "krang_kernels/_kernels.pyi", "krang_kernels/py.typed",
                  "krang_kernels/include/krang_kernels.h", "krang_kernels/src/krang_kernels.c",
-                 "codegen/__init__.py", "codegen/__main__.py", "codegen/emit/python_module.py", "codegen/emit/module_build.py",
-                 "codegen/emit/runtime/checks.pxi"):
+                 "codegen/__init__.py", "codegen/__main__.py", "codegen/emit/python_module.py", "codegen/build/module.py",
+                 "codegen/templates/python/checks.pxi"):
         assert need in names, f"wheel lacks {need}"
-    templates = {p.name for p in (ROOT / "codegen" / "emit" / "templates").glob("*.j2")}
-    assert templates and {f"codegen/emit/templates/{t}" for t in templates} <= names
+    # every template and runtime file of the checkout's templates/, mapped into the package
+    templates = {p.relative_to(ROOT).as_posix() for p in (ROOT / "templates").rglob("*") if p.is_file()}
+    assert templates and {f"codegen/{t}" for t in templates} <= names
     assert [n for n in names if re.fullmatch(r"krang_kernels/_kernels\..*\.so", n)], "no compiled extension"
     assert [n for n in names if n.endswith(".dist-info/licenses/LICENSE")], "LICENSE not in the wheel"
     # no build inputs or intermediates

@@ -1,4 +1,4 @@
-"""codegen/parallel_emit.py: kernels emitted by worker processes give the same
+"""codegen/emit/parallel.py: kernels emitted by worker processes give the same
 files, byte for byte, as kernels emitted one after the other in this process."""
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from codegen import parallel_emit
-from codegen.generate import generate_from_files
-from codegen.urdf_build import generate_urdf
-from codegen.urdf_options import UrdfOptions
+from codegen.emit import parallel as parallel_emit
+from codegen.pipeline import generate_from_files
+from codegen.pipeline import generate_urdf
+from codegen.support.options import UrdfOptions
 
 HERE = Path(__file__).resolve().parent
 MODELS = HERE / "models"
@@ -69,7 +69,7 @@ def test_workers_end_with_a_killed_parent(tmp_path):
     import sys
     import time
 
-    code = ("import os, sys, time, types; from codegen import parallel_emit as pe\n"
+    code = ("import os, sys, time, types; from codegen.emit import parallel as pe\n"
             "def slow(spec, d):\n    time.sleep(60)\n"
             "pe.weight = lambda spec, d: 0\n"
             "specs = [types.SimpleNamespace(name=n) for n in 'ab']\n"
@@ -129,11 +129,11 @@ def test_derive_reports_complete_groups_that_never_change():
 @needs_fork
 def test_a_killed_runs_result_files_are_removed_by_the_next(tmp_path, monkeypatch):
     """The children's result files live in a directory named like a module build's
-    (codegen/emit/build_dir.py), which the next run removes once its process is gone."""
+    (codegen/support/workdirs.py), which the next run removes once its process is gone."""
     import tempfile
     import types
 
-    from codegen.emit import build_dir
+    from codegen.support import workdirs as build_dir
 
     monkeypatch.setenv("KRANG_GENERATE_JOBS", "2")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

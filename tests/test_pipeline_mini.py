@@ -1,6 +1,6 @@
 """The whole pipeline on the small model tests/models/mini.toml, in seconds.
 
-model file -> codegen.generate -> C99 sources -> `cc -Werror -pedantic` ->
+model file -> codegen.pipeline -> C99 sources -> `cc -Werror -pedantic` ->
 shared library -> ctypes. The compiled kernels are checked against
 
 * Pinocchio (tests/pin_reference.py, built from the same frame table) for A,
@@ -35,7 +35,7 @@ ROOT = HERE.parent
 
 from codegen.emit.abi import describe  # noqa: E402
 from codegen.derive.outputs import closed_form  # noqa: E402
-from codegen.generate import generate_from_files as generate  # noqa: E402
+from codegen.pipeline import generate_from_files as generate  # noqa: E402
 from codegen.read.model import load_model, load_param_values  # noqa: E402
 from tests.abi_ctypes import header_nbase  # noqa: E402
 from tests.reference_fk import NumericModel, random_physical_params, random_states, rel_err, worst_entry  # noqa: E402

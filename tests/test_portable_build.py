@@ -18,8 +18,8 @@ import pytest
 from tests.abi_ctypes import CFLAGS, Library, compile_shared
 from tests.test_batch_kernels import MINI, _batch
 
-from codegen.generate import generate_from_files
-from codegen.emit.module_build import X86_FLAGS
+from codegen.pipeline import generate_from_files
+from codegen.build.module import X86_FLAGS
 from codegen.read.model import load_model
 
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64") or shutil.which("gcc") is None,

@@ -1,6 +1,6 @@
 """The Python module of a robot that is not Krang, built from the templates.
 
-tests/models/mini.toml -> codegen.generate (C) -> codegen.emit.python_module and module_build
+tests/models/mini.toml -> codegen.pipeline (C) -> codegen.emit.python_module and module_build
 (.pyx/.pyi, Cython + setuptools) -> an importable `mini_kernels` in a
 temporary directory, checked against Pinocchio (tests/pin_reference.py, built
 from the same frame table) and the numpy reference for friction; its stub
@@ -25,10 +25,10 @@ import pytest
 
 from codegen.derive.base_parameters import base_set
 from codegen.emit.abi import describe
-from codegen.generate import generate
+from codegen.pipeline import generate
 from codegen.read.model import load_model, load_param_values
-from codegen.emit.build_log import BuildError
-from codegen.emit.module_build import FLAGS, X86_FLAGS, build_python_module, compile_module
+from codegen.build.log import BuildError
+from codegen.build.module import FLAGS, X86_FLAGS, build_python_module, compile_module
 from codegen.emit.python_module import write_python_module
 
 HERE = Path(__file__).resolve().parent
@@ -313,7 +313,7 @@ def test_cli_build_failure_exit_1_one_line(tmp_path, capsys, monkeypatch):
     """A compile failure of generated code is an internal error (exit 1),
     its one line carrying the compiler's first error."""
     from codegen import cli
-    from codegen.emit import module_build
+    from codegen.build import module as module_build
 
     monkeypatch.setattr(module_build, "FLAGS", [*FLAGS, "-fno-such-flag-krang"])
     rc = cli.main([str(MODEL_PATH), str(PARAMS_PATH), "--out", str(tmp_path / "out"), "--python"])

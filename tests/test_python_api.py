@@ -1,6 +1,6 @@
 """Property tests (Hypothesis) of the Python API's argument handling
 (krang_kernels, whose checks every generated module shares:
-codegen/emit/runtime/checks.pxi).
+templates/python/checks.pxi).
 
 The rule under test: every call either returns exactly (bit for bit) what the
 same call returns on clean float64 copies of its inputs, or raises a

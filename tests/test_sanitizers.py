@@ -21,7 +21,7 @@ import pytest
 
 from codegen.emit.abi import IN, INDEX, OUT, REAL, describe
 from codegen.emit.cnames import cnames
-from codegen.generate import generate_from_files
+from codegen.pipeline import generate_from_files
 from codegen.read.model import load_model
 
 ROOT = Path(__file__).resolve().parents[1]

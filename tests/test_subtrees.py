@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from codegen.generate import CodegenConfig, generate
+from codegen.pipeline import CodegenConfig, generate
 from codegen.read.model import load_model
 from codegen.derive.subtree_groups import find_groups
 from tests.abi_ctypes import Library, compile_shared

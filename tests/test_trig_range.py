@@ -83,7 +83,7 @@ def _test_angles():
 def trig_build(tmp_path_factory):
     if _CC is None:
         pytest.skip("no C compiler")
-    from codegen.generate import generate_from_files
+    from codegen.pipeline import generate_from_files
     d = tmp_path_factory.mktemp("trig")
     generate_from_files(_ROOT / "tests" / "models" / "mini.toml", _ROOT / "tests" / "models" / "mini_params.toml", d)
     (d / "wrap.c").write_text(_WRAP)

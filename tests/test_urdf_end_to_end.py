@@ -39,7 +39,7 @@ pin = pytest.importorskip("pinocchio")
 
 from benchmarks.urdf_coverage import robots_dir  # noqa: E402
 from codegen.read.urdf import SNAP_TOL, load_urdf  # noqa: E402
-from codegen.urdf_build import default_name  # noqa: E402
+from codegen.pipeline import default_name  # noqa: E402
 from tests.abi_ctypes import Library, compile_shared  # noqa: E402
 from tests.pin_reference import snap_bound, urdf_q  # noqa: E402
 from tests.reference_fk import param_dict, random_physical_params, random_states, rel_err  # noqa: E402

@@ -18,7 +18,7 @@ from .friction import friction
 from .jacobians import jacobians
 from .kinematics import Kinematics
 from ..read.model import Model
-from ..progress import stage
+from ..support.progress import stage
 from .program import Program
 from .regressor import regressor
 from .subtrees import all_split, coriolis_split, inertia_split
@@ -32,7 +32,7 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward"), ready=Non
     Jacobians) to derive also in the form with shared subtree routines
     (OUT_split, None without isomorphic subtrees; codegen/derive/subtrees.py).
     `ready(out)`, if given, is called with the outputs so far whenever a group
-    of them is complete, split forms included (codegen/parallel_emit.py emits
+    of them is complete, split forms included (codegen/emit/parallel.py emits
     those kernels while the derivation goes on); what it has seen never changes."""
     ready = ready or (lambda out: None)
     syms = Symbols(model)

@@ -1,9 +1,12 @@
-"""Emitting code: the ABI description (abi), C naming and escaping (cnames), one
-CSE pass per kernel and C99 printing (cse), statement layout (layout), kernels that
-call shared subtree routines (routines), SIMD batch kernels (batch), the templates
-the files are rendered from (templates/), and the Python module's source and build
-(python_module, runtime/checks.pxi).
+"""Emitting code: derivation outputs -> source text, never a file or a compiler.
+The ABI description (abi, abi_records), C naming and escaping (cnames), one CSE
+pass per kernel and C99 printing (cse, cprint), statement layout (layout),
+kernels that call shared subtree routines (routines), the dynamics' derivatives
+as pair loops (pair_loops), SIMD batch kernels (batch), each kernel in its form
+(kernels), emission in child processes (parallel), the C files rendered from
+templates/c (render_c) and the Python module's source from templates/python
+(python_module).
 
-Imports: codegen.read, codegen.derive and codegen.progress; never the pipeline
-(codegen.generate) or the command line (codegen.cli).
+Imports: codegen.read, codegen.derive and codegen.support; never codegen.build,
+the pipeline (codegen.pipeline) or the command line (codegen.cli).
 """

@@ -16,7 +16,7 @@ import sympy as sp
 from .cnames import symbol_locals
 from .cprint import ELEMENT, KernelPrinter
 from .op_count import op_count
-from ..progress import report
+from ..support.progress import report
 
 
 @dataclass

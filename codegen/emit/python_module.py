@@ -1,26 +1,24 @@
 """The Python module of a generated robot: Cython source and type stubs
 rendered from the ABI description (codegen/emit/abi.py); compiled by
-codegen/emit/module_build.py.
+codegen/build/module.py.
 
     write_python_module(abi, model, values, out_dir, module_name)
         -> out_dir/MODULE.pyx, out_dir/MODULE.pyi
 
 Every robot, Krang included, gets the same module from
-codegen/emit/templates/module.pyx.j2 and .pyi.j2; the argument checks are written once,
-in codegen/emit/runtime/checks.pxi, and rendered into each module so that a
+templates/python/module.pyx.j2 and .pyi.j2; the argument checks are written once,
+in templates/python/checks.pxi, and rendered into each module so that a
 generated .pyx compiles without this repository.
 
-    python -m codegen.emit.python_module MODEL.toml PARAMS.toml --out krang_kernels --module _kernels
+    python -m codegen MODEL.toml PARAMS.toml --out generated --module-source krang_kernels --module _kernels
 
-renders (does not compile) the module of a model file; `make generate` uses
-it for the krang_kernels package.
+also renders (does not compile) the module's source: `make generate` does so
+for the krang_kernels package.
 """
 from __future__ import annotations
 
-import argparse
 import keyword
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,11 +27,11 @@ import jinja2
 from .. import __version__
 from .abi import FRAMES, IN, INDEX, OUT, REAL
 from .pytext import docstring, py_string, py_tuple
+from ..support.templates import template_dir
 from .docstrings import DT_DOC, EE_DOC, FRAME_DOC, compute_all_doc, kernel_doc
 
-HERE = Path(__file__).resolve().parent
-TEMPLATES = HERE / "templates"
-CHECKS = HERE / "runtime" / "checks.pxi"
+TEMPLATES = template_dir("python")
+CHECKS = TEMPLATES / "checks.pxi"  # the argument checks every module shares, rendered into it
 # The ABI's Python-level metadata functions (not wrapped as kernels).
 METADATA = ("default_params", "joint_limits", "param_name", "joint_name", "regressor_param_index", "base_param_name",
             "base_regressor_column")
@@ -296,48 +294,26 @@ def _env() -> jinja2.Environment:
     return env
 
 
-def write_python_module(abi, model, values, out_dir, module_name: str, header: str | None = None) -> list:
-    """Render out_dir/MODULE.pyx and out_dir/MODULE.pyi for the ABI `abi`
-    (the C header `header`, default NAME_kernels.h). `model` and `values` are
-    accepted for symmetry with the C renderer; the module reads names,
-    defaults and limits from the compiled C itself. Returns the two paths."""
+def render_python_module(abi, model, values, module_name: str, header: str | None = None) -> dict:
+    """{MODULE.pyx: text, MODULE.pyi: text} for the ABI `abi` (the C header
+    `header`, default NAME_kernels.h). `model` and `values` are accepted for
+    symmetry with the C renderer; the module reads names, defaults and limits
+    from the compiled C itself."""
     if not (module_name.isidentifier() and module_name.isascii()):
         raise ValueError(f"module name {module_name!r} is not a Python identifier")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     ctx = context(abi, model, values, module_name, header or f"{abi.name}_kernels.h")
     env = _env()
+    return {f"{module_name}{suffix}": env.get_template(template).render(filename=f"{module_name}{suffix}", **ctx)
+            for template, suffix in (("module.pyx.j2", ".pyx"), ("module.pyi.j2", ".pyi"))}
+
+
+def write_python_module(abi, model, values, out_dir, module_name: str, header: str | None = None) -> list:
+    """Render out_dir/MODULE.pyx and out_dir/MODULE.pyi (render_python_module);
+    returns the two paths. The module build's own scratch directory uses it."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for template, suffix in (("module.pyx.j2", ".pyx"), ("module.pyi.j2", ".pyi")):
-        path = out_dir / f"{module_name}{suffix}"
-        path.write_text(env.get_template(template).render(filename=path.name, **ctx), encoding="utf-8")
-        written.append(path)
+    for name, text in render_python_module(abi, model, values, module_name, header).items():
+        (out_dir / name).write_text(text, encoding="utf-8")
+        written.append(out_dir / name)
     return written
-
-
-def main(argv=None) -> int:
-    from .abi import describe
-    from ..read.model import ModelError, load_model, load_param_values
-
-    ap = argparse.ArgumentParser(prog="python -m codegen.emit.python_module", description="Render a model's Python module "
-                                 "(.pyx and .pyi) from the ABI description; does not compile it.")
-    ap.add_argument("model")
-    ap.add_argument("params")
-    ap.add_argument("--out", required=True, help="directory of the .pyx/.pyi")
-    ap.add_argument("--module", help="module name (default NAME_kernels)")
-    args = ap.parse_args(argv)
-    try:
-        model = load_model(args.model)
-        values = load_param_values(args.params, model)
-    except (ModelError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    from ..derive.base_parameters import base_set
-    abi = describe(model, nbase=base_set(model, values).nbase)
-    for path in write_python_module(abi, model, values, args.out, args.module or f"{abi.name}_kernels"):
-        print(f"wrote {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

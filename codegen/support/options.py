@@ -26,9 +26,9 @@ def check_name(name) -> str:
 @dataclass(frozen=True)
 class UrdfOptions:
     """Everything besides the URDF's content that decides the generated files
-    (codegen.urdf_import keys its cache entries with it)."""
+    (codegen.urdf keys its cache entries with it)."""
     end_effectors: tuple = ()
-    name: str | None = None  # default: the URDF file name (codegen.urdf_build.default_name)
+    name: str | None = None  # default: the URDF file name (codegen.pipeline.default_name)
     floating_base: bool = False
     snap: bool = True  # rotation entries within 1e-9 of 0, +-1 made exact (codegen.read.urdf)
     friction: bool = True  # URDF <dynamics> -> default Fv, Fc; False: 0

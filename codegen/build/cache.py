@@ -2,7 +2,7 @@
 
 An entry is keyed by everything that decides its files: the content hash of
 the input, the generation options, the generator's source digest
-(codegen.source_digest) and version, and the Python, NumPy and platform the
+(codegen.support.digest) and version, and the Python, NumPy and platform the
 extension was built for. Layout under cache_root() (XDG_CACHE_HOME/krang-kernels,
 default ~/.cache/krang-kernels; KRANG_KERNELS_CACHE overrides):
 

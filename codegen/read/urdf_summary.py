@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .read.records import ACTUATOR
+from .records import ACTUATOR
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@
 
 The first call for a URDF and options generates the C, builds the Python
 module (seconds for an arm, minutes for 48 DOF: docs/build_times.md) and
-stores it in the per-user cache (codegen.build_cache: XDG_CACHE_HOME or
+stores it in the per-user cache (codegen.build.cache: XDG_CACHE_HOME or
 ~/.cache/krang-kernels). Any later call, in any process, verifies the entry's
 manifest and imports it (well under a second); the same call again in one
 process returns the module already imported. The key is the URDF's content
@@ -15,7 +15,7 @@ digest and version, so an edited URDF, another option or another generator
 makes a new entry and never reuses an old one. `python -m codegen ROBOT.urdf`
 uses the same cache (--no-cache bypasses it).
 
-The build prints one summary line on stderr (codegen.urdf_summary: NAME,
+The build prints one summary line on stderr (codegen.read.urdf_summary: NAME,
 friction, snapping); its warnings (no end effector) are Python warnings.
 Named import_urdf, not load_urdf: codegen.read.urdf.load_urdf is the reader
 (URDF -> model records), this returns an imported module.
@@ -30,9 +30,9 @@ import warnings
 from pathlib import Path
 
 from . import __version__
-from .build_cache import describe_platform, get_or_build
-from .source_digest import source_digest
-from .urdf_options import UrdfOptions
+from .build.cache import describe_platform, get_or_build
+from .support.digest import source_digest
+from .support.options import UrdfOptions
 
 _IMPORTED: dict = {}  # cache key -> module imported by this process
 EXTENSIONS = (".so", ".pyd")
@@ -40,7 +40,7 @@ EXTENSIONS = (".so", ".pyd")
 
 def cache_key(data: bytes, path, options: UrdfOptions) -> tuple:
     """(key, its parts) of a URDF's content with options, for this generator and platform."""
-    from .build_cache import entry_key, native_target
+    from .build.cache import entry_key, native_target
 
     parts = {"urdf_sha256": hashlib.sha256(data).hexdigest(), "options": options.key(),
              "generator": source_digest(), "version": __version__, **describe_platform()}
@@ -52,7 +52,7 @@ def cache_key(data: bytes, path, options: UrdfOptions) -> tuple:
 
 
 def _build_into(path, options: UrdfOptions, directory: Path, quiet: bool) -> dict:
-    from .urdf_build import generate_urdf
+    from .pipeline import generate_urdf
 
     written, summary, warns, module = generate_urdf(path, options, directory)
     if not quiet:
@@ -120,12 +120,12 @@ def generate_urdf_cached(path, options: UrdfOptions, out_dir, cache: bool = True
     entry's files copied into out_dir, committed all or nothing like any generation).
     Returns (written paths, summary line, warnings)."""
     if not cache:
-        from .urdf_build import generate_urdf
+        from .pipeline import generate_urdf
         written, summary, warns, _ = generate_urdf(path, options, out_dir)
         return written, summary, warns
     import shutil
 
-    from .generate import write_atomically
+    from .build.commit import write_atomically
 
     try:
         data = Path(path).read_bytes()

@@ -3,7 +3,7 @@ translation units concurrently, and a failure that carries the compiler's
 own first error lines.
 
     BuildExt: setuptools' build_ext with these three changes (used by
-              codegen.emit.module_build.compile_module).
+              codegen.build.module.compile_module).
 
 Why each:
 * Python's sysconfig CFLAGS carry `-g`. For a 48-DOF robot (TIAGo) the
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from setuptools.command.build_ext import build_ext
 
-from .build_log import first_errors
+from .log import first_errors
 
 class CompileFailed(RuntimeError):
     """A compiler run failed; str() names the source and quotes the first error lines."""
@@ -83,7 +83,7 @@ def run_compiler(command, source) -> CompilerRun:
         output = log.read().decode(errors="replace").strip()
     run = CompilerRun(os.fspath(source), time.perf_counter() - t0, usage.ru_utime + usage.ru_stime,
                       usage.ru_maxrss * 1024)  # Linux: kilobytes
-    if output:  # to the build log (codegen/emit/build_log.py captures it), warnings and errors alike
+    if output:  # to the build log (codegen/build/log.py captures it), warnings and errors alike
         print(output, file=sys.stderr, flush=True)
     if proc.returncode != 0:
         raise CompileFailed(f"compiling {os.path.basename(source)} failed (exit status {proc.returncode}; "

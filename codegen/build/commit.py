@@ -127,7 +127,7 @@ def recover(out_dir: Path):
 
 
 def _check_targets(out_dir: Path, names):
-    from .read.model import ModelError  # here: a crash test's child imports this module without SymPy
+    from ..read.model import ModelError  # here: a crash test's child imports this module without SymPy
 
     for name in names:
         target = out_dir / name

@@ -38,8 +38,8 @@ import shutil
 import signal
 import sys
 
-from .emit import build_dir
-from .emit.pair_loops import pair_form_key
+from ..support import workdirs as build_dir
+from .pair_loops import pair_form_key
 
 
 def jobs(n_kernels: int) -> int:

@@ -1,6 +1,6 @@
 """The build of a generated robot's Python module: the .pyx and .pyi rendered
 (codegen/emit/python_module.py), then Cython and the C compiler, the kernels'
-source compiled as its parts concurrently (codegen/emit/compile_c.py).
+source compiled as its parts concurrently (codegen/build/compiler.py).
 
     build_python_module(abi, model, values, out_dir, config)
         -> out_dir/NAME_kernels.<ext suffix>, importable with out_dir on sys.path
@@ -11,9 +11,9 @@ import platform
 import re
 from pathlib import Path
 
-from .build_dir import build_directory
-from .build_log import captured, failure
-from .python_module import write_python_module
+from ..support.workdirs import build_directory
+from .log import captured, failure
+from ..emit.python_module import write_python_module
 
 # The flags of setup.py (krang_kernels): fused multiply-add contraction, ~2x
 # faster sums of products. -march=native only on request (config.native:
@@ -31,8 +31,8 @@ def compile_module(module_name: str, pyx: Path, c_sources, include_dirs, out_dir
     """Cython + setuptools build_ext, in process: the extension lands in out_dir.
     `parts`: the part numbers of the generated C (abi.parts; compiled in this
     order, the largest first): each c_source is then compiled once per part,
-    -DKKPART=k, concurrently (codegen/emit/compile_c.py). The compilers'
-    output is captured (codegen/emit/build_log.py): nothing is printed; a
+    -DKKPART=k, concurrently (codegen/build/compiler.py). The compilers'
+    output is captured (codegen/build/log.py): nothing is printed; a
     failure raises BuildError with the first error lines."""
     log = None
     try:
@@ -74,7 +74,7 @@ def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, parts) 
     from Cython.Build import cythonize
     from setuptools import Distribution, Extension
 
-    from .compile_c import BuildExt
+    from .compiler import BuildExt
 
     # removed on any exit, the compiler's temporaries inside; a killed run's by the next (build_dir.py)
     with build_directory() as tmp:
@@ -90,7 +90,7 @@ def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, parts) 
         dist = Distribution({"name": module_name, "ext_modules": exts, "script_name": "pybuild"})
         cmd = BuildExt(dist)  # no -g, sources compiled concurrently, compiler errors quoted
         cmd.first_sources = [str(c) for c in c_sources]  # the kernels' parts, largest first; then the wrapper
-        cmd.other_flags = ["-O1"]  # the wrapper: glue code (codegen/emit/compile_c.py)
+        cmd.other_flags = ["-O1"]  # the wrapper: glue code (codegen/build/compiler.py)
         cmd.build_lib, cmd.build_temp, cmd.inplace, cmd.force = str(out_dir), tmp, False, True
         cmd.ensure_finalized()
         cmd.run()
