@@ -36,6 +36,7 @@ from .kinematics import Kinematics
 from .program import Program
 from .regressor import regressor, regressor_params
 from .symbols import Symbols
+from ..support.progress import stage
 
 N_STATES = 40  # random states (N_STATES x NDOF rows); at least 3 NPI / NDOF rows of margin below
 SEED = 20260127  # fixed: generation is reproducible
@@ -160,3 +161,17 @@ def _monomials(geometry):
 
 def _fraction(k) -> str:
     return {1: "", 2: "2*", 3: "3*", 4: "4*", 0.5: "(1/2)*", 1 / 3: "(1/3)*", 0.25: "(1/4)*"}[k]
+
+
+def base_outputs(model, values, d):
+    """The base parameters at the default geometry (base_set), added to the
+    derivation's outputs: Yb, the independent columns of Y, and beta = K_b pi
+    over the parameter symbols."""
+    with stage("base parameters"):
+        base = base_set(model, values, d)
+    Y, params = d["Y"], d["symbols"].params
+    d["Yb"] = Y[:, list(base.columns)]
+    pi = [params[n] for n in regressor_params(model)]
+    d["beta"] = sp.Matrix([sum((sp.Float(c) * x for c, x in zip(row, pi) if c != 0), sp.S.Zero)
+                           for row in base.combination])
+    return base
