@@ -218,3 +218,178 @@ def test_every_reader_goes_through_read_input():
             continue
         text = src.read_text(encoding="utf-8")
         assert not re.search(r"\bopen\(|\.read_bytes\(\)|\.read_text\(|os\.read\b|io\.", text), src.name
+
+
+# ------------------------------------------------------------------ joints that move nothing
+
+def _mini_values(**changes) -> dict:
+    import tomllib
+
+    values = tomllib.loads((MODELS / "mini_params.toml").read_text())["values"]
+    values.update(changes)
+    return values
+
+
+def _massless(key) -> dict:
+    return {f"{n}_{key}": 0.0 for n in ("m", "MX", "MY", "MZ", "XX", "XY", "XZ", "YY", "YZ", "ZZ")}
+
+
+def _load_values(tmp_path, values: dict, model_path=MODELS / "mini.toml", head=""):
+    from codegen.read.model import load_model, load_param_values
+    from codegen.read.urdf_toml import _table
+
+    path = tmp_path / "p.toml"
+    path.write_text(head + _table("[values]\n", values), encoding="utf-8")
+    return load_param_values(path, load_model(model_path))
+
+
+SINGULAR = "the mass matrix A is singular"
+
+
+def test_massless_prismatic_leaf_refused(tmp_path):
+    """Prismatic joint 'q_b' moves link 'b' alone (a leaf): without mass, and without rotor
+    inertia, its row of A is zero. Accepted once; forward dynamics returned NaN."""
+    with pytest.raises(ModelError, match=f"link 'b' \\(joint 'q_b'\\): the link and every link it carries "
+                                         f"are massless, so {SINGULAR}.*rotor inertia Ia_b"):
+        _load_values(tmp_path, _mini_values(**_massless("b"), Ia_b=0.0))
+
+
+def test_massless_revolute_subtree_refused(tmp_path):
+    """Joint 'q_a' moves link 'a' and the fixed tool 'ta' it carries: both massless."""
+    with pytest.raises(ModelError, match=f"link 'a' \\(joint 'q_a'\\).*massless, so {SINGULAR}"):
+        _load_values(tmp_path, _mini_values(**_massless("a"), **_massless("ta"), Ia_a=0.0))
+
+
+def test_mass_on_a_revolute_axis_without_inertia_refused(tmp_path):
+    """A point mass on the axis of joint 'q_a' (its axis is -y of frame 'a'), nothing else."""
+    point = {**_massless("a"), **_massless("ta"), "m_a": 2.0, "MY_a": 2.0 * 0.3,
+             "XX_a": 2.0 * 0.09, "ZZ_a": 2.0 * 0.09, "Ia_a": 0.0}  # J = m (|c|^2 1 - c c^T), c = (0, 0.3, 0)
+    with pytest.raises(ModelError, match="link 'a' \\(joint 'q_a'\\).*no inertia about the joint axis"):
+        _load_values(tmp_path, _mini_values(**point))
+
+
+@pytest.mark.parametrize("case", ["rotor inertia", "mass below", "gripper plate"])
+def test_what_moves_something_passes(tmp_path, case):
+    values = {
+        # the joint's own rotor inertia is enough for its row of A
+        "rotor inertia": _mini_values(**_massless("b"), Ia_b=1e-6),
+        # a massless link carrying a massive one: its subtree has mass
+        "mass below": _mini_values(**_massless("a"), Ia_a=0.0),
+        # negligible but positive mass and inertia, no rotor inertia
+        "gripper plate": _mini_values(**{**_massless("b"), **_massless("a"), **_massless("ta"), "Ia_b": 0.0,
+                                         "Ia_a": 0.0, "m_b": 1e-6, "XX_b": 1e-12, "YY_b": 1e-12, "ZZ_b": 1e-12,
+                                         "m_ta": 1e-6, "XX_ta": 1e-12, "YY_ta": 1e-12, "ZZ_ta": 1e-12}),
+    }[case]
+    assert _load_values(tmp_path, values)  # loads
+
+
+def test_accept_singular_lets_a_file_say_so(tmp_path):
+    values = _mini_values(**_massless("b"), Ia_b=0.0)
+    assert _load_values(tmp_path, values, head='accept_singular = ["b"]\n')
+    with pytest.raises(ModelError, match="accept_singular: 'ta' is not a moving frame"):
+        _load_values(tmp_path, values, head='accept_singular = ["ta"]\n')
+    with pytest.raises(ModelError, match="accept_singular must be a list of frame keys"):
+        _load_values(tmp_path, values, head='accept_singular = "b"\n')
+
+
+def test_check_params_without_a_model_is_per_link():
+    """The compiled modules' check_params has only the names: each link on its own."""
+    from codegen.read.model import load_model
+    from codegen.read.physical import check_params
+
+    model = load_model(MODELS / "mini.toml")
+    values = _mini_values(**_massless("b"), Ia_b=0.0)
+    vector = [values.get(n, 0.0) for n in model.param_names]
+    check_params(model.param_names, vector)
+    with pytest.raises(ValueError, match=f"link 'b'.*{SINGULAR}"):
+        check_params(model.param_names, vector, model)
+    check_params(model.param_names, vector, model, accepted={"b"})
+
+
+def test_massless_free_flyer_refused(tmp_path):
+    values = {"g": 9.81, **_massless("body"), **_massless("arm")}
+    (tmp_path / "m.toml").write_text(FLOATING)
+    with pytest.raises(ModelError, match=f"link 'body' \\(joint 'base_free:vx'\\).*massless, so {SINGULAR} .*; "
+                                         f"give them a mass and inertia$"):
+        _load_values(tmp_path, values, model_path=tmp_path / "m.toml")
+
+
+def test_krang_and_the_test_robots_pass():
+    import numpy as np
+
+    from codegen.read.model import load_model, load_param_values
+    from codegen.read.physical import check_params
+    from tests.reference_fk import random_physical_params
+
+    krang = load_model(ROOT / "models" / "krang.toml")
+    assert load_param_values(ROOT / "models" / "krang_params.toml", krang)
+    assert load_param_values(MODELS / "mini_params.toml", load_model(MODELS / "mini.toml"))
+    for path in sorted(MODELS.glob("*.toml")):
+        if path.name.endswith("_params.toml"):
+            continue
+        model = load_model(path)
+        for seed in range(3):
+            values = random_physical_params(model, np.random.default_rng(seed))
+            check_params(model.param_names, values, model)
+
+
+# ------------------------------------------------------------------ URDF: links without <inertial>
+
+def _urdf(*parts) -> bytes:
+    return ('<?xml version="1.0"?>\n<robot name="r">' + "".join(parts) + "</robot>").encode()
+
+
+INERTIAL = ('<inertial><mass value="1"/><origin xyz="0.1 0 0"/>'
+            '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>')
+
+
+def _link(name, inertial=True):
+    return f'<link name="{name}">{INERTIAL if inertial else ""}</link>'
+
+
+def _joint(name, parent, child, kind="revolute"):
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="0 0 0.2"/><axis xyz="0 0 1"/></joint>')
+
+
+def test_urdf_moving_links_without_inertial_warned():
+    from codegen.read.urdf import urdf_robot
+
+    robot = urdf_robot(_urdf(
+        _link("base", False), _link("upper"), _link("adapter", False), _link("lower", False), _link("hand"),
+        _link("tool0", False), _link("stand", False),
+        _joint("fix_stand", "base", "stand", "fixed"),  # fixed to the world: does not move
+        _joint("shoulder", "base", "upper"),
+        _joint("fix_adapter", "upper", "adapter", "fixed"),  # moves and carries a joint
+        _joint("elbow", "adapter", "lower"),  # no inertial, but carries the hand
+        _joint("wrist", "lower", "hand"),
+        _joint("fix_tool", "hand", "tool0", "fixed")))  # a frame at the tip: moves, carries nothing
+    assert robot.warnings == ("2 moving link(s) without <inertial>, read as massless: 'adapter', 'lower' "
+                              "(give them an <inertial> if they carry mass)",)
+
+
+def test_urdf_massless_leaf_read_warned_and_reloads(tmp_path):
+    """A URDF is read as it is (Pinocchio reads it so too): a massless moving leaf is two
+    warnings, and the parameter file written for it says so, so that it reloads."""
+    from codegen.read.model import load_model, load_param_values
+    from codegen.read.urdf import urdf_robot
+
+    robot = urdf_robot(_urdf(_link("base"), _link("arm"), _link("finger", False),
+                             _joint("shoulder", "base", "arm"), _joint("finger_joint", "arm", "finger")))
+    assert robot.warnings[0].startswith("1 moving link(s) without <inertial>, read as massless: 'finger'")
+    assert robot.warnings[1].startswith("forward dynamics is undefined with the URDF's inertials: "
+                                        "link 'finger' (joint 'finger_joint'): ")
+    model_text, params_text = robot.to_toml()
+    assert 'accept_singular = ["finger"]' in params_text
+    (tmp_path / "m.toml").write_text(model_text)
+    (tmp_path / "p.toml").write_text(params_text)
+    assert tuple(load_param_values(tmp_path / "p.toml", load_model(tmp_path / "m.toml"))) == robot.values
+    (tmp_path / "p.toml").write_text(params_text.replace('accept_singular = ["finger"]', ""))
+    with pytest.raises(ModelError, match=f"link 'finger' \\(joint 'finger_joint'\\).*{SINGULAR}"):
+        load_param_values(tmp_path / "p.toml", load_model(tmp_path / "m.toml"))
+
+
+def test_urdf_with_inertials_has_no_warning():
+    from codegen.read.urdf import load_urdf
+
+    assert load_urdf(MODELS / "floating_tiny.urdf").warnings == ()

@@ -211,16 +211,30 @@ def load_model(path) -> Model:
     return parse_model(read_input_text(path, "model file", MAX_FILE_BYTES), path.name)
 
 
+def _accepted_singular(raw, model: Model, source: str) -> frozenset:
+    """A parameter file's `accept_singular`: keys of moving frames whose joint may move no
+    mass or inertia (a singular A; the URDF reader writes them for what a URDF gave it)."""
+    moving = {f.key for f in model.frames if f.moving}
+    if not isinstance(raw, list) or not all(isinstance(k, str) for k in raw):
+        raise ModelError(f"{source}: accept_singular must be a list of frame keys")
+    unknown = [k for k in raw if k not in moving]
+    if unknown:
+        raise ModelError(f"{source}: accept_singular: {show(unknown[0])} is not a moving frame of the model")
+    return frozenset(raw)
+
+
 def load_param_values(path, model: Model) -> list:
     """Values of the parameter vector, in model.param_names order.
 
     The file is TOML with a [values] table name -> number. Ia/Fv/Fc default
     to 0; every other parameter must be given. The values must be physically
-    valid (codegen/read/physical.py: masses, inertias, rotor inertia, friction),
-    and every frame origin at them a bounded finite real (codegen/read/expr_value.py:
+    valid (codegen/read/physical.py: masses, inertias, rotor inertia, friction,
+    and no joint moving a subtree without mass or inertia, a singular A, unless
+    the file lists its frame key in `accept_singular = [...]`), and every frame
+    origin at them a bounded finite real (codegen/read/expr_value.py:
     "1/(L1 - 1)" with L1 = 1 is refused here, naming the frame and the expression).
     `model` may be any object with `param_names` (the Python modules pass only
-    those); the origins are checked when it has frames.
+    those); the origins and subtrees are checked when it has frames.
     """
     path = Path(path)
     raw = _toml(read_input_text(path, "parameter file", MAX_FILE_BYTES), f"parameter file {path.name}")
@@ -245,10 +259,13 @@ def load_param_values(path, model: Model) -> list:
             out.append(0.0)
         else:
             raise ModelError(f"{path.name}: missing value for {n}")
+    tree = model if hasattr(model, "frames") else None
+    accepted = ()
+    if tree is not None:  # first: the subtree check of check_params evaluates the origins
+        check_origins(model, out, path.name)
+        accepted = _accepted_singular(raw.get("accept_singular", []), model, path.name)
     try:
-        check_params(names, out)
+        check_params(names, out, tree, accepted)
     except ValueError as exc:
         raise ModelError(f"{path.name}: physically impossible parameters: {exc}") from None
-    if hasattr(model, "frames"):
-        check_origins(model, out, path.name)
     return out

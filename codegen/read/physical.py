@@ -20,6 +20,14 @@ is zero, which is legal (a frame that carries nothing). Rotor inertia Ia
 
 Tolerance: the tests on I_c are relative, TOL times the trace of J (the
 scale of the link's inertia), so parameters rounded to print precision pass.
+
+Given the model (its frame tree), check_params also refuses what no single
+link shows: a moving joint whose subtree (the link it moves and every link
+that link carries) has no mass, or, for a rotation, no inertia about the
+joint axis, and no rotor inertia. Then the joint's diagonal entry of the
+mass matrix A is 0 and A is singular (forward dynamics returns NaN). The
+inertia is that of the composite body at q = 0, from the frames' placements
+(codegen/read/singular.py).
 """
 from __future__ import annotations
 
@@ -66,9 +74,12 @@ def check_link(key: str, m, ms, J) -> None:
                          f"(I1 + I2 >= I3; tolerance {tol:.3g})")
 
 
-def check_params(param_names: Sequence[str], values) -> None:
+def check_params(param_names: Sequence[str], values, model=None, accepted=()) -> None:
     """Raise ValueError naming the link and the fault if `values` (in
-    `param_names` order) is not physically valid; return None if it is."""
+    `param_names` order) is not physically valid; return None if it is.
+    With `model` (a codegen.read.records.Model whose param_names these are),
+    also refuse a joint that moves no mass or inertia, a singular A
+    (codegen/read/singular.py), unless its frame key is in `accepted`."""
     names = list(param_names)
     v = np.asarray(values, dtype=float).reshape(-1)
     if v.shape[0] != len(names):
@@ -87,6 +98,12 @@ def check_params(param_names: Sequence[str], values) -> None:
                       [get["XY"], get["YY"], get["YZ"]],
                       [get["XZ"], get["YZ"], get["ZZ"]]])
         check_link(key, float(get["m"]), ms, J)
+    if model is not None:
+        from .singular import describe, singular_joints  # the tree's check (SymPy records)
+
+        for joint in singular_joints(model, names, v):
+            if joint.key not in accepted:
+                raise ValueError(describe(joint))
 
 
 def about_origin(m, c, Ic):

@@ -33,8 +33,10 @@ Conventions (ROS URDF specification; Pinocchio's URDF parser agrees):
   10 standard parameters (Khalil-Dombre; Featherstone 2008, §2.13 for the
   parallel-axis theorem): about the body frame origin, in body axes,
   m = sum m_i, MS = sum m_i c_i, J = sum (R_i I_i R_i^T + m_i (c_i^T c_i I3 - c_i c_i^T)).
-  A link without <inertial> is massless. Defaults: <dynamics damping friction>
-  -> Fv, Fc; rotor inertia Ia = 0; g = 9.81 along gravity (0, 0, -1).
+  A link without <inertial> is massless (a warning when it moves, UrdfRobot.warnings;
+  so is a joint that moves no mass, which makes A singular: codegen/read/singular.py).
+  Defaults: <dynamics damping friction> -> Fv, Fc; rotor inertia Ia = 0; g = 9.81
+  along gravity (0, 0, -1).
 * Snapping (snap=True; codegen/read/urdf_numbers.py): URDFs write pi/2 as 1.5707963268, so a rotation or
   axis entry within SNAP_TOL = 1e-9 of 0 becomes an exact 0, and an entry
   within SNAP_TOL of +-1 becomes exact when the other entries of its row and
@@ -71,11 +73,13 @@ import numpy as np
 import sympy as sp
 
 from .physical import about_origin, check_params
+from .singular import singular_joints
 from .model import ACTUATOR, INERTIAL, MAX_END_EFFECTORS, EndEffector, Frame, Limits, Model, ModelError
 from .records import check_free_flyer, floating_error, free_flyer_frames
 from .urdf_numbers import ORIGIN_SNAP_TOL, SNAP_TOL, axis, origin, rotation, rpy_matrix  # noqa: F401 (re-exported)
 from .urdf_parse import Urdf, check_name, parse_urdf, read_bytes
 from .urdf_toml import model_toml, params_toml
+from .urdf_warnings import urdf_warnings
 
 GRAVITY = 9.81
 # the model files' name rule (codegen/read/model.py): a letter first
@@ -89,11 +93,13 @@ _C_KEYWORDS = frozenset(
 @dataclass(frozen=True)
 class UrdfRobot:
     """A robot read from a URDF: its Model record (fixed links merged into their moving parent),
-    the default parameter vector from the URDF's inertials (SI units, model.param_names order)
-    and the SHA-256 of the URDF file."""
+    the default parameter vector from the URDF's inertials (SI units, model.param_names order),
+    the SHA-256 of the URDF file and the warnings for the user (moving links without
+    <inertial>, joints that move no mass: codegen/read/urdf_warnings.py)."""
     model: Model
     values: tuple  # default parameter vector, model.param_names order
     source_sha256: str
+    warnings: tuple = ()  # one line each: what was read as given but is likely a mistake
 
     def to_toml(self) -> tuple:
         """(model TOML text, parameter TOML text) for codegen.read.model.load_model /
@@ -283,11 +289,16 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
     draft = Model(model_name, tuple(frames), (), gravity, tuple(ees), "", floating)
     if len(set(draft.param_names)) != len(draft.param_names):
         raise ModelError("two links give the same parameter name")
+    vector = [values[n] for n in draft.param_names]
+    # A joint that moves no mass (a link without <inertial> on a revolute joint) makes A
+    # singular: read as given and warned about; params_toml lists it so the file reloads.
+    singular = singular_joints(draft, draft.param_names, vector)
     try:  # the parameter files' checks (codegen/read/model.py load_param_values), on the lumped bodies
-        check_params(draft.param_names, [values[n] for n in draft.param_names])
+        check_params(draft.param_names, vector, draft, {j.key for j in singular})
     except ValueError as exc:
         raise ModelError(f"{source}: physically impossible parameters: {exc}") from None
     source_sha = hashlib.sha256(data).hexdigest()
     sha = hashlib.sha256(model_toml(draft, source_sha).encode()).hexdigest()
     model = Model(model_name, tuple(frames), (), gravity, tuple(ees), sha, floating)
-    return UrdfRobot(model, tuple(values[n] for n in model.param_names), source_sha)
+    return UrdfRobot(model, tuple(values[n] for n in model.param_names), source_sha,
+                     urdf_warnings(urdf, where, frames, singular))

@@ -20,6 +20,7 @@ import sympy as sp
 import tomli_w
 
 from .expr import MIN_MAGNITUDE
+from .singular import singular_joints
 
 _POW2 = 2 ** 39  # a literal within the language's bound (5.5e11)
 
@@ -111,4 +112,9 @@ def params_toml(model, values) -> str:
     header = ("# Default parameters from the URDF: inertials lumped per moving body\n"
               "# (m, first moments MX..MZ, inertia XX..ZZ about the frame origin),\n"
               "# Fv/Fc from <dynamics damping friction>, rotor inertia Ia = 0.\n\n")
+    singular = [j.key for j in singular_joints(model, model.param_names, values)]
+    if singular:  # the URDF reader warns and reads them; a parameter file must say so to be read
+        header += ("# Joints (frame keys) that move no mass or inertia in the URDF: the mass matrix A\n"
+                   "# is singular there and forward dynamics undefined (codegen/read/singular.py).\n"
+                   + _table("", {"accept_singular": singular}) + "\n")
     return header + _table("[values]\n", {n: float(v) for n, v in zip(model.param_names, values)})
