@@ -64,9 +64,9 @@ TARGETS = {"A": 0.3, "C": 0.3, "Q": 0.15, "J": 0.3, "ID": 0.25, "FD": 0.3}
 BUILD_TARGETS = {"gen": 60.0, "compile": 30.0}
 BUILD_TARGET_DOF = 32
 FLOATING_BUILD_TARGETS = {"gen": 90.0, "compile": 45.0}
-# identification (issue 21): regressor <= 0.3 of Pinocchio's; the base regressor no slower than the full one
+# identification: regressor <= 0.3 of Pinocchio's; the base regressor no slower than the full one
 REGRESSOR_TARGET, BASE_TARGET = 0.3, 1.0
-# derivatives of the dynamics (issue 20): <= 0.3 of Pinocchio's computeRNEADerivatives / computeABADerivatives
+# derivatives of the dynamics: <= 0.3 of Pinocchio's computeRNEADerivatives / computeABADerivatives
 DERIVATIVE_TARGET = 0.3
 DERIVATIVE_KEYS = ("ID_derivatives", "FD_derivatives")
 

@@ -47,7 +47,7 @@ KINECT_BOX = ("0.28", "0.07", "0.063")
 DROPPED = ("lgPlate1", "lgPlate2", "rgPlate1", "rgPlate2")
 NOT_IN_MODEL = ("LWheel",)  # the wheels are fixed: not a link of the model
 GRAVITY = "9.81"
-# The report's lengths (seed 003 section 2.1) as read off the URDF joint origins.
+# The report's lengths (Zafar 2015, section 2.1) as read off the URDF joint origins.
 REPORT_LENGTHS = {
     "L1": "0.499", "L2": "0.091", "L3": "0.584", "L4": "0.1088", "L5": "0.0845",
     "L6": "0.2823", "L7": "0.328", "L8": "0.2765", "L9": "0.200",
@@ -366,7 +366,7 @@ def render(result) -> str:
 # Links -> seed frames: {mapping}.
 #
 # Lengths: read off the URDF joint origins and equal to the report's values
-# (seed 003, section 2.1): L1, L2 = JWaist y, -z; L3, L4 = JTorso y, z;
+# (Zafar 2015, section 2.1): L1, L2 = JWaist y, -z; L3, L4 = JTorso y, z;
 # L6, L5 = LJ1 x, y (RJ1 = -x, y); L7, L8, L9 = -y of LJ3, LJ5, LJFT. The
 # report drops two small x offsets of the URDF: the waist's 0.026 (JWaist)
 # and the torso's -0.0285 (JTorso): along frame 1's x (the lateral axis)

@@ -1,4 +1,4 @@
-"""The installed Python module on a CPU without AVX (issue #9, point 4), under an emulator.
+"""The installed Python module on a CPU without AVX, under an emulator.
 
 The extension is built like the wheel (setup.py: -O3, -DKK_TARGET_CLONES, no -march), so
 every kernel has a baseline copy and an x86-64-v3 copy picked at load time. Here the same

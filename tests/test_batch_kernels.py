@@ -1,4 +1,4 @@
-"""Batch kernels (issue #9): PFX_compute_A_batch / PFX_compute_C_batch equal
+"""Batch kernels: PFX_compute_A_batch / PFX_compute_C_batch equal
 the scalar kernels state by state, for every n around the vector width
 (n = 0, 1, W - 1, W, W + 1 for both lane counts W the C may choose, 67 and
 a negative n, which writes nothing), on

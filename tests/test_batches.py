@@ -76,7 +76,7 @@ def _parts(x):
 
 
 def _same_state(name, got, one):
-    if name in SIMD:  # within 1e-14 relative (issue #9), to the largest entry
+    if name in SIMD:  # within 1e-14 relative, to the largest entry
         return np.abs(got - one).max() <= 1e-14 * max(1.0, np.abs(one).max())
     return got.tobytes() == one.tobytes()
 

@@ -1,4 +1,4 @@
-"""The committed C on aarch64 (issue #9, point 4: "the same for aarch64 where it builds").
+"""The committed C on aarch64 (the portable build: "the same for aarch64 where it builds").
 
 Cross-compiles generated/krang_kernels.c for aarch64 with the README's flags, warnings as
 errors, runs a small driver under qemu-user and compares every output with the same driver

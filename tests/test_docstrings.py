@@ -1,5 +1,5 @@
 """Every public function documents itself: a docstring, with the shapes of the arrays it takes
-or returns (issue 18: "every public function has a docstring with shapes, units and frames").
+or returns (the rule: "every public function has a docstring with shapes, units and frames").
 
 Read statically (ast), as the API reference (mkdocstrings) reads it: the generated stub
 krang_kernels/_kernels.pyi, the hand-written public modules of krang_kernels, and the

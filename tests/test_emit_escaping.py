@@ -205,7 +205,7 @@ def test_docstring_is_one_constant_holding_the_text(text, indent):
 
 
 def test_the_old_docstring_escaping_was_broken():
-    """The issue-17 reproducer against the old rule (escape, then wrap): the
+    """The reported reproducer (hostile end-effector names) against the old rule (escape, then wrap): the
     wrap split an escaped quote and the third name became code. The same text
     through docstring() stays one constant (the test above, its example)."""
     import textwrap

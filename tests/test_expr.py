@@ -274,7 +274,7 @@ def test_parse_numbers():
 
 
 def test_nested_powers_refused_fast_and_never_reach_the_c():
-    """Issue 17: every exponent <= 8 but nested; this ran past 120 s in SymPy's sin()."""
+    """Hostile input: every exponent <= 8 but nested; this ran past 120 s in SymPy's sin()."""
     import time
     t0 = time.perf_counter()
     expect("sin(((((((pi**8)**8)**8)**8)**8)**8)**8)", "out of range")

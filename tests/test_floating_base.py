@@ -1,4 +1,4 @@
-"""Free-flying base (issue #19): every kernel against Pinocchio's free-flyer model.
+"""Free-flying base: every kernel against Pinocchio's free-flyer model.
 
 The generated C of a URDF with a free-flyer (its own floating root joint, or
 --floating-base) is compiled (gcc -O2 -std=c99 -Wall -Wextra -Werror) and

@@ -1,4 +1,4 @@
-"""Hostile names through every emitter, compiled and imported (issue #17).
+"""Hostile names through every emitter, compiled and imported.
 
 A small tree robot (a trunk joint and two alike arms, so the shared subtree
 routines and their comments are emitted too) whose joint names, frame keys
@@ -12,7 +12,7 @@ C++ too), the Python module is built and imported, nothing ran (no file
 appeared in the working directory), and every name comes back verbatim from
 the module's data (JOINT_NAMES and PARAM_NAMES are read from the C
 joint_name()/param_name(), END_EFFECTORS, compute_all's keys, jacobian by
-name). Builds are slow: few examples, one of them the issue's reproducer.
+name). Builds are slow: few examples, one of them the reported reproducer.
 
 Also: C prefixes equal to the kind prefixes of locals (dq, c, s, ...) with
 joints named after the generator's routines compile (a reserved kk_
@@ -135,7 +135,7 @@ def _check_stub(pyi: Path):
     assert not any(isinstance(n, ast.Call) for n in ast.walk(tree))
 
 
-ISSUE_EES = ["e" * 48, 'aaa"""""#' + "\\" * 43, f'open("{MARKER}","w")#']  # issue 17, verbatim but the path
+ISSUE_EES = ["e" * 48, 'aaa"""""#' + "\\" * 43, f'open("{MARKER}","w")#']  # the reported reproducer, verbatim but the path
 PLAIN_JOINTS = ["j0", "ja1", "ja2", "jb1", "jb2"]
 PLAIN_KEYS = ["k0", "a1", "a2", "at", "b1", "b2", "bt"]
 
@@ -148,7 +148,7 @@ PLAIN_KEYS = ["k0", "a1", "a2", "at", "b1", "b2", "bt"]
        keys=st.lists(NAME, min_size=7, max_size=7, unique=True),
        ees=st.lists(NAME, min_size=1, max_size=3, unique=True),
        prefix=st.one_of(st.none(), NAME))
-@example(joints=PLAIN_JOINTS, keys=PLAIN_KEYS, ees=ISSUE_EES, prefix="mini")  # the issue's reproducer
+@example(joints=PLAIN_JOINTS, keys=PLAIN_KEYS, ees=ISSUE_EES, prefix="mini")  # the reported reproducer
 def test_hostile_names_build_import_and_round_trip(tmp_path_factory, monkeypatch, joints, keys, ees, prefix):
     # -O0: escaping does not depend on optimization, and the build is several times faster
     monkeypatch.setattr("codegen.build.module.FLAGS", ["-O0", "-std=c99"])
@@ -199,7 +199,7 @@ def test_issue_reproducer_renders_a_stub_without_code(tmp_path):
     model = _load(tmp_path, PLAIN_JOINTS, PLAIN_KEYS, ISSUE_EES)
     _, pyi = write_python_module(describe(model), model, None, tmp_path, "mini_kernels")
     _check_stub(pyi)
-    mini = Path(__file__).parent / "models" / "mini.toml"  # the issue's robot: mini's frames, three names
+    mini = Path(__file__).parent / "models" / "mini.toml"  # the reported robot: mini's frames, three names
     text = mini.read_text().split("[[end_effector]]")[0] + "".join(
         f"[[end_effector]]\nname = {json.dumps(e)}\nframe = \"{f}\"\n\n" for e, f in zip(ISSUE_EES, "abb")) + \
         "[[frame]]" + mini.read_text().split("[[frame]]", 1)[1]
@@ -210,7 +210,7 @@ def test_issue_reproducer_renders_a_stub_without_code(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# C prefixes against locals (issue 17, point 5)
+# C prefixes against locals
 # ---------------------------------------------------------------------------
 
 GENERATOR_WORDS = ["compute_C_part0", "compute_A_part0", "compute_all_part0", "compute_C", "copy_dq_compute_C"]
@@ -247,7 +247,7 @@ def test_prefix_equal_to_a_local_kind_compiles(tmp_path, monkeypatch, words_robo
 
 
 # ---------------------------------------------------------------------------
-# URDF robots without end effectors (issue 17, point 12)
+# URDF robots without end effectors
 # ---------------------------------------------------------------------------
 
 LINK = ('<link name="{}"><inertial><origin xyz="0.01 0.02 0.1" rpy="0 0 0"/><mass value="1.5"/>'

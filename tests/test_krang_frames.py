@@ -1,4 +1,4 @@
-"""models/krang.toml against the Krang report's transforms (seed 003,
+"""models/krang.toml against the Krang report's transforms (Zafar 2015,
 section 2.1), typed here from the report with its OCR damage repaired:
 row 2 of 0T1 is [-1 0 0 0], the repeated 2T3 blocks are dropped. Each iTj(q)
 built from the model file must equal the report's, and every report

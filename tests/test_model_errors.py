@@ -457,7 +457,7 @@ def test_cli_accepts_the_base_model(tmp_path):
 
 
 # ----------------------------------------------------------------------------
-# degenerate geometry at the default parameters (issue 17, point 6)
+# degenerate geometry at the default parameters
 # ----------------------------------------------------------------------------
 
 DEGENERATE = {  # origin, L1 where it is degenerate, L1 where it is fine, words

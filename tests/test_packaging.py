@@ -1,4 +1,4 @@
-"""Packaging (issue #10, issue #7 point 4): the sdist and the wheel hold what
+"""Packaging: the sdist and the wheel hold what
 they should, the generator runs installed from any directory, the version is
 defined once and nothing edits sys.path."""
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_script_entry_point_is_what_python_m_codegen_runs():
 
 
 def test_help_documents_every_option():
-    pytest.importorskip("codegen.cli", reason="the full command line (issue #7) lives in codegen/cli.py")
+    pytest.importorskip("codegen.cli", reason="the full command line lives in codegen/cli.py")
     out = subprocess.run([sys.executable, "-m", "codegen", "--help"], capture_output=True, text=True, cwd="/")
     assert out.returncode == 0, out.stderr
     entries = re.findall(r"^  (\S.*?)(?:\s{2,}(\S.*))?$", out.stdout, re.M)

@@ -7,7 +7,7 @@ shared library -> ctypes. The compiled kernels are checked against
   C, Q and both end-effector Jacobians in the world and local frames, and
   against the numpy reference (tests/reference_fk.py) for friction, which
   Pinocchio does not model;
-* the seed's energy method, codegen.derive.outputs.closed_form(model, "lagrange"),
+* the Krang report's energy method (Zafar 2015), codegen.derive.outputs.closed_form(model, "lagrange"),
   lambdified with numpy (independent of the recursive derivation that the C
   code comes from);
 
@@ -257,7 +257,7 @@ def test_against_pinocchio(kern, param_sets):
 
 
 # ----------------------------------------------------------------------------
-# (b) the seed's energy method, independently of the recursive derivation
+# (b) the Krang report's energy method, independently of the recursive derivation
 # ----------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

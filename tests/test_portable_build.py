@@ -1,4 +1,4 @@
-"""The portable build (issue #9): the generated C compiled for baseline
+"""The portable build: the generated C compiled for baseline
 x86-64 (-march=x86-64, no AVX) contains no AVX instruction and gives the
 same kernels as a build for this machine; the default build (no -march)
 carries target_clones copies for x86-64-v3 that the loader picks, with the

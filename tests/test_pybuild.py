@@ -254,7 +254,7 @@ def test_setup_compiles_every_part_of_the_committed_c_once(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# build output (issue 17, point 11): quiet on success, one line on failure
+# build output: quiet on success, one line on failure
 # ---------------------------------------------------------------------------
 
 # A tiny module (fast to build) whose C source draws a warning gcc gives by

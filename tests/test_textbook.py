@@ -1,14 +1,14 @@
-"""Textbook cases from the seed documents, checked symbolically.
+"""Textbook cases from the reference documents, checked symbolically.
 
-Every expected value here is typed in by hand from the seed text (or, for the
+Every expected value here is typed in by hand from the documents' text (or, for the
 Jacobians of the tool frames, from elementary kinematics written out below);
 nothing expected is computed with the generator itself.
 
-* planar2r.toml  - shared/seeds/004 (Burschka / Craig): 2R arm with point
+* planar2r.toml  - Burschka, "Dynamics examples" (and Craig): 2R arm with point
   masses in a vertical plane, closed-form torques eq. (6.58).
-* pr.toml        - shared/seeds/001 (De Luca): PR robot, M(q), C_k(q), c(q, qdot).
-* pendulum.toml  - shared/seeds/001 (De Luca): actuated pendulum with motor
-  inertia, I = I_l + m d^2 + I_m n_r^2 via Ia = I_m n_r^2 (seed 003 eq. 18).
+* pr.toml        - De Luca, "Dynamic model of robots: Lagrangian approach": PR robot, M(q), C_k(q), c(q, qdot).
+* pendulum.toml  - De Luca (the same notes): actuated pendulum with motor
+  inertia, I = I_l + m d^2 + I_m n_r^2 via Ia = I_m n_r^2 (Zafar 2015, the Krang report, eq. 18).
 * mini.toml      - not a textbook case: the 3-DOF test model (file checks
   only, plus shape/consistency smoke checks of the generator on it).
 
@@ -83,7 +83,7 @@ def body(p, key, m, S, Ic=None):
     """Standard parameters of frame `key` for a body of mass m, centre of mass
     S (in the frame) and inertia Ic about the centre of mass (zero for a point
     mass). XY etc. are the entries of the inertia matrix (minus the product
-    integrals), as in seed 003's inertiaMat."""
+    integrals), as in the Krang report's inertiaMat (Zafar 2015)."""
     J = steiner(m, S, sp.zeros(3) if Ic is None else Ic)
     out = {p[f"m_{key}"]: m}
     for n, s in zip(("MX", "MY", "MZ"), S):
@@ -113,7 +113,7 @@ def general_inertia(prefix):
 
 
 def christoffel(M, q, dq):
-    """C_ij = sum_k 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) dq_k (seed 001, seed 003 eq. 4)."""
+    """C_ij = sum_k 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) dq_k (De Luca's Lagrangian notes; Zafar 2015 eq. 4)."""
     n = len(q)
     return sp.Matrix(n, n, lambda i, j: sum(
         sp.Rational(1, 2) * (sp.diff(M[i, j], q[k]) + sp.diff(M[i, k], q[j]) - sp.diff(M[j, k], q[i])) * dq[k]
@@ -152,7 +152,7 @@ def assert_skew_mdot_2c(res, sub):
 
 
 # ----------------------------------------------------------------------------
-# planar 2R arm, point masses, vertical plane: seed 004 eq. (6.58)
+# planar 2R arm, point masses, vertical plane: Burschka, "Dynamics examples", eq. (6.58)
 # ----------------------------------------------------------------------------
 
 def planar2r_case(method):
@@ -186,7 +186,7 @@ def test_planar2r_structure(method):
 @needs_generator
 @by_method
 def test_planar2r_full_torque_eq_6_58(method):
-    """tau = A qdd + C qd + Q equals eq. (6.58) of seed 004."""
+    """tau = A qdd + C qd + Q equals eq. (6.58) of Burschka's "Dynamics examples"."""
     res, sub, tau, ddq = planar2r_case(method)
     assert_same(tau_of(res, sub, ddq), tau, "planar2r tau = A qdd + C qd + Q")
 
@@ -237,7 +237,7 @@ def test_planar2r_no_friction_without_parameters(method):
 @needs_generator
 @by_method
 def test_planar2r_tip_jacobian(method):
-    """Tip of link 2 (frame 3 at l2 X_2). Not in seed 004; the classical
+    """Tip of link 2 (frame 3 at l2 X_2). Not in Burschka's examples; the classical
     result (Craig, eqs. 5.66/5.67): in frame 0
       v = [[-l1 s1 - l2 s12, -l2 s12], [l1 c1 + l2 c12, l2 c12], [0, 0]],
     in the tip frame (rotated by theta1 + theta2)
@@ -257,7 +257,7 @@ def test_planar2r_tip_jacobian(method):
 
 
 # ----------------------------------------------------------------------------
-# PR robot on a horizontal plane: seed 001
+# PR robot on a horizontal plane: De Luca, "Dynamic model of robots: Lagrangian approach"
 # ----------------------------------------------------------------------------
 
 def pr_case(method):
@@ -326,7 +326,7 @@ def test_pr_gravity_vanishes_on_horizontal_plane(method):
 @needs_generator
 @by_method
 def test_pr_full_model(method):
-    """M(q) qdd + c(q, qd) = u (seed 001, last PR slide)."""
+    """M(q) qdd + c(q, qd) = u (De Luca's Lagrangian notes, last PR slide)."""
     res, sub, M_seed, dc2 = pr_case(method)
     m2 = res["params"]["m_2"]
     q2, dq2 = res["q"][1], res["dq"][1]
@@ -352,7 +352,7 @@ def test_pr_tip_jacobian(method):
 
 
 # ----------------------------------------------------------------------------
-# actuated pendulum with motor inertia: seed 001 (+ seed 003 eqs. 17, 18)
+# actuated pendulum with motor inertia: De Luca's notes (+ Zafar 2015 eqs. 17, 18)
 # ----------------------------------------------------------------------------
 
 def pendulum_case(method):
@@ -363,8 +363,8 @@ def pendulum_case(method):
     I_m, n_r, b_l, b_m = sp.symbols("I_m n_r b_l b_m", positive=True)
     Ic, I_l = general_inertia("Il_")  # I_l: link inertia about the z axis through the CoM
     given = body(p, "1", m, (d, 0, 0), Ic)
-    given[p["Ia_1"]] = I_m * n_r**2  # seed 003 eq. (18): Ia = N^2 J_m
-    given[p["Fv_1"]] = b_l + b_m * n_r**2  # seed 001: dissipation referred to the link side
+    given[p["Ia_1"]] = I_m * n_r**2  # Zafar 2015 eq. (18): Ia = N^2 J_m
+    given[p["Fv_1"]] = b_l + b_m * n_r**2  # De Luca: dissipation referred to the link side
     given[p["Fc_1"]] = 0
     sub = substitution(res, given, keep=("l",))
     sym = dict(m=m, g0=g0, d=d, I_m=I_m, n_r=n_r, b_l=b_l, b_m=b_m, I_l=I_l,

@@ -302,7 +302,7 @@ def test_hostile_names_verbatim_or_refused(attr, ok):
             load(text)
 
 
-# ---------------------------------------------------------------- the model files' bounds (issue 17)
+# ---------------------------------------------------------------- the model files' bounds
 
 def _chain_urdf(n_moving: int) -> str:
     links = [link(f"l{i}", m=None) for i in range(n_moving + 1)]

@@ -1,4 +1,4 @@
-"""URDF in, compiled C out, against Pinocchio built from the SAME URDF (issue #7).
+"""URDF in, compiled C out, against Pinocchio built from the SAME URDF.
 
 For real robots from example-robot-data (Panda with its -pi/4 hand, UR5,
 Solo12 as a fixed-base branched tree, a Kinova arm with continuous joints),

@@ -157,7 +157,7 @@ def _roll_back(out_dir: Path, stage: Path, done):
 
 # What a Python build leaves next to NAME_kernels.h/.c (module_build): stale
 # once the C is replaced by a generation without it (an old module would serve
-# the old kernels next to the new header, issue 22).
+# the old kernels next to the new header).
 BUILD_PRODUCTS = (".pyx", ".pyi", ".so", ".pyd")
 
 

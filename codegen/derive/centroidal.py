@@ -28,7 +28,7 @@ moving no mass. Rotor inertia Ia (armature) is not body momentum and is left
 out, as Pinocchio does. So Ag dq = h_G, the centroidal momentum, and
 M Jc dq = M dc/dt = the linear momentum.
 
-Floating base (issue 19). With q =
+Floating base. With q =
 [p_b, quat_b, joints] and v = [v_b, w_b (both base axes), dq], let frame 0 of
 the derivation be the base link's frame b. Everything above is then computed
 in base axes, unchanged, with the base link itself counted (it moves):

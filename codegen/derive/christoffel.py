@@ -1,4 +1,4 @@
-"""The Christoffel-symbol Coriolis matrix C (seed 003 eq. 4), recursively.
+"""The Christoffel-symbol Coriolis matrix C (Zafar 2015, the Krang report, eq. 4), recursively.
 
 C_ij = sum_k c_ijk dq_k with c_ijk = 1/2 (dA_ij/dq_k + dA_ik/dq_j - dA_jk/dq_i)
 is computed without differentiating A, by the method of Echeandia & Wensing

@@ -1,6 +1,6 @@
 """Inertia matrix A and gravity vector Q from composite (subtree) inertias.
 
-The kinetic energy of seed 003 eq. 11 is  E = 1/2 sum_j v_j^T I_j v_j  with
+The kinetic energy of the Krang report (Zafar 2015) eq. 11 is  E = 1/2 sum_j v_j^T I_j v_j  with
 the link inertia I_j = (m_j, MS_j, J_j) and the link velocity v_j = sum of
 S_i dq_i over the joints i on the path to j (eq. 7-8). Its Hessian in dq is
     A_ij = S_i^T I^C_k S_j   (k the deeper of i, j; 0 if on different branches)

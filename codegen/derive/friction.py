@@ -1,4 +1,4 @@
-"""Joint friction, seed 003 eq. 17:  Gamma_f = diag(dq) Fv + diag(sign(dq)) Fc."""
+"""Joint friction, Zafar 2015 (the Krang report) eq. 17:  Gamma_f = diag(dq) Fv + diag(sign(dq)) Fc."""
 from __future__ import annotations
 
 import sympy as sp

@@ -1,4 +1,4 @@
-"""End-effector Jacobians (seed 003 section 3):  J_n = [e_j x L_jn ; e_j],
+"""End-effector Jacobians (Zafar 2015, the Krang report, section 3):  J_n = [e_j x L_jn ; e_j],
 linear rows first, one column per joint, zero columns for joints not on the
 path to the end effector. `world`: vectors in frame 0 (velocity of the
 end effector's origin, world-aligned); `local`: the same in the end

@@ -1,4 +1,4 @@
-"""Joint transforms, link velocities (seed 003 eq. 7-8) and forward kinematics.
+"""Joint transforms, link velocities (Zafar 2015, the Krang report, eq. 7-8) and forward kinematics.
 
 A joint transform parentT_frame(q) is applied in two stages so that the
 constant part (the frame's rotation and origin at q = 0, mostly zeros and

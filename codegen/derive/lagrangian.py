@@ -1,4 +1,4 @@
-"""The seed's energy method, literally (seed 003 sections 1.2, 2 and 3).
+"""The Krang report's energy method, literally (Zafar 2015, sections 1.2, 2 and 3).
 
 Velocities by eq. 7-8, kinetic energy eq. 11, potential energy eq. 15,
 A as the Hessian of E in dq, C from the Christoffel symbols eq. 4,

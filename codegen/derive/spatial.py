@@ -1,7 +1,7 @@
 """Spatial (6D) algebra on symbolic 3-vectors, Featherstone's [omega; v] order.
 
 Motion vectors m = (w, v), force vectors f = (n, f); a rigid-body inertia is
-(mass, h = MS, J about the frame origin) as in Khalil-Dombre (seed 003 eq. 11):
+(mass, h = MS, J about the frame origin) as in Khalil-Dombre (Zafar 2015, eq. 11):
     I = [[J, hat(h)], [hat(h)^T, m 1]].
 Frames: `R` = parentR_child, `r` = parentP_child (child origin in the parent).
 """

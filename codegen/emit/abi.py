@@ -235,7 +235,7 @@ def identification_functions(model: Model, q, dq, p, nbase=None) -> list:
 
 
 def derivative_functions(model: Model, q, p) -> list:
-    """Derivatives of inverse and forward dynamics (issue #20; codegen/derive/dynamics_derivatives.py)."""
+    """Derivatives of inverse and forward dynamics (derivation: codegen/derive/dynamics_derivatives.py)."""
     n = model.ndof
     v = Arg("v", (n,), IN, "dq", doc="joint velocities dq (rad/s or m/s; a free-flyer's six first)")
     a = Arg("a", (n,), IN, "ddq", doc=DDQ_DOC)
@@ -284,7 +284,7 @@ def batch_functions(fs) -> list:
 
 def centroidal_functions(model: Model, q, p) -> list:
     """Centre of mass, centroidal momentum and configuration-space kernels
-    (issue 19; derivation: codegen/derive/centroidal.py, integrate and neutral in the
+    (derivation: codegen/derive/centroidal.py, integrate and neutral in the
     source template). q has NQ entries: the joints' angles (rad, revolute and
     continuous joints) and displacements (m, prismatic), after [x, y, z, qx, qy, qz, qw]
     on a free-flying base; v has NV. integrate is Pinocchio's integrate: on the base

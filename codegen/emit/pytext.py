@@ -8,7 +8,7 @@ generated .pyx and .pyi.
 
 Both write ASCII only and escape every backslash and every quote, so the
 literal ends exactly at its own closing quote(s) whatever `text` holds: a
-wrap can no longer split an escape (issue #17: an escaped \\" cut after its
+wrap can no longer split an escape (the bug it replaces: an escaped \\" cut after its
 backslash left a line ending in a continuation and a bare quote that closed
 the docstring early; the next name then ran on import). The generated
 module keeps model names as data (tuples of py_string literals, C

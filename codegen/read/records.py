@@ -29,7 +29,7 @@ JOINT_TYPES = ("revolute", "prismatic", "fixed", "floating")
 BASE_TYPES = ("base_linear", "base_angular")
 BASE_SUFFIXES = ("vx", "vy", "vz", "wx", "wy", "wz")  # velocity names: "<joint>:vx" ...
 # Khalil-Dombre standard inertial parameters: first moments MS = m*S and the
-# inertia J about the frame origin (seed 003 eq. 11, appendix A).
+# inertia J about the frame origin (Zafar 2015, the Krang report, eq. 11, appendix A).
 INERTIAL = ("m", "MX", "MY", "MZ", "XX", "XY", "XZ", "YY", "YZ", "ZZ")
 # Rotor inertia (eq. 18), viscous and Coulomb friction (eq. 17).
 ACTUATOR = ("Ia", "Fv", "Fc")
