@@ -20,12 +20,12 @@ from setuptools.command.build_py import build_py
 # Portable by default: the compiler's baseline target (any x86-64 / aarch64);
 # on x86-64 with GCC and glibc the generated kernels carry target_clones
 # (-DKK_TARGET_CLONES in FLAGS), so AVX2 and FMA are used where the CPU has them
-# (measured 0.96-1.03x the time of -march=native, `make bench`).
+# (measured about as fast as -march=native: docs/design-notes.md#fma-and-target-clones).
 # KRANG_NATIVE=1 tunes for the building machine instead (the wheel then runs
 # only on CPUs like it); KRANG_PORTABLE is accepted and is the default.
 NATIVE = ["-march=native"] if os.environ.get("KRANG_NATIVE") and not os.environ.get("KRANG_PORTABLE") else []
 # Fused multiply-add contraction (GCC's default outside ISO mode): the
-# generated code is sums of products, ~2x faster with FMA. The same flags as
+# generated code is sums of products, measured faster with FMA (same page). The same flags as
 # codegen.build.module.FLAGS (tests/test_pybuild.py checks it).
 FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
 # x86-64: the AVX-512 copy of the target_clones keeps 256-bit vectors (faster

@@ -7,8 +7,8 @@ __version__ = "0.2.0.dev0"
 import os as _os
 
 # SymPy's expression cache size, read once, when SymPy is first imported: the
-# default 1000 entries thrash on large robots; 100,000 cut generation CPU by
-# ~20 % at 24 DOF and by 22 % for TIAGo (48 DOF) for ~40 MB, same output. Set
+# default 1000 entries thrash on large robots; 100,000 measured faster for
+# little memory, same output (docs/design-notes.md#sympy-cache-size). Set
 # here, before any codegen module imports SymPy, so that the command line,
 # codegen.import_urdf and generate() all get it; a user's own setting wins.
 _os.environ.setdefault("SYMPY_CACHE_SIZE", "100000")

@@ -128,7 +128,7 @@ def generate(model, values, config, extra_files=None) -> list:
     build = None
     if config.python:
         # the compilers run next to this process: free the derivation's SymPy graphs and
-        # SymPy's cache first (TIAGo: this process held ~560 MB through its module build)
+        # SymPy's cache first (measured: docs/design-notes.md#memory-before-the-compilers)
         del d, emission
         kernels = [text_only(k) for k in kernels]
         clear_cache()

@@ -6,10 +6,10 @@ own first error lines.
               codegen.build.module.compile_module).
 
 Why each:
-* Python's sysconfig CFLAGS carry `-g`. For a 48-DOF robot (TIAGo) the
-  kernels' single translation unit peaked at 3.7 GB with `-g -O3` and 1.2 GB
-  without (issue 22); a generated module is rebuilt, not debugged, so `-g`
-  comes only with debug=True (KRANG_BUILD_DEBUG=1).
+* Python's sysconfig CFLAGS carry `-g`, which multiplies the compiler's
+  peak memory on a large robot (measured: docs/design-notes.md#module-build-flags);
+  a generated module is rebuilt, not debugged, so `-g` comes only with
+  debug=True (KRANG_BUILD_DEBUG=1).
 * setuptools compiles an extension's sources one after the other. The
   Cython wrapper and the kernels' parts (-DKKPART=k) are independent
   translation units, so they compile at the same time (KRANG_BUILD_JOBS,
@@ -19,10 +19,9 @@ Why each:
   exit code 1", the diagnostics gone to a terminal the caller may not see;
   CompileFailed carries the first error lines.
 * The other sources (the Cython wrapper: argument checks and calls, no
-  arithmetic) compile at -O1 (`other_flags`): half the compiler time of
-  -O3 (UR5's wrapper: 5.7 against 11.2 s CPU, every robot pays it) for the
-  same call overhead (compute_A(q, out=...) from Python: 206 against 207 ns,
-  best of 6 runs each, interleaved).
+  arithmetic) compile at -O1 (`other_flags`): measured much quicker to
+  compile than -O3, which every robot pays, for the same call overhead
+  (docs/design-notes.md#module-build-flags).
 """
 from __future__ import annotations
 

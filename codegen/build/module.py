@@ -15,10 +15,10 @@ from ..support.workdirs import build_directory
 from .log import captured, failure
 from ..emit.python_module import write_python_module
 
-# The flags of setup.py (krang_kernels): fused multiply-add contraction, ~2x
-# faster sums of products. -march=native only on request (config.native:
-# codegen.import_urdf's cached builds, --native): a generated module may be
-# copied to another machine.
+# The flags of setup.py (krang_kernels): fused multiply-add contraction, measured
+# faster on sums of products (docs/design-notes.md#fma-and-target-clones).
+# -march=native only on request (config.native: codegen.import_urdf's cached
+# builds, --native): a generated module may be copied to another machine.
 FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
 # On x86-64 (GCC, Clang): the AVX-512 copy of the target_clones build keeps
 # 256-bit vectors (see KKCLONES in templates/kernels.c.j2).

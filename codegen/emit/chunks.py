@@ -4,18 +4,12 @@
     straight-line statements, its runs of statements become static functions
     of at most CHUNK statements each (never inlined), called in order.
 
-Why: GCC's register allocation is superlinear in the size of a function.
-TIAGo's forward_dynamics_derivatives (48 DOF, 19,547 statements in one body)
-took 271 s of CPU and 1.7 GB to compile at -O3 -march=native, 74 % of it in
-"LRA hard reg assignment" (-ftime-report); --param
-lra-max-considered-reload-pseudos did not change that. The same statements in
-functions of a few thousand compile in a fraction of that time and memory,
-and in functions of a thousand in less again: Talos on its free-flyer (50 DOF),
-the part holding forward_dynamics_derivatives at gcc 12 -O2, 35.2 s and 598 MB
-in chunks of 2,500 statements, 25.6 s in chunks of 1,250, 23.6 s in chunks of
-800 (LRA still a third of it), with the kernels' times unchanged within the
-machine's noise (compute_C, compute_all, forward_dynamics, both derivative
-kernels and the regressor, best of 15 x 500 calls, interleaved). The kernels
+Why: GCC's register allocation is superlinear in the size of a function. A
+kernel of some 20,000 statements in one body takes minutes and gigabytes to
+compile; the same statements in functions of a few thousand compile in a
+fraction of that time and memory, and in functions of a thousand in less
+again, with the kernels' run time unchanged (measured:
+docs/design-notes.md#chunked-kernels). The kernels
 of arms, quadrupeds and Krang (at most 5,485 statements) stay one function,
 as before.
 

@@ -15,7 +15,7 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 def place_writes(kernel: Kernel):
     """Each output write right after the last statement it reads (write_at),
     so that no output is held in a register, or spilled, until the end
-    (measured: compute_C's shared routine 23.1 -> 20.6 KB of machine code).
+    (measured smaller code: docs/design-notes.md#statement-order-and-output-writes).
     A routine's output is the caller's own local array; a kernel's may alias
     an input, which `guard_inputs` handles."""
     at = {}
@@ -74,8 +74,7 @@ def in_control_tick(kernel: Kernel) -> bool:
     their code: the others (inverse and forward dynamics, bias, regressor,
     derivatives, centroidal) run in loops (simulation, MPC, identification), hot,
     where prefetching the whole function on every call costs time and saves
-    nothing (forward_dynamics of Solo12 on a free-flyer, gcc 12 -O3: 1.5-1.7 us
-    without, 2.3-2.4 us with, interleaved in one binary)."""
+    nothing (measured: docs/design-notes.md#code-prefetch)."""
     return all(s in ("A", "C", "Q") or s.startswith("J_") for s in kernel.sources.values())
 
 
