@@ -80,9 +80,8 @@ def zero_runs(writes, lengths=None) -> list:
     half of them zero writes, is instead cleared whole by one memset first
     and its zero writes dropped (its other entries are written twice): one
     call that streams the array beats dozens of memsets of row segments and
-    hundreds of single stores between them (measured, Talos' regressor,
-    -O3 -march=native: 3.54 -> 2.79 us, its base regressor 2.72 -> 2.19 us,
-    fastest of 300 rounds). Smaller outputs (Talos' A, C, Jacobians: at most
+    hundreds of single stores between them (measured on Talos' regressors:
+    docs/design-notes.md#zero-runs-and-whole-clears). Smaller outputs (Talos' A, C, Jacobians: at most
     1,024 entries) keep their runs."""
     zero = [(m.group(1), int(m.group(2))) if m and rhs == "0.0" else None
             for lhs, rhs in writes for m in [_ARRAY_ELEMENT.fullmatch(lhs)]]
@@ -194,7 +193,7 @@ def demand_order(body, outputs):
     computed just before the first statement that needs it, following the
     outputs in order, and the deeper of two operands first (Sethi-Ullman).
     Short live ranges mean fewer register spills in one long straight-line
-    function (measured: compute_C 1.30 -> 0.83 us)."""
+    function (measured faster: docs/design-notes.md#statement-order-and-output-writes)."""
     rhs = dict(body)
     height, deps = {}, {}
     for sym, e in body:  # dependencies computed once (free_symbols walks the tree)
@@ -225,7 +224,8 @@ def _leaves_first(outputs):
     vector by (i, i), column j of any other matrix by (j, -1); descending.
     Joints are numbered parents first, so each subtree's quantities are
     computed right before the entries that consume them: shorter live ranges,
-    fewer spills, smaller code (compute_C: 65 -> 57 KB, 0.81 -> 0.67 us)."""
+    fewer spills, smaller and faster code (measured:
+    docs/design-notes.md#statement-order-and-output-writes)."""
     keys, base = [], 0
     for m in outputs.values():
         for i in range(m.rows):

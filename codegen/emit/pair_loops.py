@@ -10,16 +10,16 @@ dddq_dq = -Minv dq and dddq_dv = -Minv dv (Carpentier and Mansard 2018,
 eq. 8) in register blocks of rows by columns, which vectorize.
 
 Why loops here, in a project of straight-line kernels: -Minv times the two
-matrices as 2 n L^T D L solves made most of the kernel's 111 KB of machine
-code (Panda), past the 32 KB L1 instruction cache, as long dependency
-chains. Measured on Panda (gcc 12, -O3 -march=native, shared 2-core EPYC):
-0.85x the straight-line kernel's time, 88 KB. inverse_dynamics_derivatives
-stays straight-line (FORMS below).
+matrices as 2 n L^T D L solves made most of the kernel's machine code,
+past the L1 instruction cache, as long dependency chains; the loops measured
+faster and smaller (docs/design-notes.md#pair-loops).
+inverse_dynamics_derivatives stays straight-line (FORMS below).
 
 No code prefetch (KKPREFETCH) for this kernel: it runs hot, in MPC loops.
 With a loop block before kk_end gcc keeps that label at the function's end,
-and prefetching the whole function on every call cost ~1.9 us in a 52 KB
-loop form of inverse_dynamics_derivatives (in the straight-line kernels gcc
+and prefetching the whole function on every call cost time in a loop form
+of inverse_dynamics_derivatives (docs/design-notes.md#code-prefetch; in the
+straight-line kernels gcc
 moves kk_end next to kk_begin, which makes the prefetch a no-op).
 """
 from __future__ import annotations
@@ -32,10 +32,10 @@ from .cse import Extra, Kernel, emit
 from .layout import place_writes
 
 # The pair forms' derivation outputs and the kernels' outputs emitted from them. Only the forward
-# dynamics' derivatives: inverse_dynamics_derivatives as loops ran 0.87x to 1.14x of its
-# straight-line form (Panda, by the compile of the same source), its dot products folding the
-# model's zeros; the forward dynamics' loops replace 2 n L^T D L solves (long dependency chains)
-# and ran 0.85x.
+# dynamics' derivatives: inverse_dynamics_derivatives as loops was no faster than its
+# straight-line form, whose dot products fold the model's zeros; the forward dynamics' loops
+# replace 2 n L^T D L solves (long dependency chains) and measured faster
+# (docs/design-notes.md#pair-loops).
 FORMS = {"dddq_pairs": ("dddq_dq", "dddq_dv")}
 
 
@@ -124,10 +124,8 @@ def _blocks(form, n: int) -> list:
 
 
 # The product's register block: ROWS rows of Minv times LANES columns of [dq | dv]
-# (ROWS x LANES accumulators: 4 zmm or 8 ymm registers). Measured on the humanoid
-# free-flyer (35 x 35, gcc 12 -O3, AVX-512 EPYC, best of 7 x 5,000 calls): row by row
-# over whole rows 19.5 us, 8 x 4 14.5 us (AVX2 only: 19.6 -> 15.0 us); 16 x 2, 24 x 2
-# and 16 x 3 between.
+# (ROWS x LANES accumulators: 4 zmm or 8 ymm registers): the fastest of the shapes
+# measured, with AVX-512 and AVX2 alike (docs/design-notes.md#pair-loops).
 LANES, ROWS = 8, 4
 
 
@@ -175,8 +173,9 @@ def _product(form, n: int, minv: str, y: str, dq: str, dv: str) -> tuple[list, i
     and torso: Talos' 32 x 32 has blocks of 6, 6 and 20), and kk_dq, kk_dv too:
     each group of rows runs over its block only (the columns a chunk holds
     outside it are zeros in y and come out zero). Finer sparsity (a row's
-    support and subtree as runs of columns) was measured: 0.85x on Talos, 1.3x
-    on Solo12 with a free-flyer, whose short runs do not vectorize."""
+    support and subtree as runs of columns) was measured: faster on Talos,
+    slower on Solo12 with a free-flyer, whose short runs do not vectorize
+    (docs/design-notes.md#pair-loops)."""
     blocks = _blocks(form, n)
     groups, starts = _groups(blocks, n)
     w, h = product_width(n), half_width(n)
@@ -193,7 +192,7 @@ def _product(form, n: int, minv: str, y: str, dq: str, dv: str) -> tuple[list, i
             *(f"        memset(kk_o{k}, 0, sizeof kk_o{k});" for k in rows),
             f"        for (int kk_m = kk_h[{ROWS}]; kk_m < kk_h[{ROWS + 1}]; kk_m++) {{",
             # Minv is symmetric: its column kk_m, not its row, so that gcc does not vectorize over kk_m
-            # (it did for Talos: 2x the time of the row-by-row product)
+            # (it did for Talos, and ran slower than the row-by-row product)
             f"            const double {', '.join(f'kk_s{k} = {minv}[{n} * kk_m + kk_i{k}]' for k in rows)};",
             f"            const double *kk_w = {y} + {w} * kk_m + kk_j0;",
             f"            for (int kk_k = 0; kk_k < {LANES}; kk_k++) {{",

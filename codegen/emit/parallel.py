@@ -8,8 +8,8 @@ as the derivation has its outputs.
 gives [emit_one(s, d) for s in all_specs], computed by forked child processes.
 
 Why: emission (CSE, then printing C) is most of a big robot's generation time
-and each kernel's is independent of the others' (TIAGo, 48 DOF: 166 s of
-232 s CPU; the derivation 66 s). A child forked at a checkpoint of the
+and each kernel's is independent of the others' (measured:
+docs/design-notes.md#parallel-emission). A child forked at a checkpoint of the
 derivation inherits everything derived so far instead of receiving SymPy
 graphs through pickling, and sends back only its kernel's text (statements,
 writes, counts): the SymPy matrices a kernel was emitted from are dropped
