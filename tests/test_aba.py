@@ -14,11 +14,11 @@ from codegen.derive import aba
 from codegen.derive.outputs import derive
 from codegen.derive.kinematics import Kinematics
 from codegen.read.model import load_model
-from tests.ctrl_cases import MODELS
-from tests.reference_fk import NumericModel, random_physical_params, rel_err
+from reference.ctrl_cases import MODELS
+from reference.reference_fk import NumericModel, random_physical_params, rel_err
 
 pin = pytest.importorskip("pinocchio")
-from tests.pin_reference import build_pin_model  # noqa: E402
+from reference.pin_reference import build_pin_model  # noqa: E402
 
 
 def _evaluate(prog, syms, model, outputs, q, dq, tau, p):
@@ -37,7 +37,7 @@ def _evaluate(prog, syms, model, outputs, q, dq, tau, p):
 def test_aba_matches_pinocchio(name):
     model = load_model(MODELS[name][0])
     d = derive(model)
-    prog, syms = d["program"], d["symbols"]
+    prog, syms = d.program, d.symbols
     kin = Kinematics(model, syms, prog)
     ddq = aba.articulated_body(kin, kin.velocities(), [t - f for t, f in zip(syms.tau, d["friction"])])
     rng = np.random.default_rng(2)

@@ -55,7 +55,7 @@ def mini():
 
 
 def inputs_of(d):
-    syms = d["symbols"]
+    syms = d.symbols
     return (list(syms.q) + list(syms.dq) + list(syms.ddq) + list(syms.tau) + list(syms.s) + list(syms.c)
             + list(syms.params.values()))
 
@@ -63,7 +63,7 @@ def inputs_of(d):
 @pytest.mark.parametrize("names", [["A"], ["C"], ["Q"], ["A", "C", "Q", "J_tool_world"]])
 def test_cse_and_demand_order_keep_every_output(mini, names):
     model, d = mini
-    prog = d["program"]
+    prog = d.program
     outputs = {n: d[n] for n in names}
     exprs = [e for m in outputs.values() for e in m]
     needed = prog.needed(exprs)
@@ -86,7 +86,7 @@ def test_cse_and_demand_order_keep_every_output(mini, names):
 def test_cse_reduces_work(mini):
     """CSE finds sharing the program alone does not have (else it is dead weight)."""
     _, d = mini
-    prog = d["program"]
+    prog = d.program
     exprs = list(d["C"])
     needed = prog.needed(exprs)
     body, final = _cse(needed, exprs)

@@ -37,7 +37,7 @@ def test_count_is_count_ops_on_emitted_statements(case):
         from codegen.read.urdf import load_urdf
         model = load_urdf(MODELS / "floating_tiny.urdf", end_effectors=("foot",)).model
     d = derive(model)
-    prog = d["program"]
+    prog = d.program
     outs = [e for key in ("A", "C", "Q", "tau", "ddq") for e in d[key]]
     subs, reduced = sp.cse([rhs for _, rhs in prog.needed(outs)] + outs)
     exprs = [e for _, e in subs] + list(reduced)

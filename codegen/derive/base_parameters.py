@@ -124,7 +124,7 @@ def stacked(model, values, d=None, n=N_STATES, seed=SEED) -> np.ndarray:
         vel = kin.velocities()
         Y = regressor(kin, vel, syms.ddq)
     else:
-        syms, prog, Y = d["symbols"], d["program"], d["Y"]
+        syms, prog, Y = d.symbols, d.program, d["Y"]
     env = random_inputs(syms, values, n, np.random.default_rng(seed))
     vals = evaluate(prog, list(Y), env)
     W = np.array([np.broadcast_to(np.asarray(v, float), (n,)) for v in vals]).reshape(Y.rows, Y.cols, n)
@@ -169,9 +169,9 @@ def base_outputs(model, values, d):
     over the parameter symbols."""
     with stage("base parameters"):
         base = base_set(model, values, d)
-    Y, params = d["Y"], d["symbols"].params
-    d["Yb"] = Y[:, list(base.columns)]
+    Y, params = d["Y"], d.symbols.params
+    d.outputs["Yb"] = Y[:, list(base.columns)]
     pi = [params[n] for n in regressor_params(model)]
-    d["beta"] = sp.Matrix([sum((sp.Float(c) * x for c, x in zip(row, pi) if c != 0), sp.S.Zero)
+    d.outputs["beta"] = sp.Matrix([sum((sp.Float(c) * x for c, x in zip(row, pi) if c != 0), sp.S.Zero)
                            for row in base.combination])
     return base

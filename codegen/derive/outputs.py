@@ -12,6 +12,7 @@ from . import dynamics_derivatives as dd
 from . import fk, lagrangian, rnea
 from . import forward_dynamics as fd
 from .centroidal import centroidal
+from .derivation import Derivation
 from .christoffel import coriolis_matrix
 from .composite_inertia import composite_inertias, gravity_vector, inertia_matrix
 from .friction import friction
@@ -25,70 +26,71 @@ from .subtrees import all_split, coriolis_split, inertia_split
 from .symbols import Symbols
 
 
-def derive(model: Model, share=(), derivatives=("inverse", "forward"), ready=None) -> dict:
+def derive(model: Model, share=(), derivatives=("inverse", "forward"), ready=None) -> Derivation:
     """`derivatives`: the derivatives of inverse and forward dynamics to derive
     ("inverse", "forward"; codegen/derive/dynamics_derivatives.py), derived last so that the other
     outputs' statements are the same with or without them. `share`: the outputs ("A", "C", "all": compute_all's A, C, Q and world
     Jacobians) to derive also in the form with shared subtree routines
-    (OUT_split, None without isomorphic subtrees; codegen/derive/subtrees.py).
-    `ready(out)`, if given, is called with the outputs so far whenever a group
+    (Derivation.splits, None without isomorphic subtrees; codegen/derive/subtrees.py).
+    `ready(derivation)`, if given, is called with the outputs so far whenever a group
     of them is complete, split forms included (codegen/emit/parallel.py emits
     those kernels while the derivation goes on); what it has seen never changes."""
     ready = ready or (lambda out: None)
     syms = Symbols(model)
     prog = Program()
     kin = Kinematics(model, syms, prog)
-    out = {"program": prog, "symbols": syms}
+    d = Derivation(prog, syms)
+    out, split = d.outputs, d.splits
     with stage("derive A, Q"):
         comp = composite_inertias(kin)
         out["A"] = inertia_matrix(kin, comp)
         out["Q"] = gravity_vector(kin, comp)
         if "A" in share:
-            out["A_split"] = inertia_split(kin)
-    ready(out)
+            split["A"] = inertia_split(kin)
+    ready(d)
     with stage("derive C"):
         vel = kin.velocities()
         out["C"] = coriolis_matrix(kin, comp, vel)[0]
         if "C" in share:
-            out["C_split"] = coriolis_split(kin, vel)
-    ready(out)
+            split["C"] = coriolis_split(kin, vel)
+    ready(d)
     with stage("derive Jacobians"):
         poses = kin.base_frame_poses()  # = world poses on a fixed base
         for ee in model.end_effectors:
             out[f"J_{ee.name}_world"], out[f"J_{ee.name}_local"] = jacobians(kin, poses, ee)
         if "all" in share:
-            out["all_split"] = all_split(kin, vel, kin.world_poses(), {ee.name: out[f"J_{ee.name}_world"]
+            split["all"] = all_split(kin, vel, kin.world_poses(), {ee.name: out[f"J_{ee.name}_world"]
                                                            for ee in model.end_effectors})
     out["friction"] = friction(syms)
-    ready(out)
+    ready(d)
     # controller kernels: inverse/forward dynamics, poses, J-dot q-dot
     out["tau"] = rnea.inverse_dynamics(kin, vel, syms.ddq, out["friction"])
     out["h"] = rnea.bias(kin, vel)
-    ready(out)
+    ready(d)
     out["ddq"] = fd.forward_dynamics(prog, model, out["A"], out["h"], out["friction"], syms.tau)
     acc0 = fk.velocity_product_accelerations(kin, vel)
     for ee in model.end_effectors:
         out[f"T_{ee.name}"] = fk.homogeneous(*kin.pose_to_world(*fk.ee_pose(kin, poses, ee)))
         out[f"jdot_qdot_{ee.name}"] = fk.jdot_qdot(kin, poses, vel, acc0, ee)
-    ready(out)
-    # centre of mass and centroidal momentum (issue 19), then the regressor (issue 21), derived
+    ready(d)
+    # centre of mass and centroidal momentum, then the regressor, derived
     # last: the intermediates of the kernels above keep their places in the program
     out["com"], out["com_jacobian"], out["centroidal_map"] = centroidal(kin, comp, poses)
-    ready(out)
+    ready(d)
     with stage("derive regressor"):
         out["Y"] = regressor(kin, vel, syms.ddq)
-    ready(out)
+    ready(d)
     with stage("derive dynamics derivatives"):
         # forward_dynamics_derivatives is emitted from its pair form (codegen/emit/pair_loops.py);
         # dddq_dq and dddq_dv = -Minv times the pair form's matrices exist only there (None here)
         if "inverse" in derivatives:
             out["dtau_dq"], out["dtau_dv"] = dd.inverse_dynamics_derivatives(kin, out["friction"])
-            ready(out)
+            ready(d)
         if "forward" in derivatives:
-            out["dddq_pairs"], out["Minv"] = dd.forward_dynamics_derivatives(
+            d.pair_forms["dddq_pairs"], out["Minv"] = dd.forward_dynamics_derivatives(
                 kin, out["A"], out["ddq"], out["friction"])
             out["dddq_dq"] = out["dddq_dv"] = None
-    return out
+    return d
 
 
 def output_names(model: Model) -> list:
@@ -112,7 +114,7 @@ def closed_form(model: Model, method: str = "recursive") -> dict:
         syms = res["symbols"]
     elif method == "recursive":
         d = derive(model)
-        syms, prog = d["symbols"], d["program"]
+        syms, prog = d.symbols, d.program
         trig = syms.trig_to_functions()
         res = {}
         for name in output_names(model):

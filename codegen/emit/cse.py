@@ -258,7 +258,7 @@ class Extra:
 def emit(kernel: Kernel, derivation, extra: Extra | None = None) -> Kernel:
     t0 = time.perf_counter()
     extra = extra or Extra()
-    prog, syms = derivation["program"], derivation["symbols"]
+    prog, syms = derivation.program, derivation.symbols
     flat = [(name, list(m)) for name, m in kernel.outputs.items()]
     exprs = [e for _, es in flat for e in es]
     needed = prog.needed(exprs + extra.live)

@@ -14,7 +14,7 @@ from .routines import emit_split
 def kernel_spec(f, d) -> Kernel:
     """A derived function of the ABI with the derivation outputs it writes."""
     return Kernel(f.name, f.doc, [Argument(a.name, a.size, a.role == OUT) for a in f.args],
-                  {a.name: d[a.source] for a in f.outputs}, {a.name: a.source for a in f.outputs},
+                  {a.name: d.outputs[a.source] for a in f.outputs}, {a.name: a.source for a in f.outputs},
                   arrays={a.source: a.name for a in f.inputs if a.source})
 
 
@@ -25,7 +25,7 @@ def kernel_specs(abi, d):
 
 def ready_specs(abi, d):
     """The derived functions of the ABI whose outputs the derivation `d` (so far) has."""
-    return [kernel_spec(f, d) for f in abi.derived if all(a.source in d for a in f.outputs)]
+    return [kernel_spec(f, d) for f in abi.derived if all(d.has(a.source) for a in f.outputs)]
 
 
 def emit_kernel(kernel, d, prefix, batched=()):
@@ -39,7 +39,7 @@ def emit_kernel(kernel, d, prefix, batched=()):
         guard_inputs(kernel, prefix + kernel.name)
         return split_long(kernel, prefix + kernel.name)  # no code prefetch: called in loops (MPC), hot, where it cost more than it saves
     for key in ("A", "C", "all"):
-        split = d.get(f"{key}_split")
+        split = d.splits.get(key)
         if split is not None and set(kernel.sources.values()) == set(split.outputs):
             kernel = emit_split(kernel, d, split, kernel.name in batched)
             break

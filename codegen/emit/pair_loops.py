@@ -217,11 +217,11 @@ def emit_pairs(kernel: Kernel, derivation) -> Kernel:
     """The kernel from its pair form and Minv (forward_dynamics_derivatives, the one
     kernel of FORMS: it always writes Minv too)."""
     key = pair_form_key(kernel)
-    form = derivation[key]
+    form = derivation.pair_forms[key]
     n = len(form.vectors)
     arg = {src: a for a, src in kernel.sources.items()}
     outputs = {"kk_pv": sp.Matrix([x for r in range(n) for x in (*form.vectors[r], form.friction[r])]),
-               arg["Minv"]: derivation["Minv"]}
+               arg["Minv"]: derivation.outputs["Minv"]}
     keys = [(r // STRIDE, r // STRIDE) for r in range(n * STRIDE)]  # joint by joint, the deepest first
     keys += [(max(i, j), min(i, j)) for i in range(n) for j in range(n)]
     order = sorted(range(len(keys)), key=lambda s: (keys[s], -s), reverse=True)

@@ -70,7 +70,7 @@ def weight(spec, derivation) -> int:
     if pair_form_key(spec) is not None:
         return sys.maxsize
     exprs = [e for m in spec.outputs.values() if m is not None for e in m]
-    return len(derivation["program"].needed(exprs))
+    return len(derivation.program.needed(exprs))
 
 
 def _child_signals():

@@ -22,6 +22,7 @@ from .cnames import routine_name, symbol_locals
 from .cprint import ccode
 from .cse import Argument, Extra, Kernel, emit
 from .layout import place_writes
+from ..derive.derivation import Derivation
 from ..derive.subtrees import DIRECT
 
 ROUTINE_INPUTS = ("q", "sq", "cq", "dq", "p", "pl", "vin", "pose")
@@ -47,7 +48,7 @@ def _shift(name, offset):
 def emit_split(kernel: Kernel, derivation, split, straight: bool) -> Kernel:
     """kernel.sources name its outputs' matrices in `split.outputs`;
     `straight`: also emit the one-line form (batch kernels)."""
-    syms = derivation["symbols"]
+    syms = derivation.symbols
     ndof = syms.model.ndof
     arg_of = {src: arg for arg, src in kernel.sources.items()}
     plain = emit(dataclasses.replace(kernel, setup=[], body=[], writes=[]), derivation) if straight else None
@@ -68,7 +69,7 @@ def emit_split(kernel: Kernel, derivation, split, straight: bool) -> Kernel:
                          f"{len(part.group.frames) - 1} subtree(s) like it.", args, matrices)
         keys = part.order + [k for b in outs for bb, _, _, _, k in part.blocks if bb == b]
         order = sorted(range(len(keys)), key=lambda s: (keys[s], -s), reverse=True)
-        emit(h, {"program": part.program, "symbols": syms},
+        emit(h, Derivation(part.program, syms),  # the routine's own program
              Extra(link_params=part.link_params, routine=True, order=order))
         # entry (i, j) of a block at (i - first) * NDOF + (j - first) from its pointer if
         # its rows are joints (A, C), else (a Jacobian's row i) at i * NDOF + (j - first)
