@@ -75,15 +75,15 @@ def bench() -> None:
 
 def robot_sections(text: str) -> list[str]:
     """Each section of robots.md (the kernels, then identification and derivatives under
-    their `## ` headings) as its table and the Targets and Missed lines written under
-    it, the later ones titled by their heading."""
+    their `## ` headings) as its table, the later ones titled by their heading. The
+    project's Targets and Missed lines under each table stay in the results file: the
+    user documentation gets the measurements only."""
     out = []
     for k, section in enumerate(re.split(r"^(?=## )", text, flags=re.M)):
         if "\n|" not in section:
             continue
-        notes = [ln for ln in section.splitlines() if ln.startswith(("Target", "Missed"))]
         title = [f"**{section.splitlines()[0][3:]}**", ""] if k else []
-        out += title + first_table(section, section.splitlines()[0]) + [""] + "\n\n".join(notes).splitlines() + [""]
+        out += title + first_table(section, section.splitlines()[0]) + [""]
     return out[:-1]
 
 
