@@ -222,7 +222,7 @@ def main(argv=None) -> int:
     if args.one:
         print(json.dumps(one(args.one[0], args.one[1:], args.native)))
         return 0
-    from .urdf_coverage import robots_dir
+    from reference.robot_data import robots_dir
 
     base = robots_dir()
     chosen = [r for r in ROBOTS if not args.robots or r[0] in args.robots.split(",")]

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
 
-from tests.pin_reference import compare, krang_eval, krang_param_sets  # noqa: E402
-from tests.reference_fk import KRANG_MODEL, load_model  # noqa: E402
+from reference.pin_reference import compare, krang_eval, krang_param_sets  # noqa: E402
+from reference.reference_fk import KRANG_MODEL, load_model  # noqa: E402
 
 TOL = 1e-10
 

@@ -4,16 +4,16 @@ Run from the repository root:  python -m benchmarks.urdf_coverage [--states N]
 
 For each URDF: codegen.read.urdf.load_urdf (every leaf link that moves, merged or
 not, is an end effector), then Pinocchio's own parser (a) against a Pinocchio model built from
-our frame table (b) (tests/pin_reference.compare_urdf): A, C, Q and the end
+our frame table (b) (reference/pin_reference.compare_urdf): A, C, Q and the end
 effectors' Jacobians, max relative error over random states, with snap=False
 (tolerance 1e-12) and snap=True (tolerance snap_bound(model), derived in
-tests/pin_reference.py). A robot is "matched" when both are within
+reference/pin_reference.py). A robot is "matched" when both are within
 tolerance, "refused" when the front end raises a ModelError (the reason is
 shown), "MISMATCH" otherwise.
 
 Then a floating-base pass over the legged robots and humanoids (LEGGED: every URDF under
 those directories): load_urdf(..., floating_base=True) against Pinocchio's free-flyer model
-of the URDF (tests/floating_reference.compare_urdf_floating: A, C, Q and the Jacobians at
+of the URDF (reference/floating_reference.compare_urdf_floating: A, C, Q and the Jacobians at
 random base poses), with the same tolerances. Writes benchmarks/results/urdf_coverage.md.
 """
 from __future__ import annotations
@@ -21,13 +21,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import pinocchio as pin
-
 from codegen.read.model import ModelError
 from codegen.read.urdf import SNAP_TOL, load_urdf
 from codegen.read.urdf_parse import parse_urdf, read_bytes
-from tests.floating_reference import compare_urdf_floating
-from tests.pin_reference import compare_urdf, snap_bound
+from reference.floating_reference import compare_urdf_floating
+from reference.pin_reference import compare_urdf, snap_bound
+from reference.robot_data import robots_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "benchmarks" / "results" / "urdf_coverage.md"
@@ -38,11 +37,6 @@ LEGGED = ("a1_description", "alexander_description", "anymal_b_simple_descriptio
           "go2_description", "human_description", "hyq_description", "icub_description", "laikago_description",
           "quadruped_description", "romeo_description", "simple_humanoid_description", "solo_description",
           "talos_data")
-
-
-def robots_dir() -> Path:
-    prefix = next(p for p in Path(pin.__file__).parents if p.name == "cmeel.prefix")
-    return prefix / "share" / "example-robot-data" / "robots"
 
 
 def leaf_links(path) -> list:
@@ -114,7 +108,7 @@ def report(rows, floating_rows=()) -> str:
              "max|ours - Pinocchio| / (1 + max|Pinocchio|), Pinocchio's URDF parser vs a Pinocchio",
              "model built from our converted frame table; exact = snap=False (tolerance 1e-12),",
              "snapped = snap=True (tolerance: the first-order snapping bound of",
-             "tests/pin_reference.snap_bound, 2 (3 + 2 sqrt 3) 1e-9 d (1 + L) for chains of d joints",
+             "reference/pin_reference.snap_bound, 2 (3 + 2 sqrt 3) 1e-9 d (1 + L) for chains of d joints",
              "and reach L; shown per robot).", "",
              _counts(rows), "", *_table(rows)]
     if floating_rows:
@@ -122,7 +116,7 @@ def report(rows, floating_rows=()) -> str:
                   "The same URDFs with `floating_base=True` (`--floating-base`; a URDF whose root joint is",
                   "`floating` has it anyway) against Pinocchio's model with a JointModelFreeFlyer root",
                   "(`pin.buildModelFromUrdf(URDF, pin.JointModelFreeFlyer())`): A, C, Q and the Jacobians at",
-                  "random base positions, unit quaternions and velocities (tests/floating_reference.py). DOF = NV",
+                  "random base positions, unit quaternions and velocities (reference/floating_reference.py). DOF = NV",
                   "(the six base velocities included); same tolerances.", "", _counts(floating_rows), "",
                   *_table(floating_rows)]
     return "\n".join(lines) + "\n"

@@ -38,7 +38,7 @@ from .urdf_case import urdf_case
 from .run import c_level
 from .robot import group_key
 from .tables import _med, fmt_ns, headline, ratio
-from .urdf_coverage import robots_dir
+from reference.robot_data import robots_dir
 
 # (name, URDF under example-robot-data's robots/, end-effector links)
 ROBOTS = [

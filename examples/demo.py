@@ -3,7 +3,7 @@ their cost, and a check against Pinocchio (an independent implementation).
 
     python -m examples.demo      (from the repository root; `make demo`)
 
-The check reuses the test suite's Pinocchio model (tests.pin_reference),
+The check reuses the shared Pinocchio reference (reference.pin_reference),
 importable when run from the repository root as above.
 """
 import sys
@@ -38,7 +38,7 @@ for name, f in calls.items():
 
 try:
     from codegen.read.model import load_model
-    from tests.pin_reference import build_pin_model, pin_reference
+    from reference.pin_reference import build_pin_model, pin_reference
 except ImportError as exc:  # pin is a test dependency
     print(f"\n(no check against Pinocchio: {exc})")
     sys.exit(0)

@@ -1,3 +1,3 @@
-"""The test suite (a package: helpers are imported as tests.pin_reference,
-tests.reference_fk; pytest puts the repository root on the path, see
-pyproject.toml [tool.pytest.ini_options] pythonpath)."""
+"""The test suite (a package: tests import each other's cases as tests.test_x; the
+shared references are the top-level package reference/; pytest puts the repository
+root on the path, see pyproject.toml [tool.pytest.ini_options] pythonpath)."""

@@ -19,8 +19,8 @@ import pytest
 pytest.importorskip("pinocchio")
 kk = pytest.importorskip("krang_kernels")
 
-from tests.pin_reference import build_pin_model, compare, krang_eval, krang_param_sets, pin_reference  # noqa: E402
-from tests.reference_fk import KRANG_MODEL, KRANG_PARAMS, load_model, load_param_values, random_states, rel_err  # noqa: E402
+from reference.pin_reference import build_pin_model, compare, krang_eval, krang_param_sets, pin_reference  # noqa: E402
+from reference.reference_fk import KRANG_MODEL, KRANG_PARAMS, load_model, load_param_values, random_states, rel_err  # noqa: E402
 
 N_STATES = 1000
 N_RANDOM_SETS = 5

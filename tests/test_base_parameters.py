@@ -21,9 +21,9 @@ import pytest
 
 from krang_kernels.base_columns import numerical_rank
 from codegen.emit.abi import regressor_columns
-from tests.abi_ctypes import build, write_params
-from tests.ctrl_cases import HERE, library, param_sets, states
-from tests.reference_fk import random_physical_params
+from reference.abi_ctypes import build, write_params
+from reference.ctrl_cases import TESTS, library, param_sets, states
+from reference.reference_fk import random_physical_params
 
 _LIBS: dict = {}
 TEXTBOOK = ("planar2r", "planar3r", "scara_rrp")
@@ -36,7 +36,7 @@ def textbook_library(name, tmp_path_factory):
         else:
             from codegen.read.model import load_model
 
-            path = HERE / "models" / f"{name}.toml"
+            path = TESTS / "models" / f"{name}.toml"
             model = load_model(path)
             out = tmp_path_factory.mktemp(f"base_{name}")
             params = write_params(model, random_physical_params(model, np.random.default_rng(7)), out / "p.toml")
@@ -176,9 +176,9 @@ def test_floating_base(tmp_path):
     the stacked regressor, and its inertial columns have the rank of Pinocchio's
     computeJointTorqueRegressor on the free-flyer model (the same states)."""
     pin = pytest.importorskip("pinocchio")
-    from tests.floating_reference import PinFreeFlyer, random_base_states
+    from reference.floating_reference import PinFreeFlyer, random_base_states
     from tests.test_floating_base import STRICT, TINY, TINY_EES, cli
-    from tests.abi_ctypes import Library, compile_shared
+    from reference.abi_ctypes import Library, compile_shared
     from codegen.read.urdf import load_urdf
 
     robot = load_urdf(TINY, name="tiny", end_effectors=TINY_EES, snap=False, floating_base=False)

@@ -19,7 +19,7 @@ import pytest
 
 from codegen.emit.batch import LANE_CHOICES
 from codegen.read.model import load_model
-from tests.abi_ctypes import CFLAGS, Library, build, compile_shared
+from reference.abi_ctypes import CFLAGS, Library, build, compile_shared
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = (ROOT / "tests" / "models" / "mini.toml", ROOT / "tests" / "models" / "mini_params.toml")

@@ -17,7 +17,7 @@ from benchmarks.inputs import draw_floating_states, draw_states, write_states  #
 from benchmarks.pin_model import pin_harness_text  # noqa: E402
 from benchmarks.python_level import pin_config  # noqa: E402
 from benchmarks.urdf_case import pin_model_from_urdf  # noqa: E402
-from benchmarks.urdf_coverage import robots_dir  # noqa: E402
+from reference.robot_data import robots_dir  # noqa: E402
 from codegen.read.urdf import load_urdf  # noqa: E402
 
 HARNESS = Path(__file__).resolve().parents[1] / "benchmarks" / "harness"

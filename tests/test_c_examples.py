@@ -51,7 +51,7 @@ def kernels_o(tmp_path_factory):
 def expected():
     """tau = A ddq + C dq + Q and the left hand's world velocity J dq from
     Pinocchio, at the examples' q, dq, ddq and the parameter file's defaults."""
-    pin_reference = pytest.importorskip("tests.pin_reference")
+    pin_reference = pytest.importorskip("reference.pin_reference")
     model = load_model(ROOT / "models" / "krang.toml")
     values = np.array(load_param_values(ROOT / "models" / "krang_params.toml", model), dtype=float)
     n = model.ndof

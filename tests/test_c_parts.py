@@ -17,7 +17,7 @@ from codegen.emit.abi import (BATCH, DERIVED, FD_DERIVATIVES, ID_DERIVATIVES, IN
                               describe)
 from codegen.read.model import load_model
 
-from .abi_ctypes import CFLAGS, Library
+from reference.abi_ctypes import CFLAGS, Library
 
 HERE = Path(__file__).resolve().parent
 GOLDEN_C = HERE / "golden" / "mini_kernels.c"  # what the generator writes for mini.toml (test_golden)

@@ -2,7 +2,7 @@
 
 Reference: Pinocchio's centerOfMass, jacobianCenterOfMass,
 computeCentroidalMap, computeCentroidalMomentum, integrate and neutral on
-(a) tests/pin_reference.build_pin_model of the same frame table at random
+(a) reference/pin_reference.build_pin_model of the same frame table at random
 physically valid parameters, and (b) for URDF robots also on
 pin.buildModelFromUrdf of the URDF itself at the URDF's values (the front end
 included; continuous joints are (cos, sin) there, one angle here:
@@ -22,14 +22,14 @@ import pytest
 
 pin = pytest.importorskip("pinocchio")
 
-from benchmarks.urdf_coverage import robots_dir  # noqa: E402
+from reference.robot_data import robots_dir  # noqa: E402
 from codegen.derive.centroidal import moving_roots  # noqa: E402
 from codegen.pipeline import CodegenConfig, generate  # noqa: E402
 from codegen.read.model import load_model, load_param_values  # noqa: E402
 from codegen.read.urdf import load_urdf  # noqa: E402
-from tests.abi_ctypes import Library, compile_shared  # noqa: E402
-from tests.pin_reference import build_pin_model, urdf_q  # noqa: E402
-from tests.reference_fk import random_physical_params, random_states, rel_err  # noqa: E402
+from reference.abi_ctypes import Library, compile_shared  # noqa: E402
+from reference.pin_reference import build_pin_model, urdf_q  # noqa: E402
+from reference.reference_fk import random_physical_params, random_states, rel_err  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 TOL = 1e-12

@@ -233,7 +233,7 @@ def hostile_build(tmp_path_factory):
         pytest.skip("no C compiler")
     model = hostile_model()
     rng = np.random.default_rng(3)
-    from tests.reference_fk import random_physical_params
+    from reference.reference_fk import random_physical_params
     values = random_physical_params(model, rng)
     out = tmp_path_factory.mktemp("hostile")
     files = generate(model, values, CodegenConfig(out_dir=out))
@@ -266,7 +266,7 @@ def test_hostile_names_round_trip(hostile_build):
 
 
 def test_hostile_kernels_match_pinocchio(hostile_build):
-    from tests.pin_reference import build_pin_model, pin_reference
+    from reference.pin_reference import build_pin_model, pin_reference
     model, p, lib, out = hostile_build
     n = model.ndof
     header = (out / "int_kernels.h").read_text()

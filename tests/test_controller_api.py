@@ -1,5 +1,5 @@
 """The controller functions of krang_kernels' Python API against Pinocchio
-(tests/pin_reference.py builds the same robot): inverse_dynamics vs rnea +
+(reference/pin_reference.py builds the same robot): inverse_dynamics vs rnea +
 friction, bias vs nonLinearEffects, forward_dynamics vs aba, fk vs the frame
 placement, jdot_qdot vs the classical acceleration at ddq = 0; over the
 default and random physical parameter sets, one state at a time and as a
@@ -17,7 +17,7 @@ kk = pytest.importorskip("krang_kernels")
 pin = pytest.importorskip("pinocchio")
 
 from codegen.read.model import load_model  # noqa: E402
-from tests.pin_reference import build_pin_model, krang_param_sets  # noqa: E402
+from reference.pin_reference import build_pin_model, krang_param_sets  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TOL = 1e-10

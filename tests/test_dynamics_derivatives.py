@@ -10,7 +10,7 @@ compiled and called via ctypes:
   and forward_dynamics (consistent to the differences' error);
 * the identities dtau/da = A (by differences) and Minv A = 1.
 
-Models: the small test models and Krang (tests/ctrl_cases.py); UR5, and with
+Models: the small test models and Krang (reference/ctrl_cases.py); UR5, and with
 KK_DERIVATIVES_ALL=1 Panda and Talos (fixed base, 32 DOF; slow), from
 example-robot-data URDFs, generated with --no-snap so that both sides read the
 same rotations; free-flying: a tiny free-flyer, and with KK_FLOATING_ALL=1
@@ -23,11 +23,11 @@ import os
 import numpy as np
 import pytest
 
-from tests.ctrl_cases import MODELS, library, param_sets, states
-from tests.reference_fk import NumericModel, rel_err
+from reference.ctrl_cases import MODELS, library, param_sets, states
+from reference.reference_fk import NumericModel, rel_err
 
 pin = pytest.importorskip("pinocchio")
-from tests.pin_reference import build_pin_model  # noqa: E402
+from reference.pin_reference import build_pin_model  # noqa: E402
 
 TOL = 1e-10  # against Pinocchio (relative, max |ours - ref| / (1 + max |ref|))
 FD_H = 1e-6
@@ -141,7 +141,7 @@ def test_python_module_tuples_batches_and_kernels_option(tmp_path):
     from codegen.emit.abi import describe
     from codegen.build.module import build_python_module
     from codegen.read.model import load_model, load_param_values
-    from tests.ctrl_cases import MODELS as M
+    from reference.ctrl_cases import MODELS as M
 
     model_path, params_path = M["mini"]
     model = load_model(model_path)
@@ -220,10 +220,10 @@ def test_urdf_robots_against_pinocchio(robot_name, tmp_path):
     """Generated with --no-snap (both sides read the same rotations), the default and a
     random physically valid parameter set, a few random states. Panda and Talos (32 DOF:
     minutes of generation and compile on a 2-core machine) only with KK_DERIVATIVES_ALL=1."""
-    from benchmarks.urdf_coverage import robots_dir
+    from reference.robot_data import robots_dir
     from tests.test_urdf_end_to_end import PinUrdf, build
-    from tests.pin_reference import urdf_q
-    from tests.reference_fk import random_physical_params, random_states
+    from reference.pin_reference import urdf_q
+    from reference.reference_fk import random_physical_params, random_states
 
     rel, ees = URDF_ROBOTS[robot_name]
     urdf = robots_dir() / rel
@@ -254,9 +254,9 @@ def test_floating_base_against_pinocchio(robot_name, tmp_path):
     computeRNEADerivatives / computeABADerivatives of Pinocchio's free-flyer model (random base
     poses, unit quaternions, the default and a random physical parameter set). Solo12 and the
     simple humanoid (minutes of generation and compile each) only with KK_FLOATING_ALL=1."""
-    from benchmarks.urdf_coverage import robots_dir
-    from tests.floating_reference import PinFreeFlyer, random_base_states
-    from tests.reference_fk import random_physical_params
+    from reference.robot_data import robots_dir
+    from reference.floating_reference import PinFreeFlyer, random_base_states
+    from reference.reference_fk import random_physical_params
     from tests.test_floating_base import TINY, TINY_EES, build
 
     own = robot_name == "tiny"

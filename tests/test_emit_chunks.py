@@ -16,8 +16,8 @@ from codegen.emit import chunks, layout
 from codegen.emit.cse import Argument, Kernel
 from codegen.read.model import load_model
 
-from tests.abi_ctypes import build, write_params
-from tests.reference_fk import random_physical_params
+from reference.abi_ctypes import build, write_params
+from reference.reference_fk import random_physical_params
 
 HERE = Path(__file__).resolve().parent
 MODEL = HERE / "models" / "forest.toml"  # two arms on the world: derivatives with pair loops and blocks

@@ -13,7 +13,7 @@ import pytest
 from codegen.emit.cse import WHOLE_CLEAR, ZERO_RUN, Argument, Kernel, zero_runs
 from codegen.emit.layout import PREFETCH_MIN_OPS, add_code_prefetch, guard_inputs, place_writes
 from codegen.read.model import load_model
-from tests.abi_ctypes import Library, compile_shared
+from reference.abi_ctypes import Library, compile_shared
 
 ROOT = Path(__file__).resolve().parents[1]
 KRANG = load_model(ROOT / "models" / "krang.toml")

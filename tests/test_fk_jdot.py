@@ -1,7 +1,7 @@
 """End-effector poses and Jdot*dq (codegen/derive/fk.py), compiled and called via ctypes.
 
 * fk_<ee>(q) and the dispatcher fk(q, ee) against Pinocchio's frame
-  placement data.oMf of the end-effector frame (tests/pin_reference.py
+  placement data.oMf of the end-effector frame (reference/pin_reference.py
   places it with the end effector's constant placement);
 * jdot_qdot_<ee>(q, dq) and the dispatcher against Pinocchio's classical
   acceleration of that frame with ddq = 0 in LOCAL_WORLD_ALIGNED axes
@@ -17,12 +17,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.ctrl_cases import MODELS, check, library, param_sets, states
-from tests.reference_fk import rel_err
+from reference.ctrl_cases import MODELS, check, library, param_sets, states
+from reference.reference_fk import rel_err
 
 TOL = 1e-12
 pin = pytest.importorskip("pinocchio")
-from tests.pin_reference import build_pin_model  # noqa: E402
+from reference.pin_reference import build_pin_model  # noqa: E402
 
 
 @pytest.mark.parametrize("name", list(MODELS))

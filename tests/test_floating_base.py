@@ -5,7 +5,7 @@ The generated C of a URDF with a free-flyer (its own floating root joint, or
 compared with pin.buildModelFromUrdf(URDF, pin.JointModelFreeFlyer()) (or
 without the root joint when the URDF's root joint is floating) whose
 inertias, armature and gravity come from our parameter vector
-(tests/floating_reference.py), at random base positions, random unit
+(reference/floating_reference.py), at random base positions, random unit
 quaternions, random velocities and accelerations, for the default and a
 random physically valid parameter set: A ~ crba, C ~ computeCoriolisMatrix,
 Q ~ computeGeneralizedGravity, inverse_dynamics - friction ~ rnea,
@@ -37,12 +37,12 @@ import pytest
 
 pin = pytest.importorskip("pinocchio")
 
-from benchmarks.urdf_coverage import robots_dir  # noqa: E402
+from reference.robot_data import robots_dir  # noqa: E402
 from codegen.read.model import ModelError, parse_model  # noqa: E402
 from codegen.read.urdf import load_urdf, urdf_robot  # noqa: E402
-from tests.abi_ctypes import Library, compile_shared  # noqa: E402
-from tests.floating_reference import PinFreeFlyer, random_base_states  # noqa: E402
-from tests.reference_fk import random_physical_params, rel_err  # noqa: E402
+from reference.abi_ctypes import Library, compile_shared  # noqa: E402
+from reference.floating_reference import PinFreeFlyer, random_base_states  # noqa: E402
+from reference.reference_fk import random_physical_params, rel_err  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

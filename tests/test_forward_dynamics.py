@@ -21,12 +21,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.ctrl_cases import MODELS, library, param_sets, states
-from tests.reference_fk import NumericModel, rel_err
+from reference.ctrl_cases import MODELS, library, param_sets, states
+from reference.reference_fk import NumericModel, rel_err
 
 TOL = 1e-12
 pin = pytest.importorskip("pinocchio")
-from tests.pin_reference import build_pin_model  # noqa: E402
+from reference.pin_reference import build_pin_model  # noqa: E402
 
 
 @pytest.mark.parametrize("name", list(MODELS))

@@ -109,7 +109,7 @@ _ABSOLUTE = ("/work", "/tmp", "/home", "/root", "/usr", "/var", "C:\\")
 def _kernel_functions(model, header: Path) -> list:
     """The derived kernels, with the base-parameter ones of the generator's NBASE (the header's)."""
     from codegen.emit.abi import describe
-    from tests.abi_ctypes import header_nbase
+    from reference.abi_ctypes import header_nbase
 
     nbase = header_nbase(header, model.name.upper())
     return [f"{model.name}_{f.name}" for f in describe(model, nbase=nbase).derived]

@@ -39,7 +39,7 @@ from codegen.pipeline import CodegenConfig, generate
 from codegen.read.model import ModelError, load_model
 from codegen.read.model_fields import MAX_NAME
 from codegen.read.urdf import urdf_robot
-from tests.reference_fk import random_physical_params
+from reference.reference_fk import random_physical_params
 
 CC = shutil.which("gcc") or shutil.which("cc")
 GXX = shutil.which("g++")

@@ -13,7 +13,7 @@ import pytest
 
 from codegen.emit.abi import regressor_columns
 from krang_kernels import identification as ident
-from tests.ctrl_cases import library, param_sets
+from reference.ctrl_cases import library, param_sets
 
 
 class _Module:

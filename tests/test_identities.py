@@ -1,6 +1,6 @@
 """Physics identities of the krang_kernels output, and input validation.
 
-References come from tests/reference_fk.py (numpy forward kinematics of the
+References come from reference/reference_fk.py (numpy forward kinematics of the
 frame table in models/krang.toml), never from the kernels themselves:
 
 * A symmetric positive definite;
@@ -23,7 +23,7 @@ import pytest
 
 kk = pytest.importorskip("krang_kernels")
 
-from tests.reference_fk import (  # noqa: E402
+from reference.reference_fk import (  # noqa: E402
     KRANG_MODEL, NumericModel, load_model, random_physical_params, random_states, rel_err,
     time_derivative_fd, velocity_product_fd, worst_entry,
 )

@@ -152,7 +152,7 @@ def test_wheel_contents(dists):
     assert [n for n in names if n.endswith(".dist-info/licenses/LICENSE")], "LICENSE not in the wheel"
     # no build inputs or intermediates
     assert not [n for n in names if n.endswith((".pyx", ".pyc")) or n == "krang_kernels/_kernels.c"]
-    assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "generated/", "models/"))]
+    assert not [n for n in names if n.startswith(("tests/", "reference/", "benchmarks/", "generated/", "models/"))]
     assert f"Version: {codegen.__version__}" in meta
     assert "License-Expression: BSD-3-Clause" in meta and "Classifier: " in meta
     assert "Provides-Extra: generate" in meta

@@ -136,7 +136,7 @@ def test_changing_the_mass_alone_moves_the_centre_of_mass():
     np.testing.assert_allclose(c_ok, c0, rtol=1e-12)
     # and the gravity torques see the heavier gripper at the same place: Pinocchio agrees
     from codegen.read.model import load_model
-    from tests.pin_reference import build_pin_model
+    from reference.pin_reference import build_pin_model
     model = load_model(ROOT / "models" / "krang.toml")
     pm, _ = build_pin_model(model, p_ok)
     q = np.random.default_rng(4).uniform(-1, 1, kk.N_DOF)

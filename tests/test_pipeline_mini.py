@@ -3,9 +3,9 @@
 model file -> codegen.pipeline -> C99 sources -> `cc -Werror -pedantic` ->
 shared library -> ctypes. The compiled kernels are checked against
 
-* Pinocchio (tests/pin_reference.py, built from the same frame table) for A,
+* Pinocchio (reference/pin_reference.py, built from the same frame table) for A,
   C, Q and both end-effector Jacobians in the world and local frames, and
-  against the numpy reference (tests/reference_fk.py) for friction, which
+  against the numpy reference (reference/reference_fk.py) for friction, which
   Pinocchio does not model;
 * the Krang report's energy method (Zafar 2015), codegen.derive.outputs.closed_form(model, "lagrange"),
   lambdified with numpy (independent of the recursive derivation that the C
@@ -37,8 +37,8 @@ from codegen.emit.abi import describe  # noqa: E402
 from codegen.derive.outputs import closed_form  # noqa: E402
 from codegen.pipeline import generate_from_files as generate  # noqa: E402
 from codegen.read.model import load_model, load_param_values  # noqa: E402
-from tests.abi_ctypes import header_nbase  # noqa: E402
-from tests.reference_fk import NumericModel, random_physical_params, random_states, rel_err, worst_entry  # noqa: E402
+from reference.abi_ctypes import header_nbase  # noqa: E402
+from reference.reference_fk import NumericModel, random_physical_params, random_states, rel_err, worst_entry  # noqa: E402
 
 MODEL_PATH = HERE / "models" / "mini.toml"
 PARAMS_PATH = HERE / "models" / "mini_params.toml"
@@ -226,7 +226,7 @@ def _report(failures, errs, what):
 
 def test_against_pinocchio(kern, param_sets):
     pytest.importorskip("pinocchio")
-    from tests.pin_reference import build_pin_model, pin_reference
+    from reference.pin_reference import build_pin_model, pin_reference
 
     qs, dqs = _states(1)
     failures, errs = [], {}

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.abi_ctypes import CFLAGS, Library, compile_shared
+from reference.abi_ctypes import CFLAGS, Library, compile_shared
 from tests.test_batch_kernels import MINI, _batch
 
 from codegen.pipeline import generate_from_files

@@ -2,7 +2,7 @@
 
 tests/models/mini.toml -> codegen.pipeline (C) -> codegen.emit.python_module and module_build
 (.pyx/.pyi, Cython + setuptools) -> an importable `mini_kernels` in a
-temporary directory, checked against Pinocchio (tests/pin_reference.py, built
+temporary directory, checked against Pinocchio (reference/pin_reference.py, built
 from the same frame table) and the numpy reference for friction; its stub
 parses and lists the whole public API; krang_kernels' committed module is
 what the template renders today.
@@ -39,14 +39,9 @@ TOL = 1e-10
 
 
 def _test_helper(name):
-    """A helper module of tests/ (pin_reference, reference_fk), loaded by path."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    """A shared reference (reference/: pin_reference, reference_fk), imported on first use
+    (pin_reference needs Pinocchio)."""
+    return importlib.import_module(f"reference.{name}")
 
 
 @pytest.fixture(scope="module")

@@ -319,7 +319,7 @@ def test_krang_and_the_test_robots_pass():
 
     from codegen.read.model import load_model, load_param_values
     from codegen.read.physical import check_params
-    from tests.reference_fk import random_physical_params
+    from reference.reference_fk import random_physical_params
 
     krang = load_model(ROOT / "models" / "krang.toml")
     assert load_param_values(ROOT / "models" / "krang_params.toml", krang)

@@ -1,6 +1,6 @@
 """Checks of the references themselves (no generated kernels needed).
 
-tests/reference_fk.py (numpy, from the frame table) and tests/pin_reference.py
+reference/reference_fk.py (numpy, from the frame table) and reference/pin_reference.py
 (Pinocchio built from the same frame table) are two independent routes to the
 same physics; here they are checked against each other and against
 Pinocchio's own identities, and the comparison helper is shown to catch
@@ -15,8 +15,8 @@ import pytest
 
 pin = pytest.importorskip("pinocchio")
 
-from tests.pin_reference import build_pin_model, compare, pin_reference  # noqa: E402
-from tests.reference_fk import (  # noqa: E402
+from reference.pin_reference import build_pin_model, compare, pin_reference  # noqa: E402
+from reference.reference_fk import (  # noqa: E402
     KRANG_MODEL, KRANG_PARAMS, NumericModel, com_form, load_model, load_param_values,
     random_physical_params, random_states, rel_err, time_derivative_fd,
     velocity_product_fd,

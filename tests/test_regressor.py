@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from codegen.emit.abi import regressor_columns
-from tests.ctrl_cases import MODELS, check, library, param_sets, states
+from reference.ctrl_cases import MODELS, check, library, param_sets, states
 
 TOL = 1e-12
 
@@ -84,7 +84,7 @@ def _stacked_rank(Ys):
 @pytest.mark.parametrize("name", ["tree", "planar2r", "pr", "krang"])
 def test_inertial_rank_matches_pinocchio(name, tmp_path_factory):
     pin = pytest.importorskip("pinocchio")
-    from tests.pin_reference import build_pin_model
+    from reference.pin_reference import build_pin_model
 
     lib = library(name, tmp_path_factory)
     model = lib.model

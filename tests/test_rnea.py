@@ -15,12 +15,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.ctrl_cases import MODELS, check, library, param_sets, states
-from tests.reference_fk import NumericModel
+from reference.ctrl_cases import MODELS, check, library, param_sets, states
+from reference.reference_fk import NumericModel
 
 TOL = 1e-12
 pin = pytest.importorskip("pinocchio")
-from tests.pin_reference import build_pin_model  # noqa: E402
+from reference.pin_reference import build_pin_model  # noqa: E402
 
 
 def _check(errs, key, got, ref, label):

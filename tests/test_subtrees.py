@@ -3,7 +3,7 @@
 tests/models/twins.toml has two alike branches on a moving trunk, placed
 differently on it, with a prismatic joint and a fixed tool each. The C
 generated with the shared routine is checked against Pinocchio (built from
-the same frame table, tests/pin_reference.py) for A, C, Q and the
+the same frame table, reference/pin_reference.py) for A, C, Q and the
 Jacobians; so is the C of the Krang model in generated/ (test_against_pinocchio)
 and solo12's legs, which hang from the fixed base (test_urdf_end_to_end).
 """
@@ -17,9 +17,9 @@ import numpy as np
 from codegen.pipeline import CodegenConfig, generate
 from codegen.read.model import load_model
 from codegen.derive.subtree_groups import find_groups
-from tests.abi_ctypes import Library, compile_shared
-from tests.pin_reference import compare
-from tests.reference_fk import random_physical_params
+from reference.abi_ctypes import Library, compile_shared
+from reference.pin_reference import compare
+from reference.reference_fk import random_physical_params
 
 HERE = Path(__file__).resolve().parent
 TWINS = load_model(HERE / "models" / "twins.toml")

@@ -7,7 +7,7 @@ import pytest
 
 kk = pytest.importorskip("krang_kernels")
 from codegen.read.model import load_model  # noqa: E402
-from tests.pin_reference import build_pin_model, pin_reference  # noqa: E402
+from reference.pin_reference import build_pin_model, pin_reference  # noqa: E402
 
 MODEL = load_model(__import__("pathlib").Path(__file__).resolve().parents[1] / "models" / "krang.toml")
 

@@ -1,7 +1,7 @@
 """Unit tests of the URDF front end (codegen/read/urdf.py) on small URDFs written here.
 
 Conventions are checked against things we did not write: Pinocchio's rpy
-(pin.rpy.rpyToMatrix) and its URDF parser (tests/pin_reference.compare_urdf),
+(pin.rpy.rpyToMatrix) and its URDF parser (reference/pin_reference.compare_urdf),
 exact rotations where the answer is known by hand, and the ROS URDF
 specification's defaults. Every bad input must raise one ModelError naming
 the element and attribute.
@@ -22,7 +22,7 @@ from codegen.read.urdf import load_urdf, urdf_robot
 from codegen.read import urdf_parse
 
 pin = pytest.importorskip("pinocchio")
-from tests.pin_reference import compare_urdf  # noqa: E402
+from reference.pin_reference import compare_urdf  # noqa: E402
 
 INERTIAL = ('<inertial><origin xyz="{c}" rpy="{r}"/><mass value="{m}"/>'
             '<inertia ixx="0.3" ixy="0.01" ixz="-0.02" iyy="0.25" iyz="0.03" izz="0.2"/></inertial>')
@@ -410,7 +410,7 @@ def test_emit_model_reloads_for_the_test_urdfs(tmp_path, urdf, snap):
 @pytest.mark.parametrize("rel", ["talos_data/robots/talos_reduced.urdf", "tiago_description/robots/tiago.urdf",
                                  "icub_description/robots/icub_reduced.urdf"])
 def test_emit_model_reloads_with_rounding_residues_of_no_snap(tmp_path, rel):
-    from benchmarks.urdf_coverage import robots_dir
+    from reference.robot_data import robots_dir
     r = load_urdf(robots_dir() / rel, snap=False)
     tiny = [o for f in r.model.frames for o in f.origin if o != 0 and abs(float(o)) < 1e-12]
     assert tiny, "these robots have origin entries below the literal bound with snap=False"

@@ -4,7 +4,7 @@ For real robots from example-robot-data (Panda with its -pi/4 hand, UR5,
 Solo12 as a fixed-base branched tree, a Kinova arm with continuous joints),
 a URDF with hostile names and a URDF with fixed links: generate C with the
 CLI (`python -m codegen ROBOT.urdf ...` in a subprocess), compile it with
-gcc -O2 -std=c99 -Wall -Wextra -Werror, load it (tests/abi_ctypes.py) and
+gcc -O2 -std=c99 -Wall -Wextra -Werror, load it (reference/abi_ctypes.py) and
 compare with pin.buildModelFromUrdf(ROBOT.urdf) whose inertias, armature and
 gravity are set from our parameter vector (so random parameter sets test the
 parameter layout too):
@@ -20,7 +20,7 @@ Continuous joints: our q is the angle, Pinocchio's (cos q, sin q); v is the
 same. Error: max|ours - pin| / (1 + max|pin|) over random states and the
 default plus 2 random physically valid parameter sets. --no-snap: <= 1e-12
 (forward dynamics: 1e-12 times cond(A), as it solves with A). Snapped (the
-default): <= tests.pin_reference.snap_bound(model), the first-order effect of
+default): <= reference.pin_reference.snap_bound(model), the first-order effect of
 moving rotation entries by <= 1e-9.
 """
 from __future__ import annotations
@@ -37,12 +37,12 @@ import pytest
 
 pin = pytest.importorskip("pinocchio")
 
-from benchmarks.urdf_coverage import robots_dir  # noqa: E402
+from reference.robot_data import robots_dir  # noqa: E402
 from codegen.read.urdf import SNAP_TOL, load_urdf  # noqa: E402
 from codegen.pipeline import default_name  # noqa: E402
-from tests.abi_ctypes import Library, compile_shared  # noqa: E402
-from tests.pin_reference import snap_bound, urdf_q  # noqa: E402
-from tests.reference_fk import param_dict, random_physical_params, random_states, rel_err  # noqa: E402
+from reference.abi_ctypes import Library, compile_shared  # noqa: E402
+from reference.pin_reference import snap_bound, urdf_q  # noqa: E402
+from reference.reference_fk import param_dict, random_physical_params, random_states, rel_err  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 STRICT = ["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror"]

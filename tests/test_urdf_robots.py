@@ -1,7 +1,7 @@
 """The URDF front end on real robots, against Pinocchio's own URDF parser.
 
 For each URDF from example-robot-data: (a) pin.buildModelFromUrdf(urdf) and
-(b) tests/pin_reference.build_pin_model of OUR converted model and default
+(b) reference/pin_reference.build_pin_model of OUR converted model and default
 values (codegen.read.urdf.load_urdf) must give the same A (crba), C
 (computeCoriolisMatrix), Q (computeGeneralizedGravity) and end-effector
 Jacobians (the URDF link's frame in (a), LOCAL_WORLD_ALIGNED and LOCAL) at
@@ -22,11 +22,12 @@ import pytest
 
 pin = pytest.importorskip("pinocchio")
 
-from benchmarks.urdf_coverage import EXACT_TOL, LEGGED, check_robot, robots_dir, run  # noqa: E402
+from benchmarks.urdf_coverage import EXACT_TOL, LEGGED, check_robot, run  # noqa: E402
+from reference.robot_data import robots_dir  # noqa: E402
 from codegen.read.model import ModelError  # noqa: E402
 from codegen.read.urdf import SNAP_TOL, load_urdf  # noqa: E402
-from tests.floating_reference import compare_urdf_floating  # noqa: E402
-from tests.pin_reference import compare_urdf, snap_bound  # noqa: E402
+from reference.floating_reference import compare_urdf_floating  # noqa: E402
+from reference.pin_reference import compare_urdf, snap_bound  # noqa: E402
 
 ROBOTS = {
     # Panda: the hand is fixed to link8 with rpy (0, 0, -pi/4); fingers prismatic

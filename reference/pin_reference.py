@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from tests.reference_fk import (
+from reference.reference_fk import (
     NumericModel, com_form, random_physical_params, random_states, rel_err, worst_entry,
 )
 
@@ -193,7 +193,7 @@ def krang_param_sets(model, kk=None, n_random=5, seed=12345):
     """[(label, params)]: the default set (from krang_kernels.default_params()
     if `kk` is given, else from models/krang_params.toml if it exists) and
     n_random random physically valid sets."""
-    from tests.reference_fk import KRANG_PARAMS, load_param_values
+    from reference.reference_fk import KRANG_PARAMS, load_param_values
 
     sets = []
     if kk is not None:

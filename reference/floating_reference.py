@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from tests.reference_fk import param_dict
+from reference.reference_fk import param_dict
 
 INERTIA_ORDER = ("m", "MX", "MY", "MZ", "XX", "XY", "YY", "XZ", "YZ", "ZZ")  # Pinocchio's dynamic parameters
 
@@ -101,14 +101,14 @@ class PinFreeFlyer:
 
 
 def compare_urdf_floating(urdf_path, robot, n_states=10, seed=0) -> dict:
-    """The floating-base counterpart of tests.pin_reference.compare_urdf, without generating C: max
+    """The floating-base counterpart of reference.pin_reference.compare_urdf, without generating C: max
     relative error per quantity between (a) Pinocchio's free-flyer model of the URDF
     (buildModelFromUrdf with JointModelFreeFlyer, or its own floating root joint) and (b)
     build_pin_model of our frame table (its base frames as one JointModelFreeFlyer), at random base
     poses and velocities: A, C, Q and every end effector's LOCAL_WORLD_ALIGNED and LOCAL Jacobian.
     Also checks that (a) orders the joints as we do."""
-    from tests.pin_reference import build_pin_model, ee_frames
-    from tests.reference_fk import rel_err
+    from reference.pin_reference import build_pin_model, ee_frames
+    from reference.reference_fk import rel_err
 
     model = robot.model
     pa = pin.buildModelFromUrdf(str(urdf_path))

@@ -12,19 +12,19 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.abi_ctypes import Library, build, compile_shared, write_params
+from reference.abi_ctypes import Library, build, compile_shared, write_params
 from codegen.read.model import load_model, load_param_values
-from tests.reference_fk import random_physical_params, rel_err
+from reference.reference_fk import random_physical_params, rel_err
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"  # the small models are tests/models/*.toml
 MODELS = {  # name -> (model file, parameter file or None: random)
-    "mini": (HERE / "models" / "mini.toml", HERE / "models" / "mini_params.toml"),
-    "tree": (HERE / "models" / "tree.toml", None),
-    "pendulum": (HERE / "models" / "pendulum.toml", None),
-    "planar2r": (HERE / "models" / "planar2r.toml", None),
-    "pr": (HERE / "models" / "pr.toml", None),
-    "forest": (HERE / "models" / "forest.toml", None),  # two arms on the world: block-diagonal A
+    "mini": (TESTS / "models" / "mini.toml", TESTS / "models" / "mini_params.toml"),
+    "tree": (TESTS / "models" / "tree.toml", None),
+    "pendulum": (TESTS / "models" / "pendulum.toml", None),
+    "planar2r": (TESTS / "models" / "planar2r.toml", None),
+    "pr": (TESTS / "models" / "pr.toml", None),
+    "forest": (TESTS / "models" / "forest.toml", None),  # two arms on the world: block-diagonal A
     "krang": (ROOT / "models" / "krang.toml", ROOT / "models" / "krang_params.toml"),
 }
 SMALL = [m for m in MODELS if m != "krang"]
