@@ -73,6 +73,11 @@ docs: $(DOCS_STAMP)
 	$(PYTHON) -m mkdocs build --strict --quiet
 	@echo "docs: build/site/index.html"
 
+# Lint: ruff with the configuration in pyproject.toml ([tool.ruff]); ruff is in the [test] extra.
+.PHONY: lint
+lint: $(STAMP)
+	$(PYTHON) -m ruff check .
+
 # Optional: qemu-user and an aarch64 cross compiler, so that tests/test_baseline_cpu.py runs
 # the module on an emulated CPU without AVX and tests/test_cross_aarch64.py runs the C on
 # aarch64 (Debian/Ubuntu, as root; both tests are skipped without them).

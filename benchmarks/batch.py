@@ -1,6 +1,7 @@
 """Batch kernels vs scalar kernels: `python -m benchmarks.batch`.
 
-A C driver (harness/batch_vs_scalar.c) times (`--gen DIR --name NAME` for another robot's kernels), for N = 64 and 1024 random states (one p), the scalar
+A C driver (harness/batch_vs_scalar.c) times (`--gen DIR --name NAME` for another
+robot's kernels), for N = 64 and 1024 random states (one p), the scalar
 kernel called N times and the batch kernel called once, outputs written to
 N separate matrices in both cases; the best of REPEATS runs, per state, with
 clock_gettime(CLOCK_MONOTONIC); and, as the floor of any kernel that

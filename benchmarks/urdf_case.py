@@ -12,8 +12,9 @@ vector load_urdf derived from them (written to the states file). Joints must be
 1-dof (nv == 1), but for a floating base (floating=True: Pinocchio's
 JointModelFreeFlyer between the world and the root link, as --floating-base does,
 or the URDF's own floating root joint), which the harness reads as our first 7
-configuration and 6 velocity entries (the same convention on both sides). Pinocchio makes a URDF `continuous` joint a (cos, sin) pair (RUBX/Y/Z,
-nq = 2); the harnesses feed it cos and sin of our angle, so Pinocchio is timed on its
+configuration and 6 velocity entries (the same convention on both sides).
+Pinocchio makes a URDF `continuous` joint a (cos, sin) pair (RUBX/Y/Z, nq = 2);
+the harnesses feed it cos and sin of our angle, so Pinocchio is timed on its
 own model of the URDF and skips the sine and cosine that our kernels evaluate.
 """
 from __future__ import annotations

@@ -30,7 +30,7 @@ import re
 from pathlib import Path
 
 from ._kernels import *  # noqa: F403
-from ._kernels import __all__
+from ._kernels import __all__  # noqa: F401  (the package's public names are the module's)
 
 _HERE = Path(__file__).resolve().parent
 

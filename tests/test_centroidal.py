@@ -25,7 +25,7 @@ pin = pytest.importorskip("pinocchio")
 from reference.robot_data import robots_dir  # noqa: E402
 from codegen.derive.centroidal import moving_roots  # noqa: E402
 from codegen.pipeline import CodegenConfig, generate  # noqa: E402
-from codegen.read.model import load_model, load_param_values  # noqa: E402
+from codegen.read.model import load_model  # noqa: E402
 from codegen.read.urdf import load_urdf  # noqa: E402
 from reference.abi_ctypes import Library, compile_shared  # noqa: E402
 from reference.pin_reference import build_pin_model, urdf_q  # noqa: E402

@@ -91,7 +91,7 @@ def test_inertial_rank_matches_pinocchio(name, tmp_path_factory):
     (_, p), = param_sets(name, n_random=1)[-1:]
     pm, _ = build_pin_model(model, p)
     data = pm.createData()
-    inertial = [k for k, i in enumerate(regressor_columns(model)) if not model.param_names[i][:2] in
+    inertial = [k for k, i in enumerate(regressor_columns(model)) if model.param_names[i][:2] not in
                 ("Ia", "Fv", "Fc")]
     ours, theirs = [], []
     for q, dq, ddq in zip(*states(model.ndof, n=40, seed=3)):
