@@ -9,6 +9,7 @@ removed), never a traceback; a standard output or error that cannot be written
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import signal
 import sys
@@ -18,6 +19,8 @@ from pathlib import Path
 from .emit.abi import CORE, OPTIONAL
 from .pipeline import CodegenConfig, generate_from_files
 from .read.model import ModelError
+from .support.errors import CodegenError
+from .support.options import SHARE_CHOICES, URDF_ONLY, GenerateOptions, UrdfOptions, check_robot_name
 
 USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--kernels K] [--python] [--native]
                          [--module-source DIR [--module MODULE]]
@@ -51,78 +54,49 @@ def parser() -> argparse.ArgumentParser:
                     help="MODEL.toml PARAMS.toml (model and parameter file), or ROBOT.urdf")
     ap.add_argument("--out", default="generated", metavar="DIR",
                     help="output directory, created if missing (default: generated)")
-    ap.add_argument("--name", metavar="NAME",
-                    help="robot name: C prefix NAME_, macros NAME_ (uppercased), module NAME_kernels; "
-                         "default: the model's name (TOML) or the URDF's file name without extension "
-                         "(ur5_robot.urdf -> ur5_robot). ASCII letters, digits and _, starting with a letter "
-                         "(a C identifier and Python module name); anything else is an error")
-    ap.add_argument("--end-effector", action="append", default=[], metavar="LINK", dest="end_effectors",
-                    help="URDF only: a link to expose as end effector (repeatable; its position in "
-                         "this list is the `ee` argument of NAME_jacobian)")
-    ap.add_argument("--floating-base", action="store_true",
-                    help="URDF only: put a free-flyer (Pinocchio's JointModelFreeFlyer, named root_joint) "
-                         "between the world and the root link: q = [x, y, z, qx, qy, qz, qw, joints...], "
-                         "dq = [base linear, base angular velocity (base axes), joints...]. A URDF whose "
-                         "root joint is floating gets it without this flag")
-    ap.add_argument("--no-snap", action="store_false", dest="snap",
-                    help="URDF only: keep rotation entries within 1e-9 of 0 or +-1 as written "
-                         "(default: make them exact, so that they fold away)")
-    ap.add_argument("--emit-model", action="store_true",
-                    help="URDF only: also write the derived NAME.toml and NAME_params.toml, "
-                         "which regenerate the same C with the MODEL.toml PARAMS.toml form")
-    ap.add_argument("--share-subtrees", type=_share, default="C,all",
-                    help="kernels that call one static routine per group of isomorphic subtrees "
-                         "(two arms, legs), comma-separated: C, A, all (compute_all), or none; "
-                         "less machine code, compute_A a little slower alone (default: C,all)")
+    for f, meta in UrdfOptions.flags():
+        flag, kw = meta["flag"], {k: v for k, v in meta.items() if k not in ("flag", "parse")}
+        if isinstance(f.default, bool):
+            kw["action"] = "store_false" if flag.startswith("--no-") else "store_true"
+        elif "parse" in meta:
+            kw["type"] = PARSERS[meta["parse"]]
+        if kw.get("action") == "append":
+            kw["default"] = []
+        ap.add_argument(flag, dest=f.name, **kw)
     ap.add_argument("--no-share-subtrees", action="store_const", const=(), dest="share_subtrees",
                     help="the same as --share-subtrees none: every kernel one straight line")
-    ap.add_argument("--kernels", type=_kernels, default="all",
-                    help="the kernels the build contains: all (default), or core (every kernel but the "
-                         "dynamics derivatives) plus any of " + ", ".join(OPTIONAL) + ", comma-separated "
-                         "(e.g. core,inverse_dynamics_derivatives). The derivative kernels dominate "
-                         "generation and compile time (Krang: 2x the C, most of the compile)")
-    ap.add_argument("--python", action="store_true",
-                    help="also build an importable Python module NAME_kernels in DIR")
     ap.add_argument("--module-source", metavar="DIR",
                     help="also render the Python module's source (MODULE.pyx, MODULE.pyi) into DIR without "
                          "compiling it (make generate: the krang_kernels package)")
     ap.add_argument("--module", metavar="MODULE",
                     help="with --module-source: the module's name (default NAME_kernels)")
-    ap.add_argument("--native", action="store_true",
-                    help="with --python: compile the module for this machine's CPU (-march=native, one copy "
-                         "of each kernel: about a third of the portable build's compile time); it may not "
-                         "run on another CPU. Default: portable (a copy per x86-64 level, chosen at load "
-                         "time). codegen.import_urdf's cached modules are built this way")
-    ap.add_argument("--no-friction", action="store_false", dest="friction",
-                    help="URDF only: default friction parameters 0 (the URDF's <dynamics damping friction> "
-                         "ignored), so inverse_dynamics equals Pinocchio's rnea")
     ap.add_argument("--no-cache", action="store_false", dest="cache",
                     help="URDF only: generate and build afresh, without the module cache "
                          "(XDG_CACHE_HOME/krang-kernels, see codegen.import_urdf)")
+    ap.set_defaults(**{f.name: f.default for f, _ in UrdfOptions.flags() if not isinstance(f.default, tuple)
+                       or f.name == "share_subtrees"})
     return ap
 
 
-def _urdf(args, config):
-    """URDF input: codegen.pipeline through the module cache (codegen.urdf)."""
-    from .urdf import generate_urdf_cached
-    from .support.options import UrdfOptions
+def _options(args, cls):
+    """The option record `cls` from the parsed command line."""
+    return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls)})
 
-    options = UrdfOptions(end_effectors=tuple(args.end_effectors), name=args.name, snap=args.snap,
-                          friction=args.friction, share_subtrees=tuple(args.share_subtrees), python=args.python,
-                          emit_model=args.emit_model, floating_base=args.floating_base, kernels=args.kernels,
-                          native=args.native)
-    written, summary, warnings = generate_urdf_cached(args.inputs[0], options, config.out_dir, cache=args.cache)
+
+def _urdf(args, out_dir):
+    """URDF input: codegen.pipeline.generate_urdf through the module cache (codegen.urdf)."""
+    from .urdf import generate_urdf_cached
+
+    written, summary, warnings = generate_urdf_cached(args.inputs[0], _options(args, UrdfOptions), out_dir,
+                                                      cache=args.cache)
     for text in warnings:
         print(f"warning: {text}", file=sys.stderr)
     print(summary)
     return written
 
 
-SHARE_CHOICES = ("A", "C", "all")
-
-
 def _share(text: str) -> tuple:
-    """--share-subtrees: CodegenConfig.share_subtrees from "none" or a comma-separated subset."""
+    """--share-subtrees: GenerateOptions.share_subtrees from "none" or a comma-separated subset."""
     items = [s.strip() for s in text.split(",")]
     if items == ["none"]:
         return ()
@@ -133,7 +107,7 @@ def _share(text: str) -> tuple:
 
 
 def _kernels(text: str):
-    """--kernels: CodegenConfig.kernels (None: all) from "all" or core plus optional kernels."""
+    """--kernels: GenerateOptions.kernels (None: all) from "all" or core plus optional kernels."""
     items = [s.strip() for s in text.split(",")]
     if items == ["all"]:
         return None
@@ -143,36 +117,34 @@ def _kernels(text: str):
         f"{text!r}: expected all, or {CORE} plus any of {', '.join(OPTIONAL)}, comma-separated")
 
 
+PARSERS = {"share_subtrees": _share, "kernels": _kernels}  # GenerateOptions fields' `parse` names
+
+
 def run(args) -> list:
     """Generate what the parsed command line `args` (parser().parse_args) asks for: a model and a
     parameter file, or a URDF; returns the written paths. Errors raise (main reports them)."""
     if args.name is not None:
-        from .support.options import check_name
-
         try:
-            check_name(args.name)
+            check_robot_name(args.name)
         except ValueError as exc:
             raise ModelError(f"--name: {exc}") from None
-    config = CodegenConfig(out_dir=Path(args.out), name=args.name, end_effectors=tuple(args.end_effectors),
-                           snap=args.snap, python=args.python, emit_model=args.emit_model,
-                           share_subtrees=args.share_subtrees, kernels=args.kernels, native=args.native,
-                           module_source=Path(args.module_source) if args.module_source else None,
-                           module=args.module)
     if args.module is not None and not (args.module.isidentifier() and args.module.isascii()):
         raise ModelError(f"--module: {args.module!r} is not a Python module name")
     if len(args.inputs) == 1 and args.inputs[0].lower().endswith((".urdf", ".xml")):
         if args.module_source is not None or args.module is not None:
             raise ModelError("--module-source, --module: only for MODEL.toml PARAMS.toml input "
                              "(a URDF's module: --python)")
-        return _urdf(args, config)
+        return _urdf(args, Path(args.out))
     if len(args.inputs) != 2:
         raise ModelError("expected MODEL.toml PARAMS.toml or one ROBOT.urdf, got "
                          f"{len(args.inputs)} input file(s)")
-    urdf_only = [o for o, given in (("--end-effector", args.end_effectors), ("--no-snap", not args.snap),
-                                    ("--emit-model", args.emit_model), ("--no-friction", not args.friction),
-                                    ("--floating-base", args.floating_base)) if given]
+    urdf_only = [meta["flag"] for f, meta in UrdfOptions.flags()
+                 if f.name in URDF_ONLY and getattr(args, f.name) not in (f.default, [])]
     if urdf_only:
         raise ModelError(f"{', '.join(urdf_only)}: only for URDF input (edit the model file instead)")
+    config = CodegenConfig(out_dir=Path(args.out), **_options(args, GenerateOptions).__dict__,
+                           module_source=Path(args.module_source) if args.module_source else None,
+                           module=args.module)
     return generate_from_files(args.inputs[0], args.inputs[1], config)
 
 
@@ -181,7 +153,7 @@ def _one_line(exc) -> str:
         text = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
     else:
         text = str(exc) or type(exc).__name__
-    if not isinstance(exc, (ModelError, OSError)):
+    if not isinstance(exc, (CodegenError, OSError)):
         text = f"internal error ({type(exc).__name__}): {text}"
     return " ".join(text.split())
 

@@ -17,7 +17,6 @@ import gc
 import hashlib
 import math
 import numbers
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,32 +34,17 @@ from .emit.python_module import render_python_module
 from .emit.render_c import render
 from .read.expr_value import check_origins
 from .read.model import ModelError, load_model, load_param_values
+from .read.urdf_parse import read_bytes
 from .read.urdf_summary import snap_report, summary_line, without_friction
-from .support.options import UrdfOptions
+from .support.options import GenerateOptions, UrdfOptions
 
 
 @dataclass(frozen=True)
-class CodegenConfig:
-    """What to generate and where; passed through every stage."""
+class CodegenConfig(GenerateOptions):
+    """One generation run: the options (GenerateOptions, defaults there), where the
+    files go, and the digests of the inputs for the banner."""
     out_dir: Path = Path("generated")
-    name: str | None = None  # C prefix (default: the model name), sanitized by codegen.emit.cnames
-    end_effectors: tuple = ()  # URDF input: links to expose as end effectors
-    snap: bool = True  # URDF input: rotation entries within 1e-9 of 0, +-1 become exact
-    python: bool = False  # also build an importable Python module (codegen.build.module)
-    emit_model: bool = False  # URDF input: also write the derived model and parameter TOML
     inputs: tuple = field(default=())  # (label, SHA-256) of every input file, for the banner
-    # the kernels ("A", "C", "all": compute_all) computed with one static
-    # routine per group of isomorphic subtrees (codegen/derive/subtrees.py): less
-    # machine code per tick. Not A by default: measured, sharing cut C's code
-    # by a third for +2 % of its hot time, but A's by 4 KB for +7-12 %
-    # (Krang, Baxter); compute_all with it is faster than without.
-    share_subtrees: tuple = ("C", "all")
-    # the optional kernels (codegen/emit/abi.py OPTIONAL: the dynamics
-    # derivatives) this build contains; None: all of them
-    kernels: tuple | None = None
-    # with python: compile the module for this machine's CPU (-march=native,
-    # one copy of each kernel) instead of portably (target_clones, three)
-    native: bool = False
     # also render the Python module's source (.pyx, .pyi) into this directory, uncompiled
     # (the built-in krang_kernels package), as `module` (default NAME_kernels)
     module_source: Path | None = None
@@ -95,12 +79,9 @@ def _python_builder(abi, model, values, config, kernels=()):
 def generate(model, values, config, extra_files=None) -> list:
     """Generate the C (and optionally Python) for `model` (a Model record)
     with default parameters `values` into config.out_dir; returns the
-    written paths. generate(model_path, params_path, out_dir) is the older
-    file form, kept for existing callers: generate_from_files."""
-    if isinstance(model, (str, os.PathLike)):
-        return generate_from_files(model, values, config)
+    written paths. From a model file and a parameter file: generate_from_files."""
     if not isinstance(config, CodegenConfig):
-        config = CodegenConfig(out_dir=Path(config))
+        raise TypeError(f"config: a CodegenConfig, not {type(config).__name__}")
     values = _check_values(model, values)
     names = cnames(model, config.name)
     wanted = OPTIONAL if config.kernels is None else config.kernels
@@ -180,10 +161,7 @@ def generate_urdf(path, options: UrdfOptions, out_dir) -> tuple:
     Returns (written paths, summary line, warnings, module name)."""
     from .read.urdf import load_urdf  # through sys.modules at call time (tests replace the reader)
 
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise ModelError(f"cannot read URDF file {path}: {exc.strerror or exc}") from None
+    data = read_bytes(path)  # regular files only, capped: the digest of what the reader reads
     name = options.name or default_name(path)
     read = dict(name=name, end_effectors=tuple(options.end_effectors))
     if options.floating_base:  # codegen.read.urdf: the root link on a free-flying joint
@@ -191,16 +169,15 @@ def generate_urdf(path, options: UrdfOptions, out_dir) -> tuple:
     robot = load_urdf(path, snap=options.snap, **read)
     snap = snap_report(robot.model, load_urdf(path, snap=False, **read).model) if options.snap else None
     values = tuple(robot.values) if options.friction else without_friction(robot.model, robot.values)
-    warnings = [] if robot.model.end_effectors else [_no_end_effector_warning(robot.model)]
+    warnings = list(getattr(robot, "warnings", ()))
+    warnings += [] if robot.model.end_effectors else [_no_end_effector_warning(robot.model)]
     extra = {}
     if options.emit_model:
         model_toml, params_toml = robot.to_toml()
         stem = fragment(name)
         extra = {f"{stem}.toml": model_toml, f"{stem}_params.toml": params_toml}
-    config = CodegenConfig(out_dir=Path(out_dir), name=name, end_effectors=tuple(options.end_effectors),
-                           snap=options.snap, python=options.python, emit_model=options.emit_model,
-                           share_subtrees=tuple(options.share_subtrees), kernels=options.kernels,
-                           native=options.native,
+    generate_options = {f.name: getattr(options, f.name) for f in dataclasses.fields(GenerateOptions)}
+    config = CodegenConfig(**{**generate_options, "name": name}, out_dir=Path(out_dir),
                            inputs=(("URDF file", hashlib.sha256(data).hexdigest()),))
     written = generate(robot.model, values, config, extra_files=extra)
     header = next(p.name for p in written if p.name.endswith("_kernels.h"))

@@ -43,16 +43,14 @@ import warnings
 
 import sympy as sp
 
+from ..support.errors import ModelError  # the tool's error type for bad input; re-exported
+
 __all__ = [
     "ModelError", "FUNCTIONS", "RESERVED_NAMES", "parse_expression", "from_number",
     "parse_number", "parse_numbers",
     "MAX_TEXT", "MAX_NODES", "MAX_DEPTH", "MAX_LITERAL_CHARS", "MAX_MAGNITUDE",
     "MIN_MAGNITUDE", "MAX_EXPONENT", "MAX_RESULT_EXPONENT",
 ]
-
-
-class ModelError(ValueError):
-    """A model or parameter file that cannot describe a robot."""
 
 
 MAX_TEXT = 1000  # characters in one expression or attribute
