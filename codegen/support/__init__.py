@@ -1,7 +1,7 @@
 """Leaves every stage may use: progress lines (progress), the option records
-(options), where the templates are (templates), the generator's digest
-(digest) and temporary work directories with the one reaper of dead runs
-(workdirs).
+(options), the tool's error types (errors), where the templates are
+(templates), the generator's digest (digest) and temporary work directories
+with the one reaper of dead runs (workdirs).
 
 Imports: the standard library only; nothing from the stages or the pipeline.
 """
