@@ -28,6 +28,15 @@ MODELS = {  # name -> (model file, parameter file or None: random)
     "krang": (ROOT / "models" / "krang.toml", ROOT / "models" / "krang_params.toml"),
 }
 SMALL = [m for m in MODELS if m != "krang"]
+
+
+def cases(*names):
+    """Model names (all of MODELS by default) as pytest parameters. Krang's carries the robots
+    tier: its committed C takes tens of seconds to compile, so `make test` checks Krang's
+    kernels through the built krang_kernels module and the full run through this C too."""
+    import pytest  # the benchmarks and examples use this package without pytest
+
+    return [pytest.param(n, marks=pytest.mark.robots) if n == "krang" else n for n in names or MODELS]
 _LIBS: dict = {}
 
 

@@ -1,16 +1,64 @@
 """pytest configuration shared by the tests. The repository root is on
 sys.path through pyproject.toml's [tool.pytest.ini_options] pythonpath, not
-through code here."""
+through code here.
+
+Tiers. Every test file names its tier in a module-level
+`pytestmark = pytest.mark.<tier>` (or a list holding it): unit, module, builds,
+robots, system (pyproject.toml describes them; the README's test section says
+what each covers and how long it takes). `make test` runs everything but robots
+and system. A file without exactly one tier fails collection, so that a new file
+cannot land in the fast run, or out of it, by accident. A test (or a class, or
+a parameter) may carry a tier of its own, e.g. one full-robot test in a file of
+small models: the innermost tier wins, the outer ones are taken off that test so
+that `-m` sees one tier per test.
+"""
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+TIERS = ("unit", "module", "builds", "robots", "system")
 
 
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite tests/golden/ from the current generator instead of comparing")
+
+
+def file_tiers(module) -> list:
+    """The tier marks among a test module's own (module-level) marks."""
+    return [m.name for m in module.own_markers if m.name in TIERS]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """A test file whose module-level marks hold no tier, or several, is a collection error."""
+    report = yield
+    if isinstance(collector, pytest.Module) and report.passed and collector.path.name.startswith("test_"):
+        tiers = file_tiers(collector)
+        if len(tiers) != 1:
+            report.outcome = "failed"
+            report.result = []
+            report.longrepr = (f"{collector.path.name}: {len(tiers)} tier markers {tiers}; a test file needs "
+                               f"exactly one module-level `pytestmark = pytest.mark.<tier>`, one of {', '.join(TIERS)}")
+    return report
+
+
+def item_tier(item) -> str | None:
+    """The innermost tier mark of a test (its own or a parameter's, then its class's, then its file's)."""
+    return next((m.name for m in item.iter_markers() if m.name in TIERS), None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """One tier per test, the innermost: before -m deselects (tryfirst), the outer tier marks
+    move from the file and class nodes onto the tests that do not carry a tier of their own."""
+    tiers = [item_tier(item) for item in items]
+    for item, tier in zip(items, tiers):
+        for node in item.listchain():
+            node.own_markers[:] = [m for m in node.own_markers if m.name not in TIERS]
+        if tier is not None:
+            item.add_marker(tier)
 
 
 @pytest.fixture(autouse=True, scope="session")

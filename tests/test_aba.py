@@ -17,6 +17,8 @@ from codegen.read.model import load_model
 from reference.ctrl_cases import MODELS
 from reference.reference_fk import NumericModel, random_physical_params, rel_err
 
+pytestmark = pytest.mark.module
+
 pin = pytest.importorskip("pinocchio")
 from reference.pin_reference import build_pin_model  # noqa: E402
 

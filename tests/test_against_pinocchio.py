@@ -16,6 +16,8 @@ import json
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.module
+
 pytest.importorskip("pinocchio")
 kk = pytest.importorskip("krang_kernels")
 

@@ -20,6 +20,8 @@ import pytest
 
 from krang_kernels.base_columns import householder_lstsq
 
+pytestmark = pytest.mark.module
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = os.path.join(ROOT, "tests", "models", "mini.toml")
 PARAMS = os.path.join(ROOT, "tests", "models", "mini_params.toml")

@@ -22,8 +22,10 @@ import pytest
 from krang_kernels.base_columns import numerical_rank
 from codegen.emit.abi import regressor_columns
 from reference.abi_ctypes import build, write_params
-from reference.ctrl_cases import TESTS, library, param_sets, states
+from reference.ctrl_cases import TESTS, cases, library, param_sets, states
 from reference.reference_fk import random_physical_params
+
+pytestmark = pytest.mark.builds
 
 _LIBS: dict = {}
 TEXTBOOK = ("planar2r", "planar3r", "scara_rrp")
@@ -75,7 +77,7 @@ def _name(lib, i):
     return f(i).decode()
 
 
-@pytest.mark.parametrize("name", ["mini", "tree", "pendulum", "planar2r", "pr", "krang"])
+@pytest.mark.parametrize("name", cases("mini", "tree", "pendulum", "planar2r", "pr", "krang"))
 def test_base_regressor_times_base_params_is_inverse_dynamics(name, tmp_path_factory):
     lib = library(name, tmp_path_factory)
     assert lib.nbase is not None and 0 < lib.nbase <= len(regressor_columns(lib.model))
@@ -91,7 +93,7 @@ def test_base_regressor_times_base_params_is_inverse_dynamics(name, tmp_path_fac
     print(f"\n{name}: NBASE {lib.nbase} of NPI {len(regressor_columns(lib.model))}, max rel err {worst:.1e}")
 
 
-@pytest.mark.parametrize("name", ["tree", "planar2r", "pr", "krang"])
+@pytest.mark.parametrize("name", cases("tree", "planar2r", "pr", "krang"))
 def test_nbase_is_the_rank_of_the_stacked_regressor(name, tmp_path_factory):
     lib = library(name, tmp_path_factory)
     p = _default(lib)
@@ -170,6 +172,7 @@ def test_textbook_base_sets(name, tmp_path_factory):
     assert "ZZ_1 + Ia_1 + l1**2*m_2" in text[[t.startswith("ZZ_1") for t in text].index(True)]
 
 
+@pytest.mark.robots
 def test_floating_base(tmp_path):
     """The tiny floating robot (tests/models/floating_tiny.urdf, its own floating root joint): Yb .
     base_params = inverse_dynamics at random base poses and velocities, NBASE = the rank of

@@ -19,8 +19,11 @@ import numpy as np
 import pytest
 
 QEMU = shutil.which("qemu-x86_64")
-pytestmark = pytest.mark.skipif(platform.machine() != "x86_64" or QEMU is None or shutil.which("gcc") is None,
-                                reason="needs x86-64, gcc and qemu-user (qemu-x86_64)")
+pytestmark = [
+    pytest.mark.system,
+    pytest.mark.skipif(platform.machine() != "x86_64" or QEMU is None or shutil.which("gcc") is None,
+                       reason="needs x86-64, gcc and qemu-user (qemu-x86_64)"),
+]
 BASELINE_CPU = "Nehalem"  # x86-64 with SSE4.2, no AVX, AVX2 or FMA
 
 AVX2_PROBE = r"""

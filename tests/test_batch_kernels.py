@@ -21,6 +21,8 @@ from codegen.emit.batch import LANE_CHOICES
 from codegen.read.model import load_model
 from reference.abi_ctypes import CFLAGS, Library, build, compile_shared
 
+pytestmark = pytest.mark.builds
+
 ROOT = Path(__file__).resolve().parents[1]
 MINI = (ROOT / "tests" / "models" / "mini.toml", ROOT / "tests" / "models" / "mini_params.toml")
 SIZES = (0, 1, *sorted({n for w in LANE_CHOICES for n in (w - 1, w, w + 1)}), 67)
@@ -44,7 +46,8 @@ def libs(request, tmp_path_factory):
     # the baseline mini build as the Python extension builds it: target_clones
     # (an AVX2 copy where the CPU has it) with the helpers inlined into each copy
     mini = build(*MINI, tmp / "mini", base + (native if mini_native else ["-DKK_TARGET_CLONES"]))
-    return mini, _krang(tmp_path_factory, native * (not mini_native))
+    # Krang compiled by its first test only (robots tier: tens of seconds each)
+    return mini, lambda: _krang(tmp_path_factory, native * (not mini_native))
 
 
 _KRANG = {}
@@ -78,9 +81,9 @@ def _states(rng, n, ndof, scale):
     return np.ascontiguousarray(rng.uniform(-scale, scale, (max(n, 1), ndof)))
 
 
-@pytest.mark.parametrize("which", [0, 1], ids=["mini", "krang"])
+@pytest.mark.parametrize("which", [0, pytest.param(1, marks=pytest.mark.robots)], ids=["mini", "krang"])
 def test_batch_equals_scalar(libs, which):
-    lib = libs[which]
+    lib = libs[0] if which == 0 else libs[1] and libs[1]()
     if lib is None:
         pytest.skip("Krang: vector path only")
     ndof = lib.model.ndof

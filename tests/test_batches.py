@@ -13,6 +13,8 @@ import threading
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.module
+
 kk = pytest.importorskip("krang_kernels")
 
 N, NP = kk.N_DOF, kk.N_PARAMS

@@ -4,10 +4,14 @@ without timing and without compiling Pinocchio: the robot header the C harness i
 read from timing summaries, and the table with its target."""
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.robot import kernel_set, robot_header_text
 from benchmarks.tables import CONTROLLER_ROWS, controller_rows
 from benchmarks.timing import summarize
 from benchmarks.urdf_robots import DERIVATIVE_KEYS, derivative_figures, derivative_table
+
+pytestmark = pytest.mark.unit
 
 HEADER = """void bot_jacobian(const double *q, const double *p, int ee, int frame, double *J);
 void bot_inverse_dynamics_derivatives(const double *q, const double *v, const double *a, const double *p,

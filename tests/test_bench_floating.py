@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.builds
+
 pin = pytest.importorskip("pinocchio")
 
 from benchmarks.inputs import draw_floating_states, draw_states, write_states  # noqa: E402

@@ -21,6 +21,8 @@ from benchmarks.robot import (EE, end_effectors, group_key, group_label, kernel_
 from benchmarks.timing import compare, read_dump
 from codegen.read.model import load_model, load_param_values
 
+pytestmark = pytest.mark.builds
+
 ROOT = Path(__file__).resolve().parents[1]
 MINI = ROOT / "tests" / "models" / "mini.toml"
 

@@ -5,10 +5,13 @@ and the table with its targets."""
 from __future__ import annotations
 
 from types import SimpleNamespace
+import pytest
 
 from benchmarks.robot import kernel_set, robot_header_text
 from benchmarks.timing import summarize
 from benchmarks.urdf_robots import regressor_figures, regressor_table
+
+pytestmark = pytest.mark.unit
 
 HEADER = """#define BOT_NPI 33
 #define BOT_NBASE 21

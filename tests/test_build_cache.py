@@ -13,6 +13,8 @@ import pytest
 
 from codegen.build.cache import cache_root, entry_key, get_or_build, read_manifest
 
+pytestmark = pytest.mark.unit
+
 KEY = entry_key({"urdf_sha256": "0" * 64, "options": {"x": 1}})
 
 

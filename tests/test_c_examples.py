@@ -28,7 +28,7 @@ CMAKE = shutil.which("cmake")
 # The README's compile flags, plus warnings as errors.
 CFLAGS = ["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror"]
 
-pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
+pytestmark = [pytest.mark.system, pytest.mark.skipif(CC is None, reason="no C compiler")]
 
 
 def run(cmd, **kw):

@@ -19,6 +19,8 @@ from codegen.read.model import load_model
 
 from reference.abi_ctypes import CFLAGS, Library
 
+pytestmark = pytest.mark.builds
+
 HERE = Path(__file__).resolve().parent
 GOLDEN_C = HERE / "golden" / "mini_kernels.c"  # what the generator writes for mini.toml (test_golden)
 MODEL = HERE / "models" / "mini.toml"

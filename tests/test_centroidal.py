@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.builds
+
 pin = pytest.importorskip("pinocchio")
 
 from reference.robot_data import robots_dir  # noqa: E402
@@ -245,7 +247,7 @@ def check_against_urdf(lib, robot, path, rng, n_states=5):
     return errs
 
 
-@pytest.mark.slow
+@pytest.mark.robots
 @pytest.mark.parametrize("robot_name", sorted(URDFS))
 def test_urdf_robots_match_pinocchio(robot_name, tmp_path):
     path = robots_dir() / URDFS[robot_name]
@@ -260,7 +262,7 @@ def test_urdf_robots_match_pinocchio(robot_name, tmp_path):
     assert max(errs.values()) <= TOL, errs
 
 
-@pytest.mark.slow
+@pytest.mark.robots
 def test_talos_matches_pinocchio(tmp_path):
     """The largest fixed-base humanoid of example-robot-data (32 DOF), sampled: a few states."""
     path = robots_dir() / "talos_data/robots/talos_reduced.urdf"

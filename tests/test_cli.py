@@ -18,6 +18,8 @@ import codegen.pipeline as gen
 from codegen.pipeline import CodegenConfig, generate_from_files
 from codegen.support.options import check_name
 
+pytestmark = pytest.mark.builds
+
 ROOT = Path(__file__).resolve().parents[1]
 MINI = ROOT / "tests" / "models" / "mini.toml"
 MINI_PARAMS = ROOT / "tests" / "models" / "mini_params.toml"
@@ -119,6 +121,7 @@ def test_urdf_input_without_front_end_or_with_a_missing_file(tmp_path):
         assert "URDF input is not available yet" in r.stderr
 
 
+@pytest.mark.system
 def test_python_option_is_one_error_line_or_works(tmp_path):
     import importlib.util
     r = run(MINI, MINI_PARAMS, "--out", tmp_path / "out", "--python")
@@ -470,6 +473,7 @@ def _settled_listing(d, seconds=30):
     return last
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("sig,stage", [("SIGTERM", "build"), ("SIGINT", "build"), ("SIGINT", "emission")])
 def test_an_interrupted_python_build_removes_its_temporaries(tmp_path, sig, stage):
     import signal
@@ -491,6 +495,7 @@ def test_an_interrupted_python_build_removes_its_temporaries(tmp_path, sig, stag
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())  # nothing committed
 
 
+@pytest.mark.system
 def test_a_killed_python_builds_temporaries_are_removed_by_the_next_build(tmp_path):
     import signal
 
@@ -542,6 +547,7 @@ def test_hostile_urdfs_are_one_line_exit_2_before_any_derivation(tmp_path, case)
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.system
 def test_kernels_option_reaches_a_urdf_build(tmp_path):
     """--kernels core on a URDF: no derivative kernels in the header (it was ignored)."""
     urdf = Path(__file__).resolve().parent / "models" / "floating_tiny.urdf"

@@ -27,6 +27,8 @@ from codegen.pipeline import CodegenConfig, generate
 from codegen.read.model import EndEffector, Frame, Limits, Model, ModelError
 from codegen.derive.symbols import Symbols
 
+pytestmark = pytest.mark.builds
+
 CC = shutil.which("cc") or shutil.which("gcc")
 IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)*")
 
@@ -245,6 +247,7 @@ def hostile_build(tmp_path_factory):
     return model, np.asarray(values), ctypes.CDLL(str(so)), out
 
 
+@pytest.mark.robots
 def test_hostile_header_compiles_as_cpp(hostile_build):
     gxx = shutil.which("g++")
     if gxx is None:
@@ -255,6 +258,7 @@ def test_hostile_header_compiles_as_cpp(hostile_build):
     assert r.returncode == 0, r.stderr[-3000:]
 
 
+@pytest.mark.robots
 def test_hostile_names_round_trip(hostile_build):
     model, _, lib, _ = hostile_build
     for what, names in (("joint_name", model.joint_names), ("param_name", model.param_names)):
@@ -265,6 +269,7 @@ def test_hostile_names_round_trip(hostile_build):
         assert f(len(names)) is None and f(-1) is None
 
 
+@pytest.mark.robots
 def test_hostile_kernels_match_pinocchio(hostile_build):
     from reference.pin_reference import build_pin_model, pin_reference
     model, p, lib, out = hostile_build

@@ -13,8 +13,11 @@ import pytest
 from codegen.build import compiler as compile_c
 from codegen.build.compiler import BuildExt, CompileFailed, without_debug_info
 
-pytestmark = pytest.mark.skipif(shutil.which(sysconfig.get_config_var("CC").split()[0]) is None,
-                                reason="no C compiler")
+pytestmark = [
+    pytest.mark.builds,
+    pytest.mark.skipif(shutil.which(sysconfig.get_config_var("CC").split()[0]) is None,
+                       reason="no C compiler"),
+]
 
 GOOD = """#include <Python.h>
 static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, "%s", NULL, -1, NULL};

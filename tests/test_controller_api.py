@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.module
+
 kk = pytest.importorskip("krang_kernels")
 pin = pytest.importorskip("pinocchio")
 

@@ -20,8 +20,11 @@ GEN = ROOT / "generated"
 CROSS = shutil.which("aarch64-linux-gnu-gcc")
 QEMU = shutil.which("qemu-aarch64")
 SYSROOT = Path("/usr/aarch64-linux-gnu")
-pytestmark = pytest.mark.skipif(CROSS is None or QEMU is None or shutil.which("gcc") is None,
-                                reason="needs aarch64-linux-gnu-gcc and qemu-aarch64")
+pytestmark = [
+    pytest.mark.system,
+    pytest.mark.skipif(CROSS is None or QEMU is None or shutil.which("gcc") is None,
+                       reason="needs aarch64-linux-gnu-gcc and qemu-aarch64"),
+]
 FLAGS = ["-std=c99", "-O2", "-ffp-contract=fast", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 # Deterministic states; every kernel's output as raw doubles on stdout.

@@ -4,9 +4,12 @@ form, s_j, c_j replaced by sin q_j, cos q_j)."""
 from __future__ import annotations
 
 import sympy as sp
+import pytest
 
 from codegen.derive import differentiate as D
 from codegen.derive.program import Program
+
+pytestmark = pytest.mark.unit
 
 q0, q1, v0, x = sp.symbols("q0 q1 v0 x", real=True)
 s0, c0, s1, c1 = sp.symbols("s0 c0 s1 c1", real=True)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parent.parent
 STUB = ROOT / "krang_kernels" / "_kernels.pyi"
 PUBLIC_MODULES = [ROOT / "krang_kernels" / "__init__.py", ROOT / "krang_kernels" / "identification.py"]

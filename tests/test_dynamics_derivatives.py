@@ -23,8 +23,10 @@ import os
 import numpy as np
 import pytest
 
-from reference.ctrl_cases import MODELS, library, param_sets, states
+from reference.ctrl_cases import cases, library, param_sets, states
 from reference.reference_fk import NumericModel, rel_err
+
+pytestmark = pytest.mark.builds
 
 pin = pytest.importorskip("pinocchio")
 from reference.pin_reference import build_pin_model  # noqa: E402
@@ -54,7 +56,7 @@ def _fv(num, n):
     return fv
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", cases())
 def test_against_pinocchio(name, tmp_path_factory):
     lib = library(name, tmp_path_factory)
     model = lib.model
@@ -89,7 +91,7 @@ def _central(f, x, h=FD_H):
     return np.array(cols).T
 
 
-@pytest.mark.parametrize("name", ["tree", "mini", "pr", "forest", "krang"])
+@pytest.mark.parametrize("name", cases("tree", "mini", "pr", "forest", "krang"))
 def test_against_finite_differences(name, tmp_path_factory):
     """The project's own ID and FD differentiated numerically (v away from 0: Coulomb's kink)."""
     lib = library(name, tmp_path_factory)
@@ -212,7 +214,7 @@ def _check_state(robot_name, lib, ref, P, qs, v, a, tau, params, worst):
 ALL_ARMS = os.environ.get("KK_DERIVATIVES_ALL") == "1"
 
 
-@pytest.mark.slow
+@pytest.mark.robots
 @pytest.mark.parametrize("robot_name", [
     pytest.param(n, marks=() if n == "ur5" else pytest.mark.skipif(
         not ALL_ARMS, reason="KK_DERIVATIVES_ALL=1 runs Panda and Talos")) for n in sorted(URDF_ROBOTS)])
@@ -246,7 +248,7 @@ FLOATING = {"tiny": None, "solo12": "solo_description/robots/solo12.urdf",
 
 
 @pytest.mark.parametrize("robot_name", [
-    pytest.param(n, marks=() if n == "tiny" else (pytest.mark.slow, pytest.mark.skipif(
+    pytest.param(n, marks=() if n == "tiny" else (pytest.mark.robots, pytest.mark.skipif(
         os.environ.get("KK_FLOATING_ALL") != "1", reason="KK_FLOATING_ALL=1 runs the floating-base robots")))
     for n in FLOATING])
 def test_floating_base_against_pinocchio(robot_name, tmp_path):

@@ -13,6 +13,8 @@ import sympy as sp
 from codegen.emit.cprint import FUNCTIONS, ccode
 from codegen.read.model import ModelError
 
+pytestmark = pytest.mark.unit
+
 mpmath.mp.dps = 50
 x, y = sp.symbols("x y", real=True)
 NAMES = {x: "q_x", y: "p_y"}

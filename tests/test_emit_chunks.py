@@ -19,6 +19,8 @@ from codegen.read.model import load_model
 from reference.abi_ctypes import build, write_params
 from reference.reference_fk import random_physical_params
 
+pytestmark = pytest.mark.builds
+
 HERE = Path(__file__).resolve().parent
 MODEL = HERE / "models" / "forest.toml"  # two arms on the world: derivatives with pair loops and blocks
 

@@ -31,6 +31,8 @@ from hypothesis import strategies as st
 from codegen.emit.cnames import c_string, comment_line, comment_text, doc_lines, uncomment_line
 from codegen.emit.pytext import docstring, py_string, py_tuple
 
+pytestmark = pytest.mark.builds
+
 CC = shutil.which("cc") or shutil.which("gcc")
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -15,6 +15,8 @@ from codegen.emit.layout import PREFETCH_MIN_OPS, add_code_prefetch, guard_input
 from codegen.read.model import load_model
 from reference.abi_ctypes import Library, compile_shared
 
+pytestmark = pytest.mark.builds
+
 ROOT = Path(__file__).resolve().parents[1]
 KRANG = load_model(ROOT / "models" / "krang.toml")
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
@@ -147,6 +149,7 @@ def _state(rng):
     return rng.uniform(-np.pi, np.pi, KRANG.ndof), rng.uniform(-3, 3, KRANG.ndof)
 
 
+@pytest.mark.robots
 def test_code_prefetch_changes_no_result(krang_libs):
     on, off = krang_libs
     p = on.default_params()
@@ -159,6 +162,7 @@ def test_code_prefetch_changes_no_result(krang_libs):
         assert np.array_equal(on.compute_C(q, dq, p), off.compute_C(q, dq, p))
 
 
+@pytest.mark.robots
 def test_outputs_overlapping_inputs_through_the_copy_helper(krang_libs):
     """compute_all writes its outputs while it reads dq and p: with Q on top
     of dq, or A on top of p, it must still give the results of separate arrays."""

@@ -23,6 +23,8 @@ from codegen.emit.cse import _cse, _leaves_first, demand_order
 from codegen.read.model import load_model
 from codegen.derive.program import Program
 
+pytestmark = pytest.mark.module
+
 HERE = Path(__file__).resolve().parent
 
 

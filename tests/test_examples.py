@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.system
+
 pytest.importorskip("krang_kernels")
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,6 +12,8 @@ import sympy as sp
 from codegen.read import expr as ex
 from codegen.read.expr import ModelError, parse_expression, parse_number, parse_numbers
 
+pytestmark = pytest.mark.unit
+
 L1, L2, L3 = (sp.Symbol(n, real=True) for n in ("L1", "L2", "L3"))
 SYMS = {"L1": L1, "L2": L2, "L3": L3}
 

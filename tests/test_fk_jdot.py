@@ -17,15 +17,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reference.ctrl_cases import MODELS, check, library, param_sets, states
+from reference.ctrl_cases import cases, check, library, param_sets, states
 from reference.reference_fk import rel_err
+
+pytestmark = pytest.mark.builds
 
 TOL = 1e-12
 pin = pytest.importorskip("pinocchio")
 from reference.pin_reference import build_pin_model  # noqa: E402
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", cases())
 def test_fk_and_jdot_qdot_vs_pinocchio(name, tmp_path_factory):
     lib = library(name, tmp_path_factory)
     model = lib.model
@@ -49,7 +51,7 @@ def test_fk_and_jdot_qdot_vs_pinocchio(name, tmp_path_factory):
     print(f"\n{name}: max rel err " + ", ".join(f"{k}: {v:.1e}" for k, v in worst.items()))
 
 
-@pytest.mark.parametrize("name", ["mini", "tree", "krang"])
+@pytest.mark.parametrize("name", cases("mini", "tree", "krang"))
 def test_jdot_qdot_vs_finite_differences(name, tmp_path_factory):
     lib = library(name, tmp_path_factory)
     model = lib.model

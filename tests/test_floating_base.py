@@ -35,6 +35,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.builds
+
 pin = pytest.importorskip("pinocchio")
 
 from reference.robot_data import robots_dir  # noqa: E402
@@ -380,7 +382,7 @@ def test_floating_base_flag_is_urdf_only(tmp_path):
 ALL_ROBOTS = os.environ.get("KK_FLOATING_ALL") == "1"  # the others: minutes of generation each (Talos ~2)
 
 
-@pytest.mark.slow
+@pytest.mark.robots
 @pytest.mark.parametrize("name", [pytest.param(n, marks=() if n == "solo12" or ALL_ROBOTS else pytest.mark.skip(
     reason="KK_FLOATING_ALL=1 runs every floating-base robot")) for n in sorted(ROBOTS)])
 def test_robot_with_free_flyer_matches_pinocchio(name, tmp_path):

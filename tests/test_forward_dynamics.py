@@ -21,15 +21,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reference.ctrl_cases import MODELS, library, param_sets, states
+from reference.ctrl_cases import cases, library, param_sets, states
 from reference.reference_fk import NumericModel, rel_err
+
+pytestmark = pytest.mark.builds
 
 TOL = 1e-12
 pin = pytest.importorskip("pinocchio")
 from reference.pin_reference import build_pin_model  # noqa: E402
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", cases())
 def test_forward_dynamics(name, tmp_path_factory):
     lib = library(name, tmp_path_factory)
     model = lib.model

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.builds
+
 ROOT = Path(__file__).resolve().parents[1]
 
 import codegen  # noqa: E402
@@ -55,7 +57,7 @@ def _assert_same_tree(expected: dict, got: dict, what: str):
 # (a) generated/ is up to date
 # ----------------------------------------------------------------------------
 
-@pytest.mark.slow
+@pytest.mark.robots
 def test_generated_dir_is_what_the_generator_writes(tmp_path):
     written = generate(KRANG_MODEL, KRANG_PARAMS, tmp_path / "regen")
     assert sorted(p.name for p in written) == ["krang_kernels.c", "krang_kernels.h"]
@@ -195,7 +197,7 @@ def _hostile():
     return hostile_model()
 
 
-@pytest.mark.parametrize("which", [m.stem for m in _MODELS] + ["hostile"])
+@pytest.mark.parametrize("which", [m.stem for m in _MODELS] + [pytest.param("hostile", marks=pytest.mark.robots)])
 def test_generated_c_compiles_strict_c99_and_header_as_cpp(tmp_path, which):
     if _CC is None:
         pytest.skip("no C compiler")

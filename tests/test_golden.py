@@ -16,6 +16,8 @@ import pytest
 
 from codegen.pipeline import generate_from_files
 
+pytestmark = pytest.mark.module
+
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden"
 _DIGEST = re.compile(rb"^( \* generator +)[0-9a-f]{64}$", re.M)

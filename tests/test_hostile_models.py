@@ -21,6 +21,8 @@ import pytest
 from codegen.read import model as mdl
 from codegen.read.model import ModelError, load_model, load_param_values
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = "KRANG_HOSTILE_SENTINEL"
 

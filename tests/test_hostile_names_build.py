@@ -41,6 +41,8 @@ from codegen.read.model_fields import MAX_NAME
 from codegen.read.urdf import urdf_robot
 from reference.reference_fk import random_physical_params
 
+pytestmark = pytest.mark.builds
+
 CC = shutil.which("gcc") or shutil.which("cc")
 GXX = shutil.which("g++")
 WERROR = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]

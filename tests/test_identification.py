@@ -15,6 +15,8 @@ from codegen.emit.abi import regressor_columns
 from krang_kernels import identification as ident
 from reference.ctrl_cases import library, param_sets
 
+pytestmark = pytest.mark.builds
+
 
 class _Module:
     """The module interface identification needs, over a ctypes Library."""

@@ -22,6 +22,8 @@ import pytest
 import krang_kernels as kk
 from krang_kernels import identification as ident
 
+pytestmark = pytest.mark.module
+
 NDOF, NBASE = kk.N_DOF, kk.N_BASE
 LIM = np.full(NDOF, 1.5)
 T = np.linspace(0, 10, 30)

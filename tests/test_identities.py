@@ -21,6 +21,8 @@ import math
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.module
+
 kk = pytest.importorskip("krang_kernels")
 
 from reference.reference_fk import (  # noqa: E402

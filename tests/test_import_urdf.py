@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.builds
+
 ROOT = Path(__file__).resolve().parents[1]
 # Two revolute joints, one with <dynamics>, a 1.5707963268 rpy that snapping rounds to pi/2.
 URDF = """<?xml version="1.0"?>
@@ -133,6 +135,7 @@ def test_two_concurrent_processes_build_once(tmp_path, env):
     assert not list((tmp_path / "cache" / "v1").glob(".build-*"))
 
 
+@pytest.mark.system
 def test_options_and_content_make_new_entries_and_friction_is_stated(env, tmp_path):
     """friction=False: a new entry, inverse_dynamics equal to Pinocchio's rnea; the default
     adds the URDF's damping dq + friction sign(dq); an edited URDF: another entry."""
@@ -159,6 +162,7 @@ def test_options_and_content_make_new_entries_and_friction_is_stated(env, tmp_pa
     assert again["A"] != on["A"]
 
 
+@pytest.mark.system
 def test_command_line_shares_the_cache_and_removes_stale_products(env, tmp_path):
     base, urdf, e = env
     out = tmp_path / "out"

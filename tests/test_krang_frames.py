@@ -5,6 +5,7 @@ built from the model file must equal the report's, and every report
 rotation satisfies R^T dR/dq = hat(e) with the report's axis e (section 2.2).
 """
 import sympy as sp
+import pytest
 
 from codegen.derive.kinematics import Kinematics
 from codegen.read.model import load_model
@@ -12,6 +13,8 @@ from codegen.derive.program import Program
 from codegen.derive.spatial import hat
 from codegen.derive.symbols import Symbols
 from tests.conftest import ROOT
+
+pytestmark = pytest.mark.unit
 
 q = sp.Symbol("q", real=True)
 c, s = sp.cos(q), sp.sin(q)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.unit
+
 CODEGEN = Path(__file__).resolve().parent.parent / "codegen"
 ORDER = ["read", "derive", "emit", "build"]  # a stage may import the stages before it
 LEAVES = {"codegen", "codegen.__version__", "codegen.support"}  # the version and the shared leaves

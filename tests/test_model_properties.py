@@ -19,9 +19,12 @@ import numpy as np
 import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import pytest
 
 from codegen.read.expr import ModelError, parse_expression
 from codegen.read.model import INERTIAL, ACTUATOR, parse_model
+
+pytestmark = pytest.mark.unit
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 GEOMETRY = ("L1", "L2", "d", "r_0")

@@ -12,6 +12,8 @@ from codegen.derive.outputs import derive
 from codegen.emit.op_count import count, op_count
 from codegen.read.model import load_model
 
+pytestmark = pytest.mark.module
+
 MODELS = Path(__file__).resolve().parent / "models"
 x, y, z = sp.symbols("x y z", real=True)
 FORMS = [

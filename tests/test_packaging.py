@@ -19,6 +19,8 @@ import pytest
 import codegen
 import krang_kernels
 
+pytestmark = pytest.mark.system
+
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 SYS_PATH_EDIT = re.compile(r"sys\.path\s*(\.\s*(insert|append|extend|remove|pop|clear)\b|\[[^\]]*\]\s*=|\+=|=(?!=))")
@@ -118,7 +120,6 @@ def dists(tmp_path_factory):
     return sdist, wheel, tmp
 
 
-@pytest.mark.slow
 def test_sdist_contents(dists):
     sdist, _, _ = dists
     with tarfile.open(sdist) as tf:
@@ -133,7 +134,6 @@ def test_sdist_contents(dists):
     assert not [n for n in names if n.endswith((".so", ".pyc"))]
 
 
-@pytest.mark.slow
 def test_wheel_contents(dists):
     _, wheel, _ = dists
     with zipfile.ZipFile(wheel) as zf:
@@ -159,7 +159,6 @@ def test_wheel_contents(dists):
     assert re.search(r"krang-codegen\s*=\s*" + re.escape(PYPROJECT["project"]["scripts"]["krang-codegen"]), entry_points)
 
 
-@pytest.mark.slow
 def test_installed_generator_runs_outside_the_repository(dists):
     """The wheel installed into an empty directory: `python -m codegen` from
     another directory regenerates Krang's C byte for byte from absolute

@@ -15,6 +15,8 @@ import pytest
 from codegen.emit import pair_loops
 from codegen.emit.pair_loops import LANES, ROWS, _blocks, _groups, _product, half_width, product_width
 
+pytestmark = pytest.mark.builds
+
 
 def _form(parents):
     """A stand-in for the pair form: `support` pairs (r, j), j an ancestor-or-self of r."""

@@ -11,6 +11,8 @@ from codegen.pipeline import generate_from_files
 from codegen.pipeline import generate_urdf
 from codegen.support.options import UrdfOptions
 
+pytestmark = pytest.mark.module
+
 HERE = Path(__file__).resolve().parent
 MODELS = HERE / "models"
 
@@ -22,7 +24,7 @@ def _files(out: Path) -> dict:
 
 
 @needs_fork
-@pytest.mark.parametrize("case", ["mini", "floating_tiny"])
+@pytest.mark.parametrize("case", ["mini", pytest.param("floating_tiny", marks=pytest.mark.robots)])
 def test_parallel_and_serial_generation_are_identical(case, tmp_path, monkeypatch):
     def run(jobs):
         monkeypatch.setenv("KRANG_GENERATE_JOBS", str(jobs))

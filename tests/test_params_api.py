@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 import tomli_w
 
+pytestmark = pytest.mark.module
+
 kk = pytest.importorskip("krang_kernels")
 pin = pytest.importorskip("pinocchio")
 

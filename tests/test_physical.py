@@ -14,6 +14,8 @@ import pytest
 from codegen.read.model import ModelError, load_model, load_param_values
 from codegen.read.physical import check_params, is_physical
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[1]
 INERTIAL = ("m", "MX", "MY", "MZ", "XX", "XY", "XZ", "YY", "YZ", "ZZ")
 

@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.builds
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 

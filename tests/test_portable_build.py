@@ -22,8 +22,11 @@ from codegen.pipeline import generate_from_files
 from codegen.build.module import X86_FLAGS
 from codegen.read.model import load_model
 
-pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64") or shutil.which("gcc") is None,
-                                reason="x86-64 with gcc only")
+pytestmark = [
+    pytest.mark.builds,
+    pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64") or shutil.which("gcc") is None,
+                       reason="x86-64 with gcc only"),
+]
 BUILDS = {
     "baseline": ["-march=x86-64"],
     "clones": ["-DKK_TARGET_CLONES", *X86_FLAGS],

@@ -31,6 +31,8 @@ from codegen.build.log import BuildError
 from codegen.build.module import FLAGS, X86_FLAGS, build_python_module, compile_module
 from codegen.emit.python_module import write_python_module
 
+pytestmark = pytest.mark.builds
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 MODEL_PATH = HERE / "models" / "mini.toml"

@@ -18,6 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+pytestmark = pytest.mark.module
+
 kk = pytest.importorskip("krang_kernels")
 
 N, NP = kk.N_DOF, kk.N_PARAMS

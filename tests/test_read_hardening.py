@@ -18,6 +18,8 @@ import pytest
 
 from codegen.read.model import ModelError, parse_model
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "tests" / "models"
 

@@ -7,6 +7,8 @@ from pathlib import Path
 import krang_kernels
 import pytest
 
+pytestmark = pytest.mark.module
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
@@ -59,7 +61,7 @@ def _erd_urdf(relative: str) -> Path:
     pytest.skip(f"example-robot-data's {relative} is not installed")
 
 
-@pytest.mark.slow
+@pytest.mark.system
 def test_readme_urdf_quickstart_runs(tmp_path):
     """The README's 'two commands' run as written, on the Panda URDF of example-robot-data,
     and the module they build agrees with Pinocchio's gravity torques."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.unit
+
 pin = pytest.importorskip("pinocchio")
 
 from reference.pin_reference import build_pin_model, compare, pin_reference  # noqa: E402

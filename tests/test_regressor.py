@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 from codegen.emit.abi import regressor_columns
-from reference.ctrl_cases import MODELS, check, library, param_sets, states
+from reference.ctrl_cases import MODELS, cases, check, library, param_sets, states
+
+pytestmark = pytest.mark.builds
 
 TOL = 1e-12
 
@@ -30,7 +32,7 @@ def _pi(lib, p):
     return p[[_index(lib, k) for k in range(npi)]]
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", cases())
 def test_regressor_times_params_is_inverse_dynamics(name, tmp_path_factory):
     lib = library(name, tmp_path_factory)
     qs, dqs, ddqs = states(lib.model.ndof)
@@ -43,7 +45,7 @@ def test_regressor_times_params_is_inverse_dynamics(name, tmp_path_factory):
     print(f"\n{name}: max rel err " + ", ".join(f"{k}: {v:.1e}" for k, v in errs.items()))
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", cases())
 def test_regressor_reads_no_inertial_parameter(name, tmp_path_factory):
     lib = library(name, tmp_path_factory)
     model = lib.model
@@ -81,7 +83,7 @@ def _stacked_rank(Ys):
     return int(np.sum(s > s[0] * max(Y.shape) * np.finfo(float).eps * 10))
 
 
-@pytest.mark.parametrize("name", ["tree", "planar2r", "pr", "krang"])
+@pytest.mark.parametrize("name", cases("tree", "planar2r", "pr", "krang"))
 def test_inertial_rank_matches_pinocchio(name, tmp_path_factory):
     pin = pytest.importorskip("pinocchio")
     from reference.pin_reference import build_pin_model

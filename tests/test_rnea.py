@@ -15,8 +15,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reference.ctrl_cases import MODELS, check, library, param_sets, states
+from reference.ctrl_cases import cases, check, library, param_sets, states
 from reference.reference_fk import NumericModel
+
+pytestmark = pytest.mark.builds
 
 TOL = 1e-12
 pin = pytest.importorskip("pinocchio")
@@ -27,7 +29,7 @@ def _check(errs, key, got, ref, label):
     check(errs, key, got, ref, TOL, label)
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", cases())
 def test_inverse_dynamics_and_bias(name, tmp_path_factory):
     lib = library(name, tmp_path_factory)
     model = lib.model

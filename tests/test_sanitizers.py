@@ -24,6 +24,8 @@ from codegen.emit.cnames import cnames
 from codegen.pipeline import generate_from_files
 from codegen.read.model import load_model
 
+pytestmark = pytest.mark.system
+
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "tests" / "models" / "mini.toml"
 PARAMS = ROOT / "tests" / "models" / "mini_params.toml"

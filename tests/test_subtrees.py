@@ -13,6 +13,7 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from codegen.pipeline import CodegenConfig, generate
 from codegen.read.model import load_model
@@ -20,6 +21,8 @@ from codegen.derive.subtree_groups import find_groups
 from reference.abi_ctypes import Library, compile_shared
 from reference.pin_reference import compare
 from reference.reference_fk import random_physical_params
+
+pytestmark = pytest.mark.builds
 
 HERE = Path(__file__).resolve().parent
 TWINS = load_model(HERE / "models" / "twins.toml")

@@ -27,6 +27,8 @@ import sympy as sp
 
 from codegen.read.model import load_model, load_param_values
 
+pytestmark = pytest.mark.module
+
 MODELS = Path(__file__).resolve().parent / "models"
 METHODS = ("lagrange", "recursive")
 INERTIAL = ("m", "MX", "MY", "MZ", "XX", "XY", "XZ", "YY", "YZ", "ZZ")

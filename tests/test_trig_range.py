@@ -5,6 +5,8 @@ Pinocchio, which uses libm."""
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.module
+
 kk = pytest.importorskip("krang_kernels")
 from codegen.read.model import load_model  # noqa: E402
 from reference.pin_reference import build_pin_model, pin_reference  # noqa: E402

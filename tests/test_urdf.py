@@ -21,6 +21,8 @@ from codegen.read.model import Limits, ModelError, load_model, load_param_values
 from codegen.read.urdf import load_urdf, urdf_robot
 from codegen.read import urdf_parse
 
+pytestmark = pytest.mark.unit
+
 pin = pytest.importorskip("pinocchio")
 from reference.pin_reference import compare_urdf  # noqa: E402
 

@@ -35,6 +35,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.builds
+
 pin = pytest.importorskip("pinocchio")
 
 from reference.robot_data import robots_dir  # noqa: E402
@@ -189,7 +191,7 @@ def check(errs, bound):
     assert not [k for k, e in errs.items() if not e <= bound], (errs, bound)  # NaN fails too
 
 
-@pytest.mark.slow
+@pytest.mark.robots
 @pytest.mark.parametrize("robot_name", sorted(ROBOTS))
 def test_generated_c_matches_pinocchio(robot_name, tmp_path):
     rel, ees = ROBOTS[robot_name]
@@ -287,7 +289,7 @@ def test_merging_fixed_links_gives_the_unmerged_dynamics(tmp_path):
 # --------------------------------------------------------------------------
 # the generated Python module
 
-@pytest.mark.slow
+@pytest.mark.robots
 def test_python_module_from_urdf_matches_pinocchio(tmp_path):
     rel, ees = ROBOTS["kinova"]
     urdf = robots_dir() / rel

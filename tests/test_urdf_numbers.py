@@ -12,6 +12,8 @@ import sympy as sp
 from codegen.read.model import ModelError, unit_axis
 from codegen.read.urdf_numbers import ORIGIN_SNAP_TOL, SNAP_TOL, axis, origin, rotation, rpy_matrix
 
+pytestmark = pytest.mark.unit
+
 pin = pytest.importorskip("pinocchio")
 
 

@@ -20,6 +20,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.robots
+
 pin = pytest.importorskip("pinocchio")
 
 from benchmarks.urdf_coverage import EXACT_TOL, LEGGED, check_robot, run  # noqa: E402
@@ -81,7 +83,6 @@ def test_snapping_makes_truncated_pi_over_2_exact():
     assert not all(x.is_Integer for f in raw.frames for x in f.rotation)
 
 
-@pytest.mark.slow
 def test_coverage_every_robot_matches_or_is_refused():
     """All 69 example-robot-data URDFs: each matches Pinocchio within tolerance
     or is refused with a ModelError (other exceptions fail the test)."""
@@ -120,7 +121,6 @@ def test_floating_base_check_fails_on_a_wrong_base_mass():
     assert compare_urdf_floating(path, wrong, 2, 0)["A"] > 1e-4
 
 
-@pytest.mark.slow
 def test_floating_coverage_every_legged_robot_matches_or_is_refused():
     rows = run(n_states=2, floating=True)
     assert len(rows) >= 30
