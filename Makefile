@@ -1,5 +1,5 @@
 # krang-kernels. `make` sets up, generates, builds and runs the demo;
-# `make test` runs the test suite. See README.md.
+# `make test` runs the fast tiers of the test suite, `make test-all` all of it. See README.md.
 #
 # Everything runs in a virtual environment, .venv, created on first use from
 # $(BOOTSTRAP) (Debian's system pip refuses to install: PEP 668). To use
@@ -11,7 +11,7 @@ MODEL  := models/krang.toml
 PARAMS := models/krang_params.toml
 STAMP  := build/.installed
 
-.PHONY: all setup generate build demo examples test docs check-generated emulator bench bench-robots clean distclean
+.PHONY: all setup generate build demo examples test test-all test-rest docs check-generated emulator bench bench-robots clean distclean
 
 all: generate demo
 
@@ -59,8 +59,18 @@ examples: build
 		-o build/examples/c_controller
 	build/examples/c_controller
 
+# The tests come in tiers (pyproject.toml's markers, README's "Tests"): `make test` runs the fast
+# ones (unit, module, builds), `make test-rest` the full robots and the system tests (packaging,
+# examples, sanitizers, emulators), `make test-all` both in one run. PYTEST_ARGS passes options,
+# e.g. PYTEST_ARGS="-x tests/test_rnea.py".
 test: build
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -m "not robots and not system" $(PYTEST_ARGS)
+
+test-rest: build
+	$(PYTHON) -m pytest -q -m "robots or system" $(PYTEST_ARGS)
+
+test-all: build
+	$(PYTHON) -m pytest -q $(PYTEST_ARGS)
 
 # The documentation (docs/*.md and the API reference from the docstrings and the generated stubs)
 # into build/site (the [docs] extra of pyproject.toml, installed once); strict: a warning (broken link, docstring that does not parse) fails it.
