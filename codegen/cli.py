@@ -54,15 +54,7 @@ def parser() -> argparse.ArgumentParser:
                     help="MODEL.toml PARAMS.toml (model and parameter file), or ROBOT.urdf")
     ap.add_argument("--out", default="generated", metavar="DIR",
                     help="output directory, created if missing (default: generated)")
-    for f, meta in UrdfOptions.flags():
-        flag, kw = meta["flag"], {k: v for k, v in meta.items() if k not in ("flag", "parse")}
-        if isinstance(f.default, bool):
-            kw["action"] = "store_false" if flag.startswith("--no-") else "store_true"
-        elif "parse" in meta:
-            kw["type"] = PARSERS[meta["parse"]]
-        if kw.get("action") == "append":
-            kw["default"] = []
-        ap.add_argument(flag, dest=f.name, **kw)
+    add_option_flags(ap, UrdfOptions)
     ap.add_argument("--no-share-subtrees", action="store_const", const=(), dest="share_subtrees",
                     help="the same as --share-subtrees none: every kernel one straight line")
     ap.add_argument("--module-source", metavar="DIR",
@@ -73,14 +65,35 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-cache", action="store_false", dest="cache",
                     help="URDF only: generate and build afresh, without the module cache "
                          "(XDG_CACHE_HOME/krang-kernels, see codegen.import_urdf)")
-    ap.set_defaults(**{f.name: f.default for f, _ in UrdfOptions.flags() if not isinstance(f.default, tuple)
-                       or f.name == "share_subtrees"})
     return ap
+
+
+def add_option_flags(ap: argparse.ArgumentParser, cls=UrdfOptions, skip=()) -> None:
+    """The flags of the option record `cls` (its fields' metadata), with the record's
+    defaults; `skip`: fields left out. Also used by `python -m krang_kernels.identify --urdf`."""
+    for f, meta in cls.flags():
+        if f.name in skip:
+            continue
+        flag, kw = meta["flag"], {k: v for k, v in meta.items() if k not in ("flag", "parse")}
+        if isinstance(f.default, bool):
+            kw["action"] = "store_false" if flag.startswith("--no-") else "store_true"
+        elif "parse" in meta:
+            kw["type"] = PARSERS[meta["parse"]]
+        if kw.get("action") == "append":
+            kw["default"] = []
+        ap.add_argument(flag, dest=f.name, **kw)
+    ap.set_defaults(**{f.name: f.default for f, _ in cls.flags()
+                       if f.name not in skip and (not isinstance(f.default, tuple) or f.name == "share_subtrees")})
+
+
+def options_from_args(args, cls, skip=()) -> dict:
+    """The option fields of `cls` from a command line parsed with add_option_flags."""
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if f.name not in skip}
 
 
 def _options(args, cls):
     """The option record `cls` from the parsed command line."""
-    return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls)})
+    return cls(**options_from_args(args, cls))
 
 
 def _urdf(args, out_dir):
