@@ -80,8 +80,8 @@ def generate(model, values, config, extra_files=None) -> list:
     """Generate the C (and optionally Python) for `model` (a Model record)
     with default parameters `values` into config.out_dir; returns the
     written paths. From a model file and a parameter file: generate_from_files."""
-    if not isinstance(config, CodegenConfig):
-        raise TypeError(f"config: a CodegenConfig, not {type(config).__name__}")
+    if not isinstance(config, CodegenConfig):  # an output directory: the default options
+        config = CodegenConfig(out_dir=Path(config))
     values = _check_values(model, values)
     names = cnames(model, config.name)
     wanted = OPTIONAL if config.kernels is None else config.kernels
