@@ -22,24 +22,70 @@ Named import_urdf, not load_urdf: codegen.read.urdf.load_urdf is the reader
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import importlib.machinery
 import importlib.util
+import os
+import shutil
+import stat
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 
 from . import __version__
-from .build.cache import describe_platform, get_or_build
+from .build.cache import CacheUnusable, describe_platform, get_or_build, open_verified
 from .support.digest import source_digest
 from .support.options import UrdfOptions
+from .support.workdirs import BUILD_LOCK, fresh_directory
 
 _IMPORTED: dict = {}  # cache key -> module imported by this process
+_LOADED_FDS: list = []  # descriptors extensions were loaded through (see _import_entry)
 EXTENSIONS = (".so", ".pyd")
+# codegen.read.urdf_parse.MAX_BYTES, the reader's cap (not imported: codegen.read
+# imports SymPy, which a cache hit must not; tests/test_cache_trust.py checks they agree)
+URDF_CAP = 10 * 1024 * 1024
+
+
+class CacheWarning(UserWarning):
+    """The module cache was not used (not the user's own, read-only, full): built privately."""
+
+
+def read_urdf_bytes(path) -> bytes:
+    """The URDF file's bytes, read once for the key and never more than URDF_CAP + 1
+    bytes: a regular file only (stat before opening, fstat after: a FIFO, /dev/zero
+    or a directory is refused without reading or blocking). What is refused gets the
+    reader's own one-line error (codegen.read.files.read_input, ModelError); a path
+    that cannot be opened raises FileNotFoundError as before."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError, TypeError) as exc:
+        raise FileNotFoundError(getattr(exc, "errno", None), f"cannot read URDF file: "
+                                f"{getattr(exc, 'strerror', None) or exc}", str(path)) from None
+    if stat.S_ISREG(mode):
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+        try:
+            fd = os.open(path, flags)
+        except OSError as exc:
+            raise FileNotFoundError(exc.errno, f"cannot read URDF file: {exc.strerror}", str(path)) from None
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                chunks, size = [], 0
+                while size <= URDF_CAP and (chunk := os.read(fd, URDF_CAP + 1 - size)):
+                    chunks.append(chunk)
+                    size += len(chunk)
+                if size <= URDF_CAP:
+                    return b"".join(chunks)
+        finally:
+            os.close(fd)
+    from .read.files import read_input  # the refusal's message (imports SymPy: only on this path)
+    from .read.urdf_parse import MAX_BYTES
+    return read_input(path, "URDF", MAX_BYTES)
 
 
 def cache_key(data: bytes, path, options: UrdfOptions) -> tuple:
-    """(key, its parts) of a URDF's content with options, for this generator and platform."""
+    """(key, its parts) of a URDF's content with options, for this generator and
+    platform: the build environment and compiler included (codegen.build.cache.describe_platform)."""
     from .build.cache import entry_key, native_target
 
     parts = {"urdf_sha256": hashlib.sha256(data).hexdigest(), "options": options.key(),
@@ -63,21 +109,66 @@ def _build_into(path, options: UrdfOptions, directory: Path, quiet: bool) -> dic
     return {"module": module, "extension": ext[0] if ext else None, "summary": summary, "warnings": warns}
 
 
-def _import(module: str, path: Path):
-    spec = importlib.util.spec_from_file_location(module, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {module} from {path}")
+def _import(module: str, path: Path, origin=None):
+    loader = importlib.machinery.ExtensionFileLoader(module, str(path))
+    spec = importlib.util.spec_from_file_location(module, str(path), loader=loader)
+    if spec is None:
+        raise ImportError(f"cannot import {module} from {origin or path}")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    if origin is not None:  # the entry's file, for people (loaded through a descriptor)
+        mod.__file__ = spec.origin = str(origin)
     return mod
 
 
-def import_urdf(path, end_effectors=(), floating_base: bool = False, *, name: str | None = None,
-                snap: bool = True, friction: bool = True, share_subtrees=("C", "all"), kernels=None,
-                native: bool = True, cache: bool = True, quiet: bool = False):
+def _import_entry(module: str, entry: Path, key: str, extension: str):
+    """Import a cache entry's extension: the file hashed is the file loaded. It is
+    opened once (no link followed, the user's own, in the user's own directories),
+    hashed from that descriptor, and loaded through /proc/self/fd/N, the same open
+    file: nothing can swap it between the check and dlopen. The descriptor stays
+    open while the process lives (the extension stays loaded anyway): the dynamic
+    loader knows a library by its path name, and a reused fd number would make it
+    hand back the library loaded earlier under that name. Without /proc, the path is
+    loaded after the check: the directories and file belong to the user and nobody
+    else may write them, so only the user could swap it."""
+    fd = open_verified(entry, key, extension)
+    via = f"/proc/self/fd/{fd}"
+    if not os.path.exists(via):
+        os.close(fd)
+        return _import(module, entry / extension)
+    try:
+        mod = _import(module, Path(via), origin=entry / extension)
+    except BaseException:
+        os.close(fd)
+        raise
+    _LOADED_FDS.append(fd)
+    return mod
+
+
+def _build_privately(path, options: UrdfOptions, quiet: bool):
+    """(module, build info) built in a temporary directory of this process, removed
+    afterwards (Linux: an extension stays usable after its file is unlinked; the
+    directory is reaped like a build directory if this process is killed)."""
+    tmp = Path(fresh_directory("import_"))
+    try:
+        info = _build_into(path, options, tmp, quiet)
+        return _import(info["module"], tmp / info["extension"]), info
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _not_cached(exc: CacheUnusable, what: str) -> str:
+    return f"module cache not used: {exc}; {what} (cache=False / --no-cache skips the cache)"
+
+
+def import_urdf(path, end_effectors=(), floating_base: bool = False, *, cache: bool = True, quiet: bool = False,
+                **options):
     """The compiled module NAME_kernels of the URDF file `path`, built if needed.
 
-    end_effectors: link names exposed to jacobian/fk (in `ee` index order);
+    end_effectors: link names exposed to jacobian/fk (in `ee` index order); the
+    other keywords are codegen.support.options.UrdfOptions' fields, with their
+    defaults there, but for native (default True here: a cached module is for this
+    machine):
     name: NAME (default: the URDF file name, e.g. ur5_robot.urdf -> ur5_robot); ASCII letters,
     digits and _, starting with a letter (ValueError otherwise: it names the module and the C);
     snap=False keeps rotation entries near 0/+-1 as written (agreement with
@@ -90,26 +181,37 @@ def import_urdf(path, end_effectors=(), floating_base: bool = False, *, name: st
     native (default): compiled for this machine's CPU (-march=native, a third
     of the portable build's compile time; the cache key names the CPU), False:
     the portable module `python -m codegen --python` builds; cache=False builds in a temporary
-    directory and stores nothing; quiet: no summary line on stderr."""
-    options = UrdfOptions(end_effectors=tuple(end_effectors), name=name, floating_base=bool(floating_base),
-                          snap=bool(snap), friction=bool(friction), share_subtrees=tuple(share_subtrees),
-                          kernels=kernels, native=bool(native),
-                          python=True)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise FileNotFoundError(exc.errno, f"cannot read URDF file: {exc.strerror}", str(path)) from None
+    directory and stores nothing; quiet: no summary line on stderr.
+
+    A cache that is not the user's own (another owner, writable by others, a link)
+    or cannot take the entry (read-only, full) is not used: one CacheWarning, and
+    the module is built privately. Threads: one build at a time per process."""
+    unknown = sorted(set(options) - {f.name for f in dataclasses.fields(UrdfOptions)} - {"python"}
+                     | {"python"} & set(options))
+    if unknown:
+        raise TypeError(f"import_urdf() got unexpected keyword(s) {', '.join(unknown)}; the options are "
+                        f"{', '.join(f.name for f in dataclasses.fields(UrdfOptions) if f.name != 'python')}")
+    options = UrdfOptions(**{"native": True, **options, "end_effectors": end_effectors,
+                             "floating_base": floating_base, "python": True})
+    data = read_urdf_bytes(path)
     key, parts = cache_key(data, path, options)
     if cache and key in _IMPORTED:
         return _IMPORTED[key]
-    if not cache:
-        with tempfile.TemporaryDirectory(prefix="krang_import_urdf_") as tmp:
-            info = _build_into(path, options, Path(tmp), quiet)
-            module = _import(info["module"], Path(tmp) / info["extension"])  # Linux: usable after the unlink
-    else:
-        entry, info = get_or_build(key, lambda d: _build_into(path, options, d, quiet), extra={"parts": parts})
-        module = _import(info["module"], entry / info["extension"])
-        _IMPORTED[key] = module
+    with BUILD_LOCK:  # a build's output capture and TMPDIR are the process's: one at a time
+        if cache and key in _IMPORTED:  # built by another thread meanwhile
+            return _IMPORTED[key]
+        if not cache:
+            module, info = _build_privately(path, options, quiet)
+        else:
+            try:
+                entry, info = get_or_build(key, lambda d: _build_into(path, options, d, quiet),
+                                           extra={"parts": parts})
+                module = _import_entry(info["module"], entry, key, info["extension"])
+            except CacheUnusable as exc:
+                warnings.warn(_not_cached(exc, "building in a private temporary directory"), CacheWarning,
+                              stacklevel=2)
+                module, info = _build_privately(path, options, quiet)
+            _IMPORTED[key] = module
     for text in info.get("warnings", ()):
         warnings.warn(text, stacklevel=2)
     return module
@@ -118,27 +220,40 @@ def import_urdf(path, end_effectors=(), floating_base: bool = False, *, name: st
 def generate_urdf_cached(path, options: UrdfOptions, out_dir, cache: bool = True) -> tuple:
     """The command line's URDF path: generate into out_dir through the cache (an
     entry's files copied into out_dir, committed all or nothing like any generation).
-    Returns (written paths, summary line, warnings)."""
+    Returns (written paths, summary line, warnings). A cache that cannot be used
+    (see import_urdf) adds one warning and generates without it."""
+    from .pipeline import generate_urdf
+
     if not cache:
-        from .pipeline import generate_urdf
         written, summary, warns, _ = generate_urdf(path, options, out_dir)
         return written, summary, warns
-    import shutil
-
     from .build.commit import write_atomically
 
     try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
+        data = read_urdf_bytes(path)
+    except FileNotFoundError as exc:
         from .read.model import ModelError
         raise ModelError(f"cannot read URDF file {path}: {exc.strerror or exc}") from None
     key, parts = cache_key(data, path, options)
-    entry, info = get_or_build(key, lambda d: _build_into(path, options, d, quiet=True), extra={"parts": parts})
+    with BUILD_LOCK:
+        try:
+            entry, info = get_or_build(key, lambda d: _build_into(path, options, d, quiet=True),
+                                       extra={"parts": parts})
+        except CacheUnusable as exc:
+            written, summary, warns, _ = generate_urdf(path, options, out_dir)
+            return written, summary, [_not_cached(exc, "generated without it")] + list(warns)
     names = sorted(info["files"])
 
     def copy(stage):
-        for name in names:
-            shutil.copy2(entry / name, stage / name)
+        for name in names:  # each file as verified, from the descriptor it was hashed through
+            fd = open_verified(entry, key, name)
+            with open(fd, "rb") as src:
+                executable = os.fstat(src.fileno()).st_mode & stat.S_IXUSR
+                # the mode the build would have given it here (the umask applies), not the cache's 0700
+                out = os.open(stage / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o777 if executable else 0o666)
+                with open(out, "wb") as dst:
+                    src.seek(0)
+                    shutil.copyfileobj(src, dst)
 
     written = write_atomically(Path(out_dir), {}, copy, stale_stem=info["module"])
     return written, info["summary"], info.get("warnings", [])

@@ -112,7 +112,8 @@ def test_concurrent_processes_build_once(tmp_path):
 def test_dead_builders_leftovers_are_removed(tmp_path):
     root = tmp_path / "v1"
     root.mkdir()
-    dead = root / ".build-999999999-abc"  # no such process
+    from codegen.support.workdirs import owner_tag
+    dead = root / f".build-{owner_tag()}-999999999-abc"  # this host and PID namespace, no such process
     dead.mkdir()
     get_or_build(KEY, builder(), root=tmp_path)
     assert not dead.exists()

@@ -16,7 +16,7 @@ import pytest
 import codegen.build.commit as commit
 import codegen.pipeline as gen
 from codegen.pipeline import CodegenConfig, generate_from_files
-from codegen.support.options import check_name
+from codegen.support.options import check_robot_name as check_name
 
 pytestmark = pytest.mark.builds
 
@@ -197,10 +197,10 @@ def test_failure_while_renaming_restores_old_outputs(old_outputs, monkeypatch):
         moved.append(dst)
         real(src, dst)
 
-    monkeypatch.setattr(gen.os, "replace", flaky)
+    monkeypatch.setattr(commit.os, "replace", flaky)
     with pytest.raises(OSError):
         generate_from_files(MINI, MINI_PARAMS, CodegenConfig(out_dir=old_outputs))
-    monkeypatch.setattr(gen.os, "replace", real)
+    monkeypatch.setattr(commit.os, "replace", real)
     assert moved, "the failure should come after the first file was renamed into place"
     assert _snapshot(old_outputs) == before
 

@@ -212,7 +212,7 @@ def test_name_not_an_identifier_is_one_clear_error(tmp_path, monkeypatch, name):
     """name= is the module name and the C prefix as given: anything else raises one ValueError
     before any work (no cache entry, no build), naming the rule and a name that would do."""
     import codegen
-    from codegen.support.options import check_name
+    from codegen.support.options import check_robot_name as check_name
 
     monkeypatch.setenv("KRANG_KERNELS_CACHE", str(tmp_path / "cache"))
     urdf = tmp_path / "two_link.urdf"

@@ -12,11 +12,12 @@ The protocol, a journal kept in the staging directory:
  5. done: the journal goes, then the staging directory with the old files.
 
 Recovery (`recover`, at the start of every commit into OUT): a staging directory of
-this host whose process is gone is finished. With a journal, step 4 is completed for
-every name whose new file is still staged (roll forward: the new set is complete on
-disk, so the result is all new); without one, the run died before deciding and OUT
-was never touched: the directory is removed. A live run's directory, another host's
-or another user's is left alone.
+this host and PID namespace, of this user, whose process is gone is finished. With a
+journal, step 4 is completed for every name whose new file is still staged (roll
+forward: the new set is complete on disk, so the result is all new); without one,
+the run died before deciding and OUT was never touched: the directory is removed.
+A live run's directory, another host's, another PID namespace's or another user's
+is left alone.
 
 An error during the swap (EIO, a signal turned into an exception by the command
 line) rolls back in process: each new file moves back into the stage, each old one
@@ -33,6 +34,8 @@ import shutil
 import tempfile
 from glob import escape as glob_escape
 from pathlib import Path
+
+from ..support.workdirs import owner_tag, reap_dead
 
 JOURNAL = ".commit"
 PREVIOUS = ".previous"
@@ -62,20 +65,10 @@ def _sync(path: Path):
 
 
 def stage_prefix() -> str:
-    """Staging directories are named .codegen-HOST-PID-XXXX, so that a later run on the
-    same host can tell one left behind by a killed run (its process is gone)."""
-    host = "".join(c if c.isalnum() else "_" for c in os.uname().nodename)[:32] if hasattr(os, "uname") else "host"
-    return f".codegen-{host}-"
-
-
-def _dead(pid: str) -> bool:
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except (OverflowError, OSError, ValueError):  # alive (PermissionError: another user's) or not a pid
-        return False
-    return False
+    """Staging directories are named .codegen-OWNER-PID-XXXX (OWNER: host name and PID
+    namespace, codegen.support.workdirs.owner_tag), so that a later run of the same
+    owner can tell one left behind by a killed run (its process is gone)."""
+    return f".codegen-{owner_tag()}-"
 
 
 def _journal_names(stage: Path) -> list:
@@ -100,30 +93,25 @@ def _swap_in(out_dir: Path, stage: Path, name: str):
 
 
 def recover(out_dir: Path):
-    """Finish or remove the staging directories of this host's dead runs (see the module docstring)."""
-    prefix = stage_prefix()
-    uid = os.getuid() if hasattr(os, "getuid") else None
-    for stage in sorted(Path(out_dir).glob(f"{glob_escape(prefix)}*-*")):
-        pid = stage.name[len(prefix):].split("-", 1)[0]
-        try:
-            st = os.lstat(stage)
-        except OSError:
-            continue
-        if not stage.is_dir() or stage.is_symlink() or not pid.isdigit() or not _dead(pid):
-            continue
-        if uid is not None and st.st_uid != uid:
-            continue
+    """Finish or remove the staging directories of this owner's dead runs (see the
+    module docstring; which runs are dead: codegen.support.workdirs.reap_dead)."""
+    out_dir = Path(out_dir)
+
+    def finish(stage: Path) -> bool:
         if (stage / JOURNAL).is_file():
             try:
                 names = _journal_names(stage)
             except (OSError, ValueError, KeyError, TypeError):
-                continue  # not ours to finish: leave it for a human
+                return False  # not ours to finish: leave it for a human
             (stage / PREVIOUS).mkdir(exist_ok=True)
             for name in names:
-                _swap_in(Path(out_dir), stage, name)
-            _sync(Path(out_dir))
+                _swap_in(out_dir, stage, name)
+            _sync(out_dir)
             os.unlink(stage / JOURNAL)
         shutil.rmtree(stage, ignore_errors=True)
+        return True
+
+    reap_dead(out_dir, stage_prefix(), finish)
 
 
 def _check_targets(out_dir: Path, names):
