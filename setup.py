@@ -8,6 +8,8 @@ import os
 import platform
 import re
 import shutil
+import sys
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -27,7 +29,9 @@ NATIVE = ["-march=native"] if os.environ.get("KRANG_NATIVE") and not os.environ.
 # Fused multiply-add contraction (GCC's default outside ISO mode): the
 # generated code is sums of products, measured faster with FMA (same page). The same flags as
 # codegen.build.module.FLAGS (tests/test_pybuild.py checks it).
-FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
+# -fvisibility=hidden: only PyInit__kernels is exported, the kernels bind inside
+# the module (no other library's same-named krang_* can stand in for them).
+FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES", "-fvisibility=hidden"]
 # x86-64: the AVX-512 copy of the target_clones keeps 256-bit vectors (faster
 # here; see KKCLONES in the generated C). codegen.build.module.X86_FLAGS too.
 X86_FLAGS = ["-mprefer-vector-width=256"]
@@ -85,13 +89,46 @@ def kernel_parts(c_file=KERNELS_C, directory=PARTS_DIR) -> list:
     return sources
 
 
+# Flags from CFLAGS, CPPFLAGS, LDFLAGS, CC or LDSHARED that change floating-point
+# results (-ffast-math would compile the wrapper's NaN checks away and, at the
+# link, add crtfastmath.o: flush-to-zero for the whole process that imports
+# the module). Left out of every command, with a warning. A copy of
+# codegen.build.compiler's (not importable here, see below; the tests compare them).
+VALUE_FLAGS = frozenset({
+    "-ffast-math", "-Ofast", "-ffinite-math-only", "-funsafe-math-optimizations", "-fno-signed-zeros",
+    "-freciprocal-math", "-fassociative-math", "-fsingle-precision-constant",
+    "-fno-honor-nans", "-fno-honor-infinities", "-fapprox-func", "-ffp-model=fast", "-ffp-model=aggressive",
+    "-mdaz-ftz",
+})
+VALUE_FLAG_PREFIXES = ("-fdenormal-fp-math",)
+
+
+def without_value_flags(command) -> tuple:
+    """(command without VALUE_FLAGS, the flags removed, in order)."""
+    kept, removed = [], []
+    for a in command:
+        (removed if a in VALUE_FLAGS or a.startswith(VALUE_FLAG_PREFIXES) else kept).append(a)
+    return kept, removed
+
+
 class BuildExtConcurrent(build_ext):
     """build_ext compiling an extension's sources concurrently, in the order
-    given (setuptools compiles them one after the other). Not
-    codegen.build.compiler.BuildExt: an isolated build (pip's default) runs
-    this file without the project on sys.path, so codegen is not importable."""
+    given (setuptools compiles them one after the other), without the
+    environment's value-changing flags. Not codegen.build.compiler.BuildExt:
+    an isolated build (pip's default) runs this file without the project on
+    sys.path, so codegen is not importable."""
 
     def build_extensions(self):
+        removed = []
+        for attr in getattr(self.compiler, "executables", {}):
+            command = getattr(self.compiler, attr, None)
+            if isinstance(command, list):
+                kept, gone = without_value_flags(command)
+                setattr(self.compiler, attr, kept)
+                removed += gone
+        if removed:
+            warnings.warn("ignoring floating-point flags from the build environment that would change "
+                          f"krang_kernels' results: {' '.join(dict.fromkeys(removed))}", stacklevel=1)
         serial = self.compiler.compile
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
@@ -103,6 +140,18 @@ class BuildExtConcurrent(build_ext):
         super().build_extensions()
 
 
+def export_only_init(directory=PARTS_DIR) -> list:
+    """The link flags that export PyInit__kernels alone (ELF: a version script):
+    GCC exports target_clones kernels whatever -fvisibility says. As
+    codegen.build.module.export_only_init."""
+    if not sys.platform.startswith(("linux", "freebsd")):
+        return []
+    directory.mkdir(parents=True, exist_ok=True)
+    script = directory / "exports.map"
+    script.write_text("{ global: PyInit__kernels; local: *; };\n", encoding="ascii")
+    return ["-Xlinker", f"--version-script={script.resolve()}"]
+
+
 # Run as a script (pip, build, `setup.py build_ext`); tests load the helpers above with runpy.
 if __name__ == "__main__":
     extension = Extension(
@@ -111,6 +160,7 @@ if __name__ == "__main__":
         include_dirs=["generated", numpy.get_include()],  # "generated": the parts include krang_kernels.c
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=FLAGS + (X86_FLAGS if platform.machine() == "x86_64" else []) + NATIVE,
+        extra_link_args=export_only_init(),
     )
 
     setup(ext_modules=cythonize([extension], language_level=3),

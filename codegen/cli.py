@@ -19,7 +19,6 @@ from pathlib import Path
 from .emit.abi import CORE, OPTIONAL
 from .pipeline import CodegenConfig, generate_from_files
 from .read.model import ModelError
-from .support.errors import CodegenError
 from .support.options import SHARE_CHOICES, URDF_ONLY, GenerateOptions, UrdfOptions, check_robot_name
 
 USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--kernels K] [--python] [--native]
@@ -166,7 +165,7 @@ def _one_line(exc) -> str:
         text = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
     else:
         text = str(exc) or type(exc).__name__
-    if not isinstance(exc, (CodegenError, OSError)):
+    if not isinstance(exc, (ModelError, OSError)):  # a BuildError too: generated code should compile
         text = f"internal error ({type(exc).__name__}): {text}"
     return " ".join(text.split())
 

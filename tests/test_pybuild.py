@@ -25,7 +25,7 @@ import pytest
 
 from codegen.derive.base_parameters import base_set
 from codegen.emit.abi import describe
-from codegen.pipeline import generate
+from codegen.pipeline import generate_from_files
 from codegen.read.model import load_model, load_param_values
 from codegen.build.log import BuildError
 from codegen.build.module import FLAGS, X86_FLAGS, build_python_module, compile_module
@@ -52,7 +52,7 @@ def mini(tmp_path_factory):
     out = tmp_path_factory.mktemp("mini_py")
     model = load_model(MODEL_PATH)
     values = load_param_values(PARAMS_PATH, model)
-    generate(MODEL_PATH, PARAMS_PATH, out)
+    generate_from_files(MODEL_PATH, PARAMS_PATH, out)
     # an unknown config attribute is ignored
     so = build_python_module(describe(model), model, values, out, SimpleNamespace(name=None, colour="blue"))
     assert so.parent == out.resolve() and so.name.startswith("mini_kernels.")

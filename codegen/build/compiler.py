@@ -22,6 +22,14 @@ Why each:
   arithmetic) compile at -O1 (`other_flags`): measured much quicker to
   compile than -O3, which every robot pays, for the same call overhead
   (docs/design-notes.md#module-build-flags).
+* CFLAGS, CPPFLAGS, LDFLAGS, CC and LDSHARED reach every command line
+  setuptools runs. Flags that change floating-point results (VALUE_FLAGS:
+  -ffast-math and its parts, -Ofast) would compile the wrapper's NaN/inf
+  checks away and, at the link, add crtfastmath.o, whose constructor turns
+  on flush-to-zero for the whole process that imports the module. They are
+  removed from the compiler and linker commands (`stripped` lists them; the
+  caller warns). -fno-trapping-math and -fno-math-errno stay: they change no
+  result in the default floating-point environment.
 """
 from __future__ import annotations
 
@@ -36,9 +44,40 @@ from dataclasses import dataclass
 
 from setuptools.command.build_ext import build_ext
 
+from ..support.errors import BuildError
 from .log import first_errors
 
-class CompileFailed(RuntimeError):
+# Flags that change floating-point results or the process's floating-point
+# environment, GCC's and Clang's spellings. Kept in step with setup.py's copy
+# (tests/test_value_flags.py). -ffp-contract is ours (module.FLAGS, last on
+# the command line, so it wins).
+VALUE_FLAGS = frozenset({
+    "-ffast-math", "-Ofast", "-ffinite-math-only", "-funsafe-math-optimizations", "-fno-signed-zeros",
+    "-freciprocal-math", "-fassociative-math", "-fsingle-precision-constant",
+    "-fno-honor-nans", "-fno-honor-infinities", "-fapprox-func", "-ffp-model=fast", "-ffp-model=aggressive",
+    "-mdaz-ftz",  # links crtfastmath.o
+})
+VALUE_FLAG_PREFIXES = ("-fdenormal-fp-math",)  # Clang: =preserve-sign and =positive-zero assume flushing
+
+
+class ValueFlagWarning(UserWarning):
+    """Value-changing flags from the build environment were left out of a module build."""
+
+
+def without_value_flags(command) -> tuple:
+    """(command without VALUE_FLAGS, the flags removed, in order)."""
+    kept, removed = [], []
+    for a in command:
+        (removed if a in VALUE_FLAGS or a.startswith(VALUE_FLAG_PREFIXES) else kept).append(a)
+    return kept, removed
+
+
+def value_flag_warning(removed) -> str:
+    return ("ignoring floating-point flags from the build environment (CFLAGS, CPPFLAGS, LDFLAGS, CC, LDSHARED) "
+            f"that would change the module's results: {' '.join(dict.fromkeys(removed))}")
+
+
+class CompileFailed(BuildError):
     """A compiler run failed; str() names the source and quotes the first error lines."""
 
 
@@ -124,14 +163,24 @@ def _concurrent_compile(compiler, debug_info: bool, first=(), other_flags=()):
 
 
 class BuildExt(build_ext):
-    """build_ext whose compiler drops -g (unless debug), compiles the sources of an
-    extension concurrently and reports failures with the compiler's error lines."""
+    """build_ext whose compiler drops -g (unless debug) and value-changing flags,
+    compiles the sources of an extension concurrently and reports failures with
+    the compiler's error lines."""
 
     debug_info = False
     first_sources = ()  # compiled first, in this order (the largest translation units)
     other_flags = ()  # appended to the command line of the other sources
+    stripped = ()  # the value-changing flags removed from the environment's commands
 
     def build_extensions(self):
+        removed = []
+        for attr in getattr(self.compiler, "executables", {}):  # compiler_so, linker_so, ...
+            command = getattr(self.compiler, attr, None)
+            if isinstance(command, list):
+                kept, gone = without_value_flags(command)
+                setattr(self.compiler, attr, kept)
+                removed += gone
+        self.stripped = tuple(dict.fromkeys(removed))
         debug_info = self.debug_info or debug_requested()
         if hasattr(self.compiler, "compiler_so") and hasattr(self.compiler, "_setup_compile"):
             self.compiler.compile = _concurrent_compile(self.compiler, debug_info, self.first_sources,

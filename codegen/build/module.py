@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import platform
 import re
+import sys
+import warnings
 from pathlib import Path
 
 from ..support.workdirs import build_directory
@@ -19,7 +21,11 @@ from ..emit.python_module import write_python_module
 # faster on sums of products (docs/design-notes.md#fma-and-target-clones).
 # -march=native only on request (config.native: codegen.import_urdf's cached
 # builds, --native): a generated module may be copied to another machine.
-FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES"]
+# -fvisibility=hidden: the kernels are not exported (only PyInit_<module>,
+# which Python declares visible; export_only_init for what GCC exports anyway),
+# so calls bind inside the module: a same-named robot's kernels loaded
+# earlier with RTLD_GLOBAL cannot stand in for them.
+FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES", "-fvisibility=hidden"]
 # On x86-64 (GCC, Clang): the AVX-512 copy of the target_clones build keeps
 # 256-bit vectors (see KKCLONES in templates/kernels.c.j2).
 X86_FLAGS = ["-mprefer-vector-width=256"]
@@ -33,13 +39,20 @@ def compile_module(module_name: str, pyx: Path, c_sources, include_dirs, out_dir
     order, the largest first): each c_source is then compiled once per part,
     -DKKPART=k, concurrently (codegen/build/compiler.py). The compilers'
     output is captured (codegen/build/log.py): nothing is printed; a
-    failure raises BuildError with the first error lines."""
+    failure raises BuildError with the first error lines. Value-changing
+    flags from the environment (-ffast-math, ...: compiler.VALUE_FLAGS) are
+    left out, with one ValueFlagWarning, after the build (its output is captured)."""
     log = None
     try:
         with captured() as log:
-            return _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, tuple(parts))
+            built, stripped = _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, tuple(parts))
     except Exception as exc:  # noqa: BLE001 - Cython's, distutils' and setuptools' errors alike
         raise failure(module_name, log.text if log is not None else "", exc) from None
+    if stripped:
+        from .compiler import ValueFlagWarning, value_flag_warning  # setuptools: imported when building
+
+        warnings.warn(value_flag_warning(stripped), ValueFlagWarning, stacklevel=2)
+    return built
 
 
 def part_sources(c_sources, parts, directory) -> list:
@@ -69,6 +82,20 @@ def compile_flags(native: bool) -> list:
     return flags
 
 
+def export_only_init(module_name: str, directory: Path) -> list:
+    """The link flags that export PyInit_<module> alone (ELF: a version script
+    written in `directory`). -fvisibility=hidden (FLAGS) is not enough: GCC
+    (12) exports a target_clones kernel's ifunc and resolver whatever the
+    visibility; the version script makes them local, so calls bind inside
+    the module."""
+    init = module_name.rsplit(".", 1)[-1]
+    if not sys.platform.startswith(("linux", "freebsd")) or not (init.isascii() and init.isidentifier()):
+        return []  # another linker, or PyInitU_ (a non-ASCII module name): -fvisibility=hidden alone
+    script = directory / "exports.map"
+    script.write_text(f"{{ global: PyInit_{init}; local: *; }};\n", encoding="ascii")
+    return ["-Xlinker", f"--version-script={script}"]  # -Xlinker: a comma in the path stays whole
+
+
 def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, parts) -> Path:
     import numpy
     from Cython.Build import cythonize
@@ -84,7 +111,8 @@ def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, parts) 
         ext = Extension(module_name, sources=[str(pyx), *map(str, c_sources)],
                         include_dirs=[*map(str, include_dirs), numpy.get_include()],
                         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-                        extra_compile_args=compile_flags(native))
+                        extra_compile_args=compile_flags(native),
+                        extra_link_args=export_only_init(module_name, Path(tmp)))
         # build_dir: Cython's C goes to tmp, never next to a same-named kernel source
         exts = cythonize([ext], build_dir=tmp, language_level=3, quiet=True, force=True)
         dist = Distribution({"name": module_name, "ext_modules": exts, "script_name": "pybuild"})
@@ -95,7 +123,7 @@ def _compile(module_name, pyx, c_sources, include_dirs, out_dir, native, parts) 
         cmd.ensure_finalized()
         cmd.run()
         (built,) = cmd.get_outputs()
-    return Path(built)
+    return Path(built), cmd.stripped
 
 
 def build_python_module(abi, model, values, out_dir, config, part_weights=None) -> Path:
