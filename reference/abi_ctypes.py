@@ -24,7 +24,7 @@ from codegen.emit.abi import INDEX, OUT, REAL, describe
 from codegen.emit.cnames import cnames
 from codegen.build.compiler import jobs
 from codegen.build.module import part_sources
-from codegen.pipeline import generate
+from codegen.pipeline import generate_from_files
 from codegen.read.model import load_model
 
 # -Wno-unused-parameter: on main, a 1-DOF model's compute_A never reads q;
@@ -137,7 +137,7 @@ def build(model_path, params_path, out_dir, cflags=CFLAGS) -> Library:
     """Generate the model's C sources into out_dir, compile them, load them."""
     model = load_model(model_path)
     out_dir = Path(out_dir)
-    generate(model_path, params_path, out_dir)
+    generate_from_files(model_path, params_path, out_dir)
     c_file = out_dir / f"{model.name}_kernels.c"
     return Library(model, compile_shared(c_file, out_dir / f"lib{model.name}_kernels.so", cflags))
 
