@@ -755,16 +755,15 @@ def params_from_dict(values: Mapping[str, float], base: ArrayLike | None = None)
 def check_params(p: ArrayLike) -> None:
     """Raise ValueError naming the link if the parameter vector `p` (shape (N_PARAMS,)) is not
     physically consistent (negative mass, inertia not positive definite,
-    negative rotor inertia, ...: codegen.read.physical). Needs the generator
-    package `codegen` importable."""
+    negative rotor inertia, ...: krang_kernels.physical, NumPy only)."""
 
 def load_params(path: str | os.PathLike[str]) -> NDArray[np.float64]:
     """The parameter vector (float64, shape (N_PARAMS,)) of a TOML parameter file (a [values]
     table name -> number in SI units, the format of the generator's parameter files, e.g.
-    models/krang_params.toml): unknown names, non-numbers and physically
-    impossible values raise ValueError naming them; Ia, Fv and Fc default to
-    0, every other parameter must be given. Needs the generator package
-    `codegen` (same distribution)."""
+    models/krang_params.toml): a path that is not a regular file, unknown names,
+    non-numbers and physically impossible values raise ValueError naming them; Ia, Fv
+    and Fc default to 0, every other parameter must be given. NumPy only
+    (krang_kernels.input_files, the rules the generator reads parameter files by)."""
 
 def link_params(key: str, mass: float, com: ArrayLike, inertia_at_com: ArrayLike) -> dict[str, float]:
     """The 10 standard parameters of link `key` (m, MX, MY, MZ, XX, XY, XZ,

@@ -15,9 +15,11 @@ Every kernel also takes a batch of N states (q of shape (N, N_DOF)): outputs
 (N, ...), computed in C with the GIL released, params shared by the batch.
 End effectors (`ee`): the names in END_EFFECTORS, in index order."""
 cimport numpy as cnp
-from libc.math cimport isfinite
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy
 
 import operator
+import os
 import types
 
 import numpy as np
@@ -61,6 +63,7 @@ N_DOF = 17
 N_Q = 17
 N_PARAMS = 231
 cdef Py_ssize_t _NDOF = 17
+cdef Py_ssize_t _NQ = 17
 cdef Py_ssize_t _NP = 231
 JOINT_NAMES = tuple(_c_joint_name(i).decode("utf-8") for i in range(_NDOF))
 PARAM_NAMES = tuple(_c_param_name(i).decode("utf-8") for i in range(_NP))
@@ -121,6 +124,67 @@ JOINT_LIMITS = _joint_limits()
 # the C kernel runs once per row with the GIL released. The rows are checked
 # by the same rules (_rows): native byte order, aligned, C-contiguous float64
 # or a converted copy, finite.
+#
+# Finiteness is an integer test on the IEEE-754 bits (NaN and inf: exponent
+# bits all ones), which no compiler flag can fold away: under -ffast-math or
+# -ffinite-math-only isfinite(x) and x != x are constants. One branch-free
+# pass (vectorizable) over the array; the offending index is looked for only
+# when there is one.
+#
+# A free-flying base (N_Q = N_DOF + 1): q[3:7] is its quaternion x, y, z, w.
+# Every kernel reads it normalized (q / |q|), so any finite quaternion whose
+# squared norm is a normal double is accepted; a zero one (NaN from every
+# kernel), one whose squared norm underflows (zero, subnormal: 2/|q|^2
+# overflows) or comes within a factor 2 of overflowing is refused
+# (_quaternion, _quaternion_rows; the module calls them only on a free-flying
+# base).
+
+cdef inline bint _finite(const double *d, Py_ssize_t n) noexcept nogil:
+    """1 if none of the n doubles at d is NaN or inf."""
+    cdef uint64_t bits, acc = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        memcpy(&bits, &d[i], sizeof(bits))
+        # exponent field + 1 in its lowest bit: carries into bit 63 only when it is all ones
+        acc |= (bits & <uint64_t>0x7FF0000000000000) + <uint64_t>0x0010000000000000
+    return (acc >> 63) == 0
+
+
+cdef Py_ssize_t _not_finite_at(const double *d, Py_ssize_t n) noexcept nogil:
+    """The index of the first NaN or inf among the n doubles at d (-1: none)."""
+    cdef uint64_t bits
+    cdef Py_ssize_t i
+    for i in range(n):
+        memcpy(&bits, &d[i], sizeof(bits))
+        if (bits & <uint64_t>0x7FF0000000000000) == <uint64_t>0x7FF0000000000000:
+            return i
+    return -1
+
+
+cdef int _quaternion_at(const double *q, str where) except -1:
+    """q[3:7] of one state (`where`: how the error names it) can be normalized."""
+    cdef double n = q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]
+    cdef uint64_t bits
+    memcpy(&bits, &n, sizeof(bits))
+    bits = (bits >> 52) & 0x7FF  # the biased exponent of |q|^2: 0 zero or subnormal, 0x7FE from 2^1023, 0x7FF inf
+    if bits == 0 or bits >= 0x7FE:
+        raise ValueError(f"{where} = ({q[3]!r}, {q[4]!r}, {q[5]!r}, {q[6]!r}) is not a usable quaternion "
+                         f"(x, y, z, w) of the base: its squared norm {n!r} is zero, subnormal or too large "
+                         "to normalize it")
+    return 0
+
+
+cdef inline int _quaternion(object q) except -1:
+    return _quaternion_at(<const double *>cnp.PyArray_DATA(<cnp.ndarray>q), "q[3:7]")
+
+
+cdef int _quaternion_rows(object q, Py_ssize_t nb, Py_ssize_t nq) except -1:
+    cdef const double *d = <const double *>cnp.PyArray_DATA(<cnp.ndarray>q)
+    cdef Py_ssize_t i
+    for i in range(nb):
+        _quaternion_at(d + i * nq, f"q[{i}, 3:7]")
+    return 0
+
 
 cdef inline bint _behaved(cnp.ndarray a):
     """float64 the C code can read and write as it is."""
@@ -155,9 +219,9 @@ cdef object _input(object x, str name, Py_ssize_t n):
     cdef const double *d
     a = x if _ready(x, n) else _coerce(x, name, n)
     d = <const double *>cnp.PyArray_DATA(<cnp.ndarray>a)
-    for i in range(n):
-        if not isfinite(d[i]):
-            raise ValueError(f"{name}[{i}] is {d[i]}: inputs must be finite")
+    if not _finite(d, n):
+        i = _not_finite_at(d, n)
+        raise ValueError(f"{name}[{i}] is {d[i]}: inputs must be finite")
     return a
 
 
@@ -198,9 +262,9 @@ cdef object _rows(object x, str name, Py_ssize_t nb, Py_ssize_t n):
             raise ValueError(f"{name} must have shape ({nb}, {n}) (a batch of {nb} states), got {a.shape}")
         x = np.array(a, dtype=np.float64, order="C", copy=True)
     d = <const double *>cnp.PyArray_DATA(<cnp.ndarray>x)
-    for i in range(nb * n):
-        if not isfinite(d[i]):
-            raise ValueError(f"{name}[{i // n}, {i % n}] is {d[i]}: inputs must be finite")
+    if not _finite(d, nb * n):
+        i = _not_finite_at(d, nb * n)
+        raise ValueError(f"{name}[{i // n}, {i % n}] is {d[i]}: inputs must be finite")
     return x
 
 
@@ -293,7 +357,7 @@ cdef double _real(object x, str name) except? -1.0:
         d = float(x)
     except OverflowError:  # an int beyond the float range
         d = float("inf")
-    if not isfinite(d):
+    if not _finite(&d, 1):
         raise ValueError(f"{name} is {x!r}: inputs must be finite")
     return d
 
@@ -351,6 +415,7 @@ def params_from_dict(values, base=None):
     so changing only m_<link> moves its centre of mass (c = MS / m) and keeps
     an inertia that no longer matches. To change a body, set all ten:
     params_from_dict(link_params(key, mass, com, inertia_at_com))."""
+    cdef double v
     p = default_params() if base is None else np.array(_input(base, "base", _NP), copy=True)
     try:
         values = dict(values)
@@ -365,7 +430,7 @@ def params_from_dict(values, base=None):
             v = float(value)
         except OverflowError:  # an int beyond the float range
             v = float("inf")
-        if not isfinite(v):
+        if not _finite(&v, 1):
             raise ValueError(f"parameter {name} = {v} is not finite")
         p[_PARAM_INDEX[name]] = v
     return p
@@ -374,36 +439,27 @@ def params_from_dict(values, base=None):
 def check_params(p):
     """Raise ValueError naming the link if the parameter vector `p` (shape (N_PARAMS,)) is not
     physically consistent (negative mass, inertia not positive definite,
-    negative rotor inertia, ...: codegen.read.physical). Needs the generator
-    package `codegen` importable."""
+    negative rotor inertia, ...: krang_kernels.physical, NumPy only)."""
     p = _input(p, "p", _NP)
-    try:
-        from codegen.read.physical import check_params as physical_check
-    except ImportError as exc:
-        raise ImportError(f"check_params needs the generator (codegen.read.physical): {exc}") from None
+    from krang_kernels.physical import check_params as physical_check
     physical_check(PARAM_NAMES, p)
 
 
 def load_params(path):
     """The parameter vector (float64, shape (N_PARAMS,)) of a TOML parameter file (a [values]
     table name -> number in SI units, the format of the generator's parameter files, e.g.
-    models/krang_params.toml): unknown names, non-numbers and physically
-    impossible values raise ValueError naming them; Ia, Fv and Fc default to
-    0, every other parameter must be given. Needs the generator package
-    `codegen` (same distribution)."""
+    models/krang_params.toml): a path that is not a regular file, unknown names,
+    non-numbers and physically impossible values raise ValueError naming them; Ia, Fv
+    and Fc default to 0, every other parameter must be given. NumPy only
+    (krang_kernels.input_files, the rules the generator reads parameter files by)."""
+    from krang_kernels.input_files import load_param_values
+    from krang_kernels.physical import check_params as physical_check
+    values = np.array(load_param_values(path, PARAM_NAMES), dtype=np.float64)
     try:
-        from codegen.read.model import ModelError, load_param_values
-    except ImportError as exc:
-        raise ImportError(f"load_params needs the generator (codegen.read.model): {exc}") from None
-
-    class _Names:  # load_param_values reads only the parameter names of a model
-        param_names = PARAM_NAMES
-
-    try:
-        values = load_param_values(path, _Names())
-    except ModelError as exc:
-        raise ValueError(str(exc)) from None
-    return np.array(values, dtype=np.float64)
+        physical_check(PARAM_NAMES, values)
+    except ValueError as exc:
+        raise ValueError(f"{os.fsdecode(path)}: physically impossible parameters: {exc}") from None
+    return values
 
 
 def link_params(key, mass, com, inertia_at_com):
@@ -415,10 +471,7 @@ def link_params(key, mass, com, inertia_at_com):
     J = I_c + m (c.c 1 - c c^T). Changing only m_<key> keeps MS and J, i.e.
     moves the centre of mass and changes the inertia; set all ten with this.
     Raises KeyError for an unknown link, ValueError for an impossible body."""
-    try:
-        from codegen.read.physical import INERTIAL, check_link, standard_params
-    except ImportError as exc:
-        raise ImportError(f"link_params needs the generator (codegen.read.physical): {exc}") from None
+    from krang_kernels.physical import INERTIAL, check_link, standard_params
     names = [f"{n}_{key}" for n in INERTIAL]
     missing = [n for n in names if n not in _PARAM_INDEX]
     if missing:

@@ -12,8 +12,7 @@ import pytest
 pytestmark = pytest.mark.builds
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_import_urdf import URDF  # noqa: E402 - the two-link arm of the import_urdf tests
+from tests.test_import_urdf import URDF  # noqa: E402 - the two-link arm of the import_urdf tests
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import tarfile
+import textwrap
 import tomllib
 import zipfile
 from pathlib import Path
@@ -190,3 +191,46 @@ def test_installed_generator_runs_outside_the_repository(dists):
     assert r.returncode == 0, r.stderr
     for name in ("krang_kernels.h", "krang_kernels.c"):
         assert (out / name).read_bytes() == (ROOT / "generated" / name).read_bytes(), name
+
+
+def test_the_runtime_needs_numpy_only(dists):
+    """A fresh virtual environment with the wheel and its own dependencies (NumPy, no
+    [generate] extra): krang_kernels imports, every kernel runs, load_params reads a
+    numeric file, the identification tools work; SymPy is absent and the import
+    changes no environment variable."""
+    _, wheel, tmp = dists
+    venv = tmp / "runtime-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = str(venv / "bin" / "python")
+    r = subprocess.run([py, "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    probe = textwrap.dedent(f"""
+        import importlib.util, os
+        import numpy as np
+        assert importlib.util.find_spec("sympy") is None, "sympy is installed"
+        before = dict(os.environ)
+        import krang_kernels as kk
+        from krang_kernels import identification as ident
+        assert dict(os.environ) == before
+        q = np.random.default_rng(1).uniform(-1, 1, kk.N_DOF)
+        kk.compute_A(q); kk.compute_C(q, q); kk.compute_Q(q); kk.friction(q); kk.bias(q, q)
+        kk.com(q); kk.com_jacobian(q); kk.centroidal_map(q); kk.compute_all(q, q); kk.base_params()
+        kk.integrate(kk.neutral(), q, 0.01)
+        tau = kk.inverse_dynamics(q, q, q)
+        assert np.allclose(kk.forward_dynamics(q, q, tau), q, atol=1e-8)
+        for ee in kk.END_EFFECTORS:
+            kk.fk(q, ee); kk.jacobian(q, ee); kk.jdot_qdot(q, q, ee)
+        kk.regressor(q, q, q); kk.base_regressor(q, q, q)
+        kk.inverse_dynamics_derivatives(q, q, q); kk.forward_dynamics_derivatives(q, q, tau)
+        p = kk.load_params({str(ROOT / "models" / "krang_params.toml")!r})
+        assert np.array_equal(p, kk.default_params())
+        kk.check_params(p)
+        rng = np.random.default_rng(0)
+        n = 3 * kk.N_PI // kk.N_DOF + 20
+        qs, dqs, ddqs = ident.random_states(kk.N_DOF, n, rng)
+        base, fit = ident.identify(kk, qs, dqs, ddqs, kk.inverse_dynamics(qs, dqs, ddqs))
+        assert np.allclose(fit.beta, kk.base_params(p), atol=1e-8)
+        print("ok")
+        """)
+    r = subprocess.run([py, "-P", "-c", probe], cwd=tmp, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]

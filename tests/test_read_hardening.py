@@ -174,8 +174,6 @@ def test_fifo_refused_at_once(tmp_path):
     fifo = tmp_path / "input"
     os.mkfifo(fifo)
     script = f'''
-import sys
-sys.path.insert(0, {str(ROOT)!r})
 from tests.test_read_hardening import _readers
 from codegen.read.model import ModelError
 for what, read in _readers().items():
@@ -186,7 +184,8 @@ for what, read in _readers().items():
     else:
         print(what, "-> read")
 '''
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False,
+                         cwd=ROOT)  # the checkout's tests package, from the working directory
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert len(lines) == 3, out.stdout

@@ -70,6 +70,22 @@ assert qe.shape == (20, kk.N_DOF)
 base, fit, pi = cli.run(kk, {"q": qs, "dq": dqs, "ddq": ddqs, "tau": taus})
 assert fit.beta.shape == (kk.N_BASE,)
 
+# parameters: a numeric parameter file, the physical check, a link's parameters
+p = kk.load_params("models/krang_params.toml")
+assert np.array_equal(p, kk.default_params())
+kk.check_params(p)
+key = next(n for n in kk.PARAM_NAMES if n.startswith("m_"))[2:]
+link = kk.link_params(key, 2.0, [0.1, 0.0, 0.0], np.diag([0.01, 0.02, 0.02]))
+assert link[f"m_{key}"] == 2.0
+bad = p.copy()
+bad[list(kk.PARAM_NAMES).index(f"m_{key}")] = -1.0
+try:
+    kk.check_params(bad)
+except ValueError as exc:
+    assert key in str(exc)
+else:
+    raise AssertionError("a negative mass passed check_params")
+
 assert dict(os.environ) == env_before
 assert not [m for m in sys.modules if m.split(".")[0] in BLOCKED], sorted(sys.modules)
 print("ok")

@@ -18,14 +18,11 @@ import keyword
 import re
 from pathlib import Path
 
-try:  # Python 3.11+; tomli is the same parser, for 3.10
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover
-    import tomli as tomllib
-
 import sympy as sp
 
 from .expr import RESERVED_NAMES, ModelError, from_number, parse_expression
+from krang_kernels.input_files import param_values, parse_toml
+
 from .files import read_input_text
 from .model_fields import (MAX_FILE_BYTES, MAX_NAME, ORTHO_TOL, check_identifier, check_length, check_name,  # noqa: F401
                            finite, limits_table, number, rotation_matrix, show, unit_axis, vector)
@@ -123,12 +120,7 @@ def _frame(raw, index, geometry_symbols, where):
 
 
 def _toml(text: str, source: str) -> dict:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ModelError(f"{source}: not valid TOML: {exc}".replace("\n", " ")) from None
-    except (RecursionError, MemoryError):  # tomllib recurses on nested arrays/tables
-        raise ModelError(f"{source}: not valid TOML: nested too deeply") from None
+    return parse_toml(text, source, ModelError)
 
 
 def parse_model(text: str, source: str = "<model>") -> Model:
@@ -238,27 +230,8 @@ def load_param_values(path, model: Model) -> list:
     """
     path = Path(path)
     raw = _toml(read_input_text(path, "parameter file", MAX_FILE_BYTES), f"parameter file {path.name}")
-    values = raw.get("values")
-    if not isinstance(values, dict):
-        raise ModelError(f"{path.name}: needs a [values] table")
     names = model.param_names
-    unknown = set(values) - set(names)
-    if unknown:
-        shown = ", ".join(show(n) for n in sorted(unknown)[:5])
-        raise ModelError(f"{path.name}: {len(unknown)} unknown parameter(s): {shown}")
-    out = []
-    for n in names:
-        if n in values:
-            v = values[n]
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise ModelError(f"{path.name}: {n} = {show(v)} is not a number")
-            if not finite(v):
-                raise ModelError(f"{path.name}: {n} = {show(v)} is not a finite number")
-            out.append(float(v))
-        elif n.split("_", 1)[0] in ACTUATOR:
-            out.append(0.0)
-        else:
-            raise ModelError(f"{path.name}: missing value for {n}")
+    out = param_values(raw, names, path.name, ModelError)  # the runtime's rules (load_params)
     tree = model if hasattr(model, "frames") else None
     accepted = ()
     if tree is not None:  # first: the subtree check of check_params evaluates the origins

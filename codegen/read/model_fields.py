@@ -10,6 +10,8 @@ from collections import Counter
 
 import sympy as sp
 
+from krang_kernels.input_files import MAX_FILE_BYTES  # noqa: F401 - the one cap of model and parameter files
+
 from .expr import ModelError
 from .records import Limits
 
@@ -17,7 +19,6 @@ from .records import Limits
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # always used with fullmatch
 
 # Bounds on untrusted input (the counts are in codegen/read/model.py).
-MAX_FILE_BYTES = 1 << 20  # model and parameter files (1 MiB; read by files.read_input)
 MAX_NAME = 64  # characters in any name
 
 # Float rotations and axes must be orthonormal / unit to this tolerance.

@@ -337,36 +337,27 @@ def params_from_dict(values, base=None):
 def check_params(p):
     """Raise ValueError naming the link if the parameter vector `p` (shape (N_PARAMS,)) is not
     physically consistent (negative mass, inertia not positive definite,
-    negative rotor inertia, ...: codegen.read.physical). Needs the generator
-    package `codegen` importable."""
+    negative rotor inertia, ...: krang_kernels.physical, NumPy only)."""
     p = _input(p, "p", _NP)
-    try:
-        from codegen.read.physical import check_params as physical_check
-    except ImportError as exc:
-        raise ImportError(f"check_params needs the generator (codegen.read.physical): {exc}") from None
+    from krang_kernels.physical import check_params as physical_check
     physical_check(PARAM_NAMES, p)
 
 
 def load_params(path):
     """The parameter vector (float64, shape (N_PARAMS,)) of a TOML parameter file (a [values]
     table name -> number in SI units, the format of the generator's parameter files, e.g.
-    models/krang_params.toml): unknown names, non-numbers and physically
-    impossible values raise ValueError naming them; Ia, Fv and Fc default to
-    0, every other parameter must be given. Needs the generator package
-    `codegen` (same distribution)."""
+    models/krang_params.toml): a path that is not a regular file, unknown names,
+    non-numbers and physically impossible values raise ValueError naming them; Ia, Fv
+    and Fc default to 0, every other parameter must be given. NumPy only
+    (krang_kernels.input_files, the rules the generator reads parameter files by)."""
+    from krang_kernels.input_files import load_param_values
+    from krang_kernels.physical import check_params as physical_check
+    values = np.array(load_param_values(path, PARAM_NAMES), dtype=np.float64)
     try:
-        from codegen.read.model import ModelError, load_param_values
-    except ImportError as exc:
-        raise ImportError(f"load_params needs the generator (codegen.read.model): {exc}") from None
-
-    class _Names:  # load_param_values reads only the parameter names of a model
-        param_names = PARAM_NAMES
-
-    try:
-        values = load_param_values(path, _Names())
-    except ModelError as exc:
-        raise ValueError(str(exc)) from None
-    return np.array(values, dtype=np.float64)
+        physical_check(PARAM_NAMES, values)
+    except ValueError as exc:
+        raise ValueError(f"{os.fsdecode(path)}: physically impossible parameters: {exc}") from None
+    return values
 
 
 def link_params(key, mass, com, inertia_at_com):
@@ -378,10 +369,7 @@ def link_params(key, mass, com, inertia_at_com):
     J = I_c + m (c.c 1 - c c^T). Changing only m_<key> keeps MS and J, i.e.
     moves the centre of mass and changes the inertia; set all ten with this.
     Raises KeyError for an unknown link, ValueError for an impossible body."""
-    try:
-        from codegen.read.physical import INERTIAL, check_link, standard_params
-    except ImportError as exc:
-        raise ImportError(f"link_params needs the generator (codegen.read.physical): {exc}") from None
+    from krang_kernels.physical import INERTIAL, check_link, standard_params
     names = [f"{n}_{key}" for n in INERTIAL]
     missing = [n for n in names if n not in _PARAM_INDEX]
     if missing:
