@@ -36,7 +36,7 @@ generate: $(STAMP)
 	$(MAKE) build
 
 EXT := build/.extension
-$(EXT): $(STAMP) setup.py krang_kernels/_kernels.pyx $(wildcard generated/*.c generated/*.h)
+$(EXT): $(STAMP) setup.py krang_kernels/_kernels.pyx krang_kernels/_kernels_parts.json $(wildcard generated/*.c generated/*.h)
 	$(PYTHON) setup.py -q build_ext --inplace --force
 	@touch $(EXT)
 
@@ -99,8 +99,11 @@ emulator:
 
 # generated/ must be exactly what the generator writes.
 check-generated: $(STAMP)
-	rm -rf build/regen && $(PYTHON) -m codegen $(MODEL) $(PARAMS) --out build/regen
-	diff -r generated build/regen && echo "generated/ is up to date"
+	rm -rf build/regen build/regen-module && $(PYTHON) -m codegen $(MODEL) $(PARAMS) --out build/regen \
+		--module-source build/regen-module --module _kernels
+	diff -r generated build/regen
+	for f in _kernels.pyx _kernels.pyi _kernels_parts.json; do diff krang_kernels/$$f build/regen-module/$$f || exit 1; done
+	@echo "generated/ and krang_kernels' module source are up to date"
 
 bench: build
 	$(PYTHON) -m pip install -q -e ".[bench]" --no-build-isolation

@@ -4,9 +4,10 @@ generate` renders from templates/python/module.pyx.j2 (no SymPy needed to
 install). Everything else (metadata, packages, package data) is in
 pyproject.toml; why setuptools rather than scikit-build-core or meson-python
 is said there."""
+import importlib.util
+import json
 import os
 import platform
-import re
 import shutil
 import sys
 import warnings
@@ -19,22 +20,24 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
-# Portable by default: the compiler's baseline target (any x86-64 / aarch64);
-# on x86-64 with GCC and glibc the generated kernels carry target_clones
-# (-DKK_TARGET_CLONES in FLAGS), so AVX2 and FMA are used where the CPU has them
-# (measured about as fast as -march=native: docs/design-notes.md#fma-and-target-clones).
-# KRANG_NATIVE=1 tunes for the building machine instead (the wheel then runs
-# only on CPUs like it); KRANG_PORTABLE is accepted and is the default.
-NATIVE = ["-march=native"] if os.environ.get("KRANG_NATIVE") and not os.environ.get("KRANG_PORTABLE") else []
-# Fused multiply-add contraction (GCC's default outside ISO mode): the
-# generated code is sums of products, measured faster with FMA (same page). The same flags as
-# codegen.build.module.FLAGS (tests/test_pybuild.py checks it).
-# -fvisibility=hidden: only PyInit__kernels is exported, the kernels bind inside
-# the module (no other library's same-named krang_* can stand in for them).
-FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES", "-fvisibility=hidden"]
-# x86-64: the AVX-512 copy of the target_clones keeps 256-bit vectors (faster
-# here; see KKCLONES in the generated C). codegen.build.module.X86_FLAGS too.
-X86_FLAGS = ["-mprefer-vector-width=256"]
+def _flags():
+    """codegen/build/flags.py, the one place of the modules' compiler flags, loaded by
+    its path: an isolated build runs this file without the project importable."""
+    spec = importlib.util.spec_from_file_location("_krang_flags", Path(__file__).resolve().parent / "codegen" /
+                                                  "build" / "flags.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+FLAGS_MODULE = _flags()
+# Portable by default: the compiler's baseline target (any x86-64 / aarch64)
+# with target_clones (-DKK_TARGET_CLONES in FLAGS), so AVX2 and FMA are used
+# where the CPU has them. KRANG_NATIVE=1 tunes for the building machine
+# instead (the wheel then runs only on CPUs like it); KRANG_PORTABLE is
+# accepted and is the default.
+NATIVE = FLAGS_MODULE.NATIVE if os.environ.get("KRANG_NATIVE") and not os.environ.get("KRANG_PORTABLE") else []
+FLAGS, X86_FLAGS = FLAGS_MODULE.FLAGS, FLAGS_MODULE.X86_FLAGS
 
 # The C library for C users, shipped inside the package:
 # krang_kernels/include/krang_kernels.h (krang_kernels.get_include()) and
@@ -58,57 +61,35 @@ class BuildPyWithC(build_py):
 
 
 KERNELS_C = Path("generated/krang_kernels.c")
+PARTS = Path("krang_kernels/_kernels_parts.json")  # written by the generator with the module's source
 PARTS_DIR = Path("build/krang_parts")
 
 
-def kernel_parts(c_file=KERNELS_C, directory=PARTS_DIR) -> list:
-    """The generated C as its parts (its "Parts" comment; one translation unit
-    each, -DKKPART=k by a `#define` in a two-line file that includes it), the
-    heaviest first by the operation counts the same comment lists, so that the
-    longest compiles start first. One part per CPU at a time: the module builds
-    in about half the wall time on two cores (codegen/build/compiler.py does
-    the same for the modules of URDF robots)."""
-    text = c_file.read_text(encoding="utf-8")
-    head = text[:text.find("#define KKNPARTS")]
-    ops = {m[1]: int(m[2]) for m in re.finditer(r"^ \*   krang_(\w+) +(\d+)$", head, re.M)}
-    parts = re.findall(r"^ \*   (\d+) [^\n]*:\n((?: \*     [^\n]*\n)+)", head, re.M)
-    if not parts:  # no parts: the file as one translation unit
+def kernel_parts(c_file=KERNELS_C, directory=PARTS_DIR, parts=PARTS) -> list:
+    """The generated C as its parts (one translation unit each, -DKKPART=k by a
+    `#define` in a two-line file that includes it), in the order of the
+    generator's parts file: the heaviest first, so that the longest compiles
+    start first. One part per CPU at a time: the module builds in about half
+    the wall time on two cores (codegen/build/compiler.py does the same for the
+    modules of URDF robots)."""
+    listed = json.loads(parts.read_text(encoding="utf-8"))
+    if listed["c_source"] != c_file.name:
+        raise ValueError(f"{parts} lists the parts of {listed['c_source']}, not of {c_file.name}")
+    if len(listed["parts"]) <= 1:  # no parts: the file as one translation unit
         return [str(c_file)]
-    weight = {}
-    for k, names in parts:  # a batch kernel counts twice its kernel's operations (it is vectorized)
-        weight[int(k)] = sum(ops.get(n, 0) + 2 * ops.get(n[:-len("_batch")], 0) * n.endswith("_batch")
-                             for n in re.findall(r"\w+", names.replace("*", "")))
     directory.mkdir(parents=True, exist_ok=True)
     sources = []
-    for k in sorted(weight, key=lambda k: (-weight[k], k)):
-        path = directory / f"krang_kernels_part{k}.c"
-        body = f"/* part {k} of krang_kernels.c (setup.py) */\n#define KKPART {k}\n#include \"krang_kernels.c\"\n"
+    for k, _ in listed["parts"]:
+        path = directory / f"krang_kernels_part{int(k)}.c"
+        body = f"/* part {int(k)} of krang_kernels.c (setup.py) */\n#define KKPART {int(k)}\n#include \"krang_kernels.c\"\n"
         if not path.is_file() or path.read_text(encoding="ascii") != body:
             path.write_text(body, encoding="ascii")
         sources.append(str(path))
     return sources
 
 
-# Flags from CFLAGS, CPPFLAGS, LDFLAGS, CC or LDSHARED that change floating-point
-# results (-ffast-math would compile the wrapper's NaN checks away and, at the
-# link, add crtfastmath.o: flush-to-zero for the whole process that imports
-# the module). Left out of every command, with a warning. A copy of
-# codegen.build.compiler's (not importable here, see below; the tests compare them).
-VALUE_FLAGS = frozenset({
-    "-ffast-math", "-Ofast", "-ffinite-math-only", "-funsafe-math-optimizations", "-fno-signed-zeros",
-    "-freciprocal-math", "-fassociative-math", "-fsingle-precision-constant",
-    "-fno-honor-nans", "-fno-honor-infinities", "-fapprox-func", "-ffp-model=fast", "-ffp-model=aggressive",
-    "-mdaz-ftz",
-})
-VALUE_FLAG_PREFIXES = ("-fdenormal-fp-math",)
-
-
-def without_value_flags(command) -> tuple:
-    """(command without VALUE_FLAGS, the flags removed, in order)."""
-    kept, removed = [], []
-    for a in command:
-        (removed if a in VALUE_FLAGS or a.startswith(VALUE_FLAG_PREFIXES) else kept).append(a)
-    return kept, removed
+VALUE_FLAGS, VALUE_FLAG_PREFIXES = FLAGS_MODULE.VALUE_FLAGS, FLAGS_MODULE.VALUE_FLAG_PREFIXES
+without_value_flags = FLAGS_MODULE.without_value_flags
 
 
 class BuildExtConcurrent(build_ext):
@@ -148,7 +129,7 @@ def export_only_init(directory=PARTS_DIR) -> list:
         return []
     directory.mkdir(parents=True, exist_ok=True)
     script = directory / "exports.map"
-    script.write_text("{ global: PyInit__kernels; local: *; };\n", encoding="ascii")
+    script.write_text(FLAGS_MODULE.export_map("PyInit__kernels"), encoding="ascii")
     return ["-Xlinker", f"--version-script={script.resolve()}"]
 
 

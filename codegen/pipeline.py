@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import hashlib
+import json
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -63,16 +64,30 @@ def _check_values(model, values) -> tuple:
     return values
 
 
-def _python_builder(abi, model, values, config, kernels=()):
-    # the module is NAME_kernels with NAME the C prefix (a valid identifier),
-    # built in the staging directory next to the C, renamed with it
-    config = dataclasses.replace(config, name=abi.name)
-    # the parts' operation counts: the module build starts the largest first. A batch kernel
-    # reprints its scalar kernel's statements: counted as that kernel's operations once more
+def part_weights(abi, kernels) -> dict:
+    """part -> the operation count of its kernels (a module build starts the largest
+    first). A batch kernel reprints its scalar kernel's statements: counted as that
+    kernel's operations once more."""
     part_of, weights, ops = abi.part_of(), {}, {k.name: k.ops for k in kernels}
     for f in abi.functions:
         n = ops.get(f.name, 0) + (ops.get(f.batch_of, 0) if f.batch_of else 0)
         weights[part_of[f.name]] = weights.get(part_of[f.name], 0) + n
+    return weights
+
+
+def parts_file(abi, kernels, c_source: str) -> str:
+    """The parts of the C source as data for a build that is not this generator's
+    (setup.py: Krang's extension): JSON, the heaviest part first."""
+    weights = part_weights(abi, kernels)
+    order = sorted(weights, key=lambda k: (-weights[k], k))
+    return json.dumps({"c_source": c_source, "parts": [[k, weights[k]] for k in order]}) + "\n"
+
+
+def _python_builder(abi, model, values, config, kernels=()):
+    # the module is NAME_kernels with NAME the C prefix (a valid identifier),
+    # built in the staging directory next to the C, renamed with it
+    config = dataclasses.replace(config, name=abi.name)
+    weights = part_weights(abi, kernels)
     return lambda stage: build_python_module(abi, model, values, stage, config, weights)
 
 
@@ -119,6 +134,7 @@ def generate(model, values, config, extra_files=None) -> list:
     if config.module_source is not None:  # after the C, which it declares
         module = config.module or f"{abi.name}_kernels"
         sources = render_python_module(abi, model, values, module, f"{names.prefix}_kernels.h")
+        sources[f"{module}_parts.json"] = parts_file(abi, kernels, f"{names.prefix}_kernels.c")
         written += write_atomically(Path(config.module_source), sources)  # its compiled module stays
     return written
 

@@ -1,6 +1,6 @@
 """Building: generated source text -> files on disk and compiled modules. The
-Python module's build (module), the compiler driver (compiler) and its log
-(log), the journalled, all-or-nothing commit of an output directory (commit)
+Python module's build (module), the compiler driver (compiler), its flags (flags) and its
+log (log), the journalled, all-or-nothing commit of an output directory (commit)
 and the per-user module cache (cache).
 
 Imports: codegen.read, codegen.derive, codegen.emit and codegen.support; never

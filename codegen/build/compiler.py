@@ -47,29 +47,11 @@ from setuptools.command.build_ext import build_ext
 from ..support.errors import BuildError
 from .log import first_errors
 
-# Flags that change floating-point results or the process's floating-point
-# environment, GCC's and Clang's spellings. Kept in step with setup.py's copy
-# (tests/test_value_flags.py). -ffp-contract is ours (module.FLAGS, last on
-# the command line, so it wins).
-VALUE_FLAGS = frozenset({
-    "-ffast-math", "-Ofast", "-ffinite-math-only", "-funsafe-math-optimizations", "-fno-signed-zeros",
-    "-freciprocal-math", "-fassociative-math", "-fsingle-precision-constant",
-    "-fno-honor-nans", "-fno-honor-infinities", "-fapprox-func", "-ffp-model=fast", "-ffp-model=aggressive",
-    "-mdaz-ftz",  # links crtfastmath.o
-})
-VALUE_FLAG_PREFIXES = ("-fdenormal-fp-math",)  # Clang: =preserve-sign and =positive-zero assume flushing
+from .flags import VALUE_FLAG_PREFIXES, VALUE_FLAGS, without_value_flags  # noqa: E402,F401 - re-exported
 
 
 class ValueFlagWarning(UserWarning):
     """Value-changing flags from the build environment were left out of a module build."""
-
-
-def without_value_flags(command) -> tuple:
-    """(command without VALUE_FLAGS, the flags removed, in order)."""
-    kept, removed = [], []
-    for a in command:
-        (removed if a in VALUE_FLAGS or a.startswith(VALUE_FLAG_PREFIXES) else kept).append(a)
-    return kept, removed
 
 
 def value_flag_warning(removed) -> str:

@@ -17,19 +17,7 @@ from ..support.workdirs import build_directory
 from .log import captured, failure
 from ..emit.python_module import write_python_module
 
-# The flags of setup.py (krang_kernels): fused multiply-add contraction, measured
-# faster on sums of products (docs/design-notes.md#fma-and-target-clones).
-# -march=native only on request (config.native: codegen.import_urdf's cached
-# builds, --native): a generated module may be copied to another machine.
-# -fvisibility=hidden: the kernels are not exported (only PyInit_<module>,
-# which Python declares visible; export_only_init for what GCC exports anyway),
-# so calls bind inside the module: a same-named robot's kernels loaded
-# earlier with RTLD_GLOBAL cannot stand in for them.
-FLAGS = ["-O3", "-std=c99", "-ffp-contract=fast", "-DKK_TARGET_CLONES", "-fvisibility=hidden"]
-# On x86-64 (GCC, Clang): the AVX-512 copy of the target_clones build keeps
-# 256-bit vectors (see KKCLONES in templates/kernels.c.j2).
-X86_FLAGS = ["-mprefer-vector-width=256"]
-NATIVE = ["-march=native"]
+from .flags import FLAGS, NATIVE, X86_FLAGS, export_map  # noqa: E402,F401 - re-exported (setup.py shares them)
 
 
 def compile_module(module_name: str, pyx: Path, c_sources, include_dirs, out_dir: Path,
@@ -92,7 +80,7 @@ def export_only_init(module_name: str, directory: Path) -> list:
     if not sys.platform.startswith(("linux", "freebsd")) or not (init.isascii() and init.isidentifier()):
         return []  # another linker, or PyInitU_ (a non-ASCII module name): -fvisibility=hidden alone
     script = directory / "exports.map"
-    script.write_text(f"{{ global: PyInit_{init}; local: *; }};\n", encoding="ascii")
+    script.write_text(export_map(f"PyInit_{init}"), encoding="ascii")
     return ["-Xlinker", f"--version-script={script}"]  # -Xlinker: a comma in the path stays whole
 
 
