@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        c610fdc05be4ebbaf20928c74d0dd2965c76b56849a011ca7d4bf4383e0994d7
+ * generator        0d4a7394c4e254fca589e5f301ec12eff11f49f40cf1a89874750e6cbc08f39b
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832

@@ -755,7 +755,8 @@ def params_from_dict(values: Mapping[str, float], base: ArrayLike | None = None)
 def check_params(p: ArrayLike) -> None:
     """Raise ValueError naming the link if the parameter vector `p` (shape (N_PARAMS,)) is not
     physically consistent (negative mass, inertia not positive definite,
-    negative rotor inertia, ...: krang_kernels.physical, NumPy only)."""
+    negative rotor inertia, ...: krang_kernels.physical, NumPy only), or names the joint
+    if a joint moves no mass or inertia (A singular)."""
 
 def load_params(path: str | os.PathLike[str]) -> NDArray[np.float64]:
     """The parameter vector (float64, shape (N_PARAMS,)) of a TOML parameter file (a [values]

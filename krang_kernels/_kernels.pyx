@@ -439,10 +439,23 @@ def params_from_dict(values, base=None):
 def check_params(p):
     """Raise ValueError naming the link if the parameter vector `p` (shape (N_PARAMS,)) is not
     physically consistent (negative mass, inertia not positive definite,
-    negative rotor inertia, ...: krang_kernels.physical, NumPy only)."""
+    negative rotor inertia, ...: krang_kernels.physical, NumPy only), or names the joint
+    if a joint moves no mass or inertia (A singular)."""
     p = _input(p, "p", _NP)
     from krang_kernels.physical import check_params as physical_check
     physical_check(PARAM_NAMES, p)
+    # What no single link shows: a joint whose subtree has no mass, or no inertia about
+    # its axis, and no rotor inertia leaves A's diagonal entry 0 (A singular, forward
+    # dynamics NaN); A_ii is that subtree's inertia about the joint (Featherstone 2008,
+    # sec. 6.2), here at the neutral configuration, as the generator checks model files.
+    diag = np.diagonal(compute_A(neutral(), p))
+    bad = np.flatnonzero(diag <= 1e-12 * max(float(np.max(np.abs(diag))), 1e-300))
+    if bad.size:
+        i = int(bad[0])
+        name = JOINT_NAMES[i] if len(JOINT_NAMES) == N_DOF else f"velocity coordinate {i}"
+        raise ValueError(f"joint {name!r} moves no mass or inertia (and has no rotor inertia): the mass "
+                         f"matrix A is singular (A[{i}, {i}] = {diag[i]:.3g}); give its subtree a mass and "
+                         f"an inertia, or a rotor inertia")
 
 
 def load_params(path):

@@ -144,3 +144,22 @@ def test_changing_the_mass_alone_moves_the_centre_of_mass():
     q = np.random.default_rng(4).uniform(-1, 1, kk.N_DOF)
     ref = pin.computeGeneralizedGravity(pm, pm.createData(), q)
     np.testing.assert_allclose(kk.compute_Q(q, params=p_ok), ref, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("rotor", [0.0, 0.05])
+def test_check_params_refuses_a_joint_that_moves_no_mass(rotor):
+    """A leaf (the left gripper, frame 10l) emptied of mass and inertia, its rotor inertia
+    0: the last left joint moves nothing, A is singular, forward dynamics would be NaN.
+    A rotor inertia on that joint makes A regular again: accepted."""
+    p = kk.default_params()
+    names = list(kk.PARAM_NAMES)
+    for n in ("m", "MX", "MY", "MZ", "XX", "XY", "XZ", "YY", "YZ", "ZZ"):
+        p[names.index(f"{n}_10l")] = 0.0
+    p[names.index("Ia_10l")] = rotor
+    if rotor:
+        kk.check_params(p)
+        assert np.isfinite(kk.forward_dynamics(np.zeros(kk.N_DOF), np.zeros(kk.N_DOF), np.zeros(kk.N_DOF), p)).all()
+    else:
+        assert np.linalg.matrix_rank(kk.compute_A(np.zeros(kk.N_DOF), p)) < kk.N_DOF  # the reference: A singular
+        with pytest.raises(ValueError, match=r"joint 'q_7l' moves no mass or inertia"):
+            kk.check_params(p)
