@@ -98,7 +98,7 @@ def test_generator_identifiers_are_outside_the_kind_namespaces():
 
 def test_generator_identifiers_table_is_complete():
     """Every identifier declared in the source template's own code is in GENERATED."""
-    text = (Path(__file__).resolve().parents[1] / "codegen" / "emit" / "templates" / "kernels.c.j2").read_text()
+    text = (Path(__file__).resolve().parents[1] / "templates" / "c" / "kernels.c.j2").read_text()
     text = re.sub(r"\{\{.*?\}\}|\{%.*?%\}", " ", text)
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     declared = set(re.findall(r"\b(?:double|int|unsigned long long)\s+\*?(\w+)", text))
@@ -115,7 +115,7 @@ def test_generator_functions_are_in_the_reserved_namespace():
 
     assert routine_name("compute_C", 0) == "kk_compute_C_part0" and routine_name("x", 3).startswith(RESERVED)
     assert not any(k.startswith(RESERVED) or RESERVED.startswith(k) for k in KINDS.values())
-    template = (Path(__file__).resolve().parents[1] / "codegen" / "emit" / "templates" / "kernels.c.j2").read_text()
+    template = (Path(__file__).resolve().parents[1] / "templates" / "c" / "kernels.c.j2").read_text()
     statics = set(re.findall(r"static (?:\w+ )*?(?:int|void) (\w+)\(", template))
     assert {"kk_overlap", "store_lanes"} <= statics
     assert all(s.startswith(RESERVED) or s in GENERATED for s in statics), statics - GENERATED

@@ -156,6 +156,56 @@ extern "C" {
  * multiply-add, GCC's default in GNU mode): about twice as fast.
  */
 
+/* Symbol prefix. With mini_kernels_prefix defined (-Dmini_kernels_prefix=left_, a
+ * C identifier prefix) every function below is defined and called as
+ * left_mini_<name>, while the code keeps writing mini_<name>: two robots
+ * of one name link into one program, each one's C and the files that include
+ * its header compiled with their own prefix (docs/c-abi.md; CMake:
+ * KRANG_KERNELS_SYMBOL_PREFIX). KKSYMBOL has no "_", unlike every macro made
+ * from a model name (codegen/emit/cnames.py). */
+#ifdef mini_kernels_prefix
+#define KKSYMBOL2(a, b) a##b
+#define KKSYMBOL(a, b) KKSYMBOL2(a, b)
+#define mini_compute_A KKSYMBOL(mini_kernels_prefix, mini_compute_A)
+#define mini_compute_C KKSYMBOL(mini_kernels_prefix, mini_compute_C)
+#define mini_compute_Q KKSYMBOL(mini_kernels_prefix, mini_compute_Q)
+#define mini_jacobian_tool_world KKSYMBOL(mini_kernels_prefix, mini_jacobian_tool_world)
+#define mini_jacobian_tool_local KKSYMBOL(mini_kernels_prefix, mini_jacobian_tool_local)
+#define mini_jacobian_slider_world KKSYMBOL(mini_kernels_prefix, mini_jacobian_slider_world)
+#define mini_jacobian_slider_local KKSYMBOL(mini_kernels_prefix, mini_jacobian_slider_local)
+#define mini_friction KKSYMBOL(mini_kernels_prefix, mini_friction)
+#define mini_compute_all KKSYMBOL(mini_kernels_prefix, mini_compute_all)
+#define mini_jacobian KKSYMBOL(mini_kernels_prefix, mini_jacobian)
+#define mini_default_params KKSYMBOL(mini_kernels_prefix, mini_default_params)
+#define mini_joint_limits KKSYMBOL(mini_kernels_prefix, mini_joint_limits)
+#define mini_param_name KKSYMBOL(mini_kernels_prefix, mini_param_name)
+#define mini_joint_name KKSYMBOL(mini_kernels_prefix, mini_joint_name)
+#define mini_inverse_dynamics KKSYMBOL(mini_kernels_prefix, mini_inverse_dynamics)
+#define mini_bias KKSYMBOL(mini_kernels_prefix, mini_bias)
+#define mini_forward_dynamics KKSYMBOL(mini_kernels_prefix, mini_forward_dynamics)
+#define mini_inverse_dynamics_derivatives KKSYMBOL(mini_kernels_prefix, mini_inverse_dynamics_derivatives)
+#define mini_forward_dynamics_derivatives KKSYMBOL(mini_kernels_prefix, mini_forward_dynamics_derivatives)
+#define mini_fk_tool KKSYMBOL(mini_kernels_prefix, mini_fk_tool)
+#define mini_jdot_qdot_tool KKSYMBOL(mini_kernels_prefix, mini_jdot_qdot_tool)
+#define mini_fk_slider KKSYMBOL(mini_kernels_prefix, mini_fk_slider)
+#define mini_jdot_qdot_slider KKSYMBOL(mini_kernels_prefix, mini_jdot_qdot_slider)
+#define mini_fk KKSYMBOL(mini_kernels_prefix, mini_fk)
+#define mini_jdot_qdot KKSYMBOL(mini_kernels_prefix, mini_jdot_qdot)
+#define mini_regressor KKSYMBOL(mini_kernels_prefix, mini_regressor)
+#define mini_regressor_param_index KKSYMBOL(mini_kernels_prefix, mini_regressor_param_index)
+#define mini_base_regressor KKSYMBOL(mini_kernels_prefix, mini_base_regressor)
+#define mini_base_params KKSYMBOL(mini_kernels_prefix, mini_base_params)
+#define mini_base_param_name KKSYMBOL(mini_kernels_prefix, mini_base_param_name)
+#define mini_base_regressor_column KKSYMBOL(mini_kernels_prefix, mini_base_regressor_column)
+#define mini_compute_A_batch KKSYMBOL(mini_kernels_prefix, mini_compute_A_batch)
+#define mini_compute_C_batch KKSYMBOL(mini_kernels_prefix, mini_compute_C_batch)
+#define mini_com KKSYMBOL(mini_kernels_prefix, mini_com)
+#define mini_com_jacobian KKSYMBOL(mini_kernels_prefix, mini_com_jacobian)
+#define mini_centroidal_map KKSYMBOL(mini_kernels_prefix, mini_centroidal_map)
+#define mini_integrate KKSYMBOL(mini_kernels_prefix, mini_integrate)
+#define mini_neutral KKSYMBOL(mini_kernels_prefix, mini_neutral)
+#endif
+
 /* Inertia matrix A(q), NDOF x NDOF, rotor inertia included. */
 void mini_compute_A(const double *q, const double *p, double *A);
 
