@@ -44,6 +44,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from ..support.workdirs import owner_tag, reap_dead
@@ -531,8 +532,18 @@ def _version_of(dist: str):
         return None
 
 
+_DESCRIBE = threading.Lock()
+
+
 def describe_platform() -> dict:
-    """Key parts for a compiled extension: what it was built for and with."""
+    """Key parts for a compiled extension: what it was built for and with. Under a
+    lock: sysconfig fills its variables on first use without one, and a second thread
+    meanwhile reads None for EXT_SUFFIX (another key, another build of the same module)."""
+    with _DESCRIBE:
+        return _describe_platform()
+
+
+def _describe_platform() -> dict:
     import platform
     import sysconfig
     try:
@@ -575,7 +586,8 @@ def native_target() -> str:
     import subprocess
     import sysconfig
 
-    cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    with _DESCRIBE:  # sysconfig's first use (see describe_platform)
+        cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
     if tuple(cc) not in _NATIVE_TARGET:
         try:
             out = subprocess.run(cc + ["-march=native", "-dM", "-E", "-x", "c", os.devnull],
