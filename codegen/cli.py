@@ -140,6 +140,8 @@ def run(args) -> list:
             check_robot_name(args.name)
         except ValueError as exc:
             raise ModelError(f"--name: {exc}") from None
+    if not args.out.strip() or (args.module_source is not None and not args.module_source.strip()):
+        raise ModelError("--out, --module-source: an empty directory name (say . for the current directory)")
     if args.module is not None and not (args.module.isidentifier() and args.module.isascii()):
         raise ModelError(f"--module: {args.module!r} is not a Python module name")
     if len(args.inputs) == 1 and args.inputs[0].lower().endswith((".urdf", ".xml")):

@@ -569,3 +569,11 @@ def test_unknown_kernel_name_is_an_error(tmp_path):
     with pytest.raises(ModelError, match="optional kernels"):
         generate_from_files(MINI, MINI_PARAMS, CodegenConfig(out_dir=tmp_path, kernels=("compute_A",)))
     assert not any(tmp_path.iterdir())
+
+
+def test_an_empty_output_directory_is_refused(tmp_path, capsys):
+    """--out "" would write into the current directory: one error line, nothing written."""
+    from codegen import cli
+    assert cli.main([str(MINI), str(MINI_PARAMS), "--out", ""]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--out" in err and "empty" in err
