@@ -142,6 +142,7 @@ PLAIN_JOINTS = ["j0", "ja1", "ja2", "jb1", "jb2"]
 PLAIN_KEYS = ["k0", "a1", "a2", "at", "b1", "b2", "bt"]
 
 
+@pytest.mark.system  # a full build per example: CI runs it with the system tier
 @pytest.mark.skipif(CC is None, reason="no C compiler")
 @settings(max_examples=1, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,

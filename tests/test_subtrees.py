@@ -90,6 +90,7 @@ def test_shared_routine_matches_pinocchio(tmp_path):
     compare(_all(lib), TWINS, sets, n_states=40, seed=4)
 
 
+@pytest.mark.robots  # a second build of the twins; the shared routine is checked above in the fast tier
 def test_routine_order_and_writes(tmp_path):
     """The routine computes joint by joint, deepest first, and writes each
     result as soon as it is known (codegen/emit/layout.place_writes), not all at
@@ -106,6 +107,7 @@ def test_routine_order_and_writes(tmp_path):
     assert first_write < last_statement
 
 
+@pytest.mark.robots  # a third build of the twins
 def test_option_off_is_straight_line(tmp_path):
     _, source = _library(tmp_path, share=False)
     assert "_part0" not in source

@@ -207,6 +207,7 @@ def test_generated_c_matches_pinocchio(robot_name, tmp_path):
     check(errs, bound)
 
 
+@pytest.mark.system  # the hostile-names build; the name escaping itself is unit-tested (test_cnames)
 def test_hostile_names_compile_and_match(tmp_path):
     urdf = HERE / "models" / "hostile_names.urdf"
     # no --name: the C prefix comes from the file name hostile_names.urdf (not <robot name>)
