@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        e8b912206911d87216a2872155243d755beff27f657c5958cae6b8904246123d
+ * generator        36ede64ffaa56b212499c8942edc1a7b9805e4483150bfe86692c93b1c2ccd02
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                       1998
  *   krang_compute_C                       6832

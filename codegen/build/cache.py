@@ -170,16 +170,22 @@ def _plain_name(name) -> bool:
             and not name.startswith("."))
 
 
-def _open_file(name: str, dir_fd: int) -> int | None:
-    """A descriptor of the user's regular file `name` in dir_fd (not followed if a link); None if not."""
+def _open_own(name: str, dir_fd: int, directory: bool) -> int | None:
+    """A descriptor of the user's own regular file or directory `name` in dir_fd (not
+    followed if a link, checked on the descriptor); None if it is not that."""
     try:
-        fd = os.open(name, _FILE, dir_fd=dir_fd)
+        fd = os.open(name, _DIR if directory else _FILE, dir_fd=dir_fd)
     except OSError:
         return None
-    if _distrust(os.fstat(fd), name, directory=False):
+    if _distrust(os.fstat(fd), name, directory=directory):
         os.close(fd)
         return None
     return fd
+
+
+def _open_file(name: str, dir_fd: int) -> int | None:
+    """A descriptor of the user's regular file `name` in dir_fd; None if not."""
+    return _open_own(name, dir_fd, directory=False)
 
 
 def _sha256_fd(fd: int) -> str:
@@ -271,14 +277,7 @@ def _verify(efd: int, key: str) -> dict | None:
 
 def _open_entry(vfd: int, key: str) -> int | None:
     """A descriptor of the entry directory `key` if it is the user's own; None otherwise."""
-    try:
-        efd = os.open(key, _DIR, dir_fd=vfd)
-    except OSError:
-        return None
-    if _distrust(os.fstat(efd), key, directory=True):
-        os.close(efd)
-        return None
-    return efd
+    return _open_own(key, vfd, directory=True)
 
 
 def _read(vfd: int, key: str) -> dict | None:
