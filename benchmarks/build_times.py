@@ -123,7 +123,7 @@ def one(urdf: str, ees: list, native: bool = False) -> dict:
 
     module_build.compile_module, compile_c.run_compiler = timed, recorded
     t0 = time.perf_counter()
-    robot = load_urdf(urdf, name="bench", end_effectors=ees)
+    robot = load_urdf(urdf, name="bench", end_effectors=ees, mimic="independent")  # Baxter's, Talos's fingers
     with tempfile.TemporaryDirectory(prefix="krang_build_times_") as tmp:
         generate(robot.model, robot.values, CodegenConfig(out_dir=Path(tmp), python=True, native=native))
         c_bytes = (Path(tmp) / "bench_kernels.c").stat().st_size

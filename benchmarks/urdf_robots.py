@@ -38,7 +38,7 @@ from .urdf_case import urdf_case
 from .run import c_level
 from .robot import group_key
 from .tables import _med, fmt_ns, headline, ratio
-from reference.robot_data import robots_dir
+from reference.robot_data import MIMIC, MIMIC_FLAGS, robots_dir
 
 # (name, URDF under example-robot-data's robots/, end-effector links)
 ROBOTS = [
@@ -94,8 +94,9 @@ def parse_args(argv=None):
 
 def generate(name, urdf, ees, gen_dir, floating=False):
     # --no-cache: the generation itself is timed, never a copy from the build cache
+    # mimic fingers (Panda, Baxter, Talos) as independent coordinates: Pinocchio's default, the harness's
     cmd = [sys.executable, "-m", "codegen", str(urdf), "--out", str(gen_dir), "--name", name, "--no-cache",
-           *(["--floating-base"] if floating else [])]
+           *MIMIC_FLAGS, *(["--floating-base"] if floating else [])]
     for e in ees:
         cmd += ["--end-effector", e]
     t0, c0 = time.perf_counter(), children_cpu()
@@ -121,7 +122,7 @@ def one_robot(name, rel, ees, args, core, floating=False) -> dict:
     urdf = robots_dir() / rel
     gen_dir = args.build_dir / name
     row = dict(name=name, ees=ees, floating=floating)
-    robot = load_urdf(urdf, name=name, end_effectors=ees, floating_base=floating)
+    robot = load_urdf(urdf, name=name, end_effectors=ees, floating_base=floating, mimic=MIMIC)
     row["ndof"], row["np"] = robot.model.ndof, len(robot.model.param_names)
     log(f"{name}: generating")
     row["gen_s"], row["gen_cpu_s"] = generate(name, urdf, ees, gen_dir, floating)

@@ -24,8 +24,8 @@ from .support.options import SHARE_CHOICES, URDF_ONLY, GenerateOptions, UrdfOpti
 USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--kernels K] [--python] [--native]
                          [--module-source DIR [--module MODULE]]
        python -m codegen ROBOT.urdf --out DIR [--name NAME] [--end-effector LINK]...
-                         [--floating-base] [--no-snap] [--no-friction] [--emit-model] [--no-share-subtrees]
-                         [--kernels K] [--python] [--native] [--no-cache]"""
+                         [--floating-base] [--mimic independent] [--no-snap] [--no-friction] [--emit-model]
+                         [--no-share-subtrees] [--kernels K] [--python] [--native] [--no-cache]"""
 DESCRIPTION = """Generate C99 rigid-body dynamics kernels (inertia matrix A(q), Coriolis C(q, dq),
 gravity Q(q), end-effector Jacobians and poses, J-dot q-dot, friction, inverse and
 forward dynamics) for a tree robot, fixed or on a free-flying base, from a model file and a parameter

@@ -182,6 +182,8 @@ def generate_urdf(path, options: UrdfOptions, out_dir) -> tuple:
     read = dict(name=name, end_effectors=tuple(options.end_effectors))
     if options.floating_base:  # codegen.read.urdf: the root link on a free-flying joint
         read["floating_base"] = True
+    if options.mimic != "refuse":  # codegen.read.urdf: mimic joints as independent coordinates
+        read["mimic"] = options.mimic
     robot = load_urdf(path, snap=options.snap, **read)
     snap = snap_report(robot.model, load_urdf(path, snap=False, **read).model) if options.snap else None
     values = tuple(robot.values) if options.friction else without_friction(robot.model, robot.values)
@@ -198,4 +200,5 @@ def generate_urdf(path, options: UrdfOptions, out_dir) -> tuple:
     written = generate(robot.model, values, config, extra_files=extra)
     header = next(p.name for p in written if p.name.endswith("_kernels.h"))
     module = header[:-len(".h")]
-    return written, summary_line(robot.model, values, module, options.friction, snap), warnings, module
+    summary = summary_line(robot.model, values, module, options.friction, snap, getattr(robot, "mimic", ()))
+    return written, summary, warnings, module

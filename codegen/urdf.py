@@ -16,7 +16,7 @@ makes a new entry and never reuses an old one. `python -m codegen ROBOT.urdf`
 uses the same cache (--no-cache bypasses it).
 
 The build prints one summary line on stderr (codegen.read.urdf_summary: NAME,
-friction, snapping); its warnings (no end effector) are Python warnings.
+friction, mimic joints, snapping); its warnings (no end effector) are Python warnings.
 Named import_urdf, not load_urdf: codegen.read.urdf.load_urdf is the reader
 (URDF -> model records), this returns an imported module.
 """
@@ -174,7 +174,9 @@ def import_urdf(path, end_effectors=(), floating_base: bool = False, *, cache: b
     snap=False keeps rotation entries near 0/+-1 as written (agreement with
     Pinocchio ~1e-15 instead of the snapping bound in the summary line);
     friction=False makes the URDF's <dynamics> friction defaults 0 (so
-    inverse_dynamics equals Pinocchio's rnea); share_subtrees: as the
+    inverse_dynamics equals Pinocchio's rnea); mimic="independent" reads joints
+    with <mimic> as independent coordinates (Pinocchio's default, mimic=False;
+    the default "refuse" raises ModelError naming them); share_subtrees: as the
     command line's --share-subtrees; kernels: the optional kernels built
     (codegen.emit.abi.OPTIONAL names, e.g. ("inverse_dynamics_derivatives",);
     default None: all, () for none: the derivatives dominate a big robot's build);

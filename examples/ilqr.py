@@ -5,10 +5,11 @@ the analytical derivatives of the dynamics, then with finite differences for com
     python -m examples.ilqr --short    (short horizon, few iterations: what CI runs)
 
 The module comes from the URDF in one call, codegen.import_urdf (built on first use, then cached):
-9 joints (7 arm, 2 fingers), viscous friction from the URDF's <dynamics>. The state is x = (q, v),
-the control u the joint torques, the step semi-implicit Euler, v+ = v + dt a(q, v, u),
-q+ = q + dt v+ (fixed base: nq = nv), with a = forward_dynamics. Its Jacobians need
-d a/dq, d a/dv and d a/du = A^-1, which forward_dynamics_derivatives returns in one call (batched
+9 joints (7 arm, 2 fingers; the second finger mimics the first in the URDF, read as a joint of its
+own with mimic="independent", as Pinocchio reads it by default), viscous friction from the URDF's
+<dynamics>. The state is x = (q, v), the control u the joint torques, the step semi-implicit
+Euler, v+ = v + dt a(q, v, u), q+ = q + dt v+ (fixed base: nq = nv), with a = forward_dynamics.
+Its Jacobians need d a/dq, d a/dv and d a/du = A^-1, which forward_dynamics_derivatives returns in one call (batched
 over the horizon); the comparison run takes them by central differences of forward_dynamics.
 
 iLQR (Li and Todorov 2004) with the regularization, line search and value update of Tassa, Erez and
@@ -50,7 +51,8 @@ def panda_urdf() -> Path:
 def load_robot():
     import codegen
 
-    return codegen.import_urdf(panda_urdf(), end_effectors=[EE], name="panda")
+    # panda_finger_joint2 mimics panda_finger_joint1: a coordinate of its own here
+    return codegen.import_urdf(panda_urdf(), end_effectors=[EE], name="panda", mimic="independent")
 
 
 class Problem:

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.builds
 
 pin = pytest.importorskip("pinocchio")
 
-from reference.robot_data import robots_dir  # noqa: E402
+from reference.robot_data import MIMIC, robots_dir  # noqa: E402
 from codegen.derive.centroidal import moving_roots  # noqa: E402
 from codegen.pipeline import CodegenConfig, generate  # noqa: E402
 from codegen.read.model import load_model  # noqa: E402
@@ -251,7 +251,7 @@ def check_against_urdf(lib, robot, path, rng, n_states=5):
 @pytest.mark.parametrize("robot_name", sorted(URDFS))
 def test_urdf_robots_match_pinocchio(robot_name, tmp_path):
     path = robots_dir() / URDFS[robot_name]
-    robot = load_urdf(path, name=robot_name, snap=False)
+    robot = load_urdf(path, name=robot_name, snap=False, mimic=MIMIC)  # Pinocchio's mimic=False
     lib = _build(robot.model, robot.values, tmp_path)
     rng = np.random.default_rng(7)
     errs = check_against_urdf(lib, robot, path, rng)
@@ -266,7 +266,7 @@ def test_urdf_robots_match_pinocchio(robot_name, tmp_path):
 def test_talos_matches_pinocchio(tmp_path):
     """The largest fixed-base humanoid of example-robot-data (32 DOF), sampled: a few states."""
     path = robots_dir() / "talos_data/robots/talos_reduced.urdf"
-    robot = load_urdf(path, name="talos", snap=False)
+    robot = load_urdf(path, name="talos", snap=False, mimic=MIMIC)
     lib = _build(robot.model, robot.values, tmp_path)
     rng = np.random.default_rng(11)
     errs = check_against_urdf(lib, robot, path, rng, n_states=3)

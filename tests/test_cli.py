@@ -577,3 +577,30 @@ def test_an_empty_output_directory_is_refused(tmp_path, capsys):
     assert cli.main([str(MINI), str(MINI_PARAMS), "--out", ""]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--out" in err and "empty" in err
+
+
+def test_urdf_with_a_mimic_joint_refused_by_default_read_with_mimic_independent(tmp_path):
+    """Issue #38: a mimic joint never becomes an extra coordinate unsaid: refused in one line naming
+    it and the option, or read as independent coordinates with --mimic independent, said by the
+    summary line."""
+    inertial = ('<inertial><mass value="0.5"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" '
+                'izz="0.01"/></inertial>')
+    limit = '<limit lower="0" upper="0.04" velocity="0.2" effort="20"/>'
+    urdf = tmp_path / "gripper.urdf"
+    urdf.write_text(
+        f'<robot name="gripper"><link name="base"/><link name="left">{inertial}</link>'
+        f'<link name="right">{inertial}</link>'
+        f'<joint name="finger_joint1" type="prismatic"><parent link="base"/><child link="left"/>'
+        f'<axis xyz="0 1 0"/>{limit}</joint>'
+        f'<joint name="finger_joint2" type="prismatic"><parent link="base"/><child link="right"/>'
+        f'<axis xyz="0 -1 0"/>{limit}<mimic joint="finger_joint1"/></joint></robot>')
+    r = run(urdf, "--out", tmp_path / "refused", "--no-cache")
+    assert r.returncode == 2
+    assert_one_error_line(r, "'finger_joint2' (mimics 'finger_joint1')", "--mimic independent")
+    assert not (tmp_path / "refused").exists()
+    assert_one_error_line(run(urdf, "--out", tmp_path / "bad", "--mimic", "modelled"), "--mimic", "invalid choice")
+    r = run(urdf, "--out", tmp_path / "out", "--mimic", "independent", "--kernels", "core", "--no-cache")
+    assert r.returncode == 0, r.stderr
+    assert ("mimic joints as independent coordinates (--mimic independent, Pinocchio's mimic=False): "
+            "finger_joint2 (mimics finger_joint1)") in r.stdout
+    assert "#define GRIPPER_NDOF 2" in (tmp_path / "out" / "gripper_kernels.h").read_text()

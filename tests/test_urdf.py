@@ -412,8 +412,8 @@ def test_emit_model_reloads_for_the_test_urdfs(tmp_path, urdf, snap):
 @pytest.mark.parametrize("rel", ["talos_data/robots/talos_reduced.urdf", "tiago_description/robots/tiago.urdf",
                                  "icub_description/robots/icub_reduced.urdf"])
 def test_emit_model_reloads_with_rounding_residues_of_no_snap(tmp_path, rel):
-    from reference.robot_data import robots_dir
-    r = load_urdf(robots_dir() / rel, snap=False)
+    from reference.robot_data import MIMIC, robots_dir
+    r = load_urdf(robots_dir() / rel, snap=False, mimic=MIMIC)  # Talos's mimic fingers
     tiny = [o for f in r.model.frames for o in f.origin if o != 0 and abs(float(o)) < 1e-12]
     assert tiny, "these robots have origin entries below the literal bound with snap=False"
     _reload(tmp_path, r)
@@ -449,3 +449,113 @@ def test_xml_declaration_with_an_unreadable_encoding_is_bad_input(encoding):
     text = robot(link("base"), link("a"), joint("j", "base", "a")).replace(
         '<?xml version="1.0"?>', f'<?xml version="1.0" encoding="{encoding}"?>')
     _err(text, "encoding")
+
+
+# ---------------------------------------------------------------- mimic joints (issue #38)
+
+def gripper(mimic='<mimic joint="finger_joint1" multiplier="-1" offset="0.01"/>', fixed_mimic=""):
+    """An arm joint and two prismatic fingers, the second mimicking the first (Panda's hand)."""
+    limit = '<limit lower="0" upper="0.04" velocity="0.2" effort="20"/>'
+    return robot(
+        link("base"), link("hand"), link("left"), link("right"), link("camera"),
+        joint("arm", "base", "hand"),
+        joint("finger_joint1", "hand", "left", type="prismatic", axis="0 1 0", extra=limit),
+        joint("finger_joint2", "hand", "right", type="prismatic", axis="0 -1 0", extra=limit + mimic),
+        joint("camera_joint", "hand", "camera", type="fixed", axis=None, extra=fixed_mimic))
+
+
+def _one_line(exc_info) -> str:
+    text = str(exc_info.value)
+    assert "\n" not in text, text
+    return text
+
+
+def test_mimic_joint_refused_by_default_in_one_line_naming_joint_master_and_option():
+    with pytest.raises(ModelError) as exc:
+        urdf_robot(gripper().encode(), source="'gripper.urdf'")
+    text = _one_line(exc)
+    assert text.startswith("'gripper.urdf': ")
+    for part in ("'finger_joint2' (mimics 'finger_joint1')", "--mimic independent", 'mimic="independent"',
+                 "independent coordinate", "mimic=False"):
+        assert part in text, (part, text)
+    with pytest.raises(ModelError, match="finger_joint2"):  # the explicit default, and load_urdf's
+        load(gripper(), mimic="refuse")
+
+
+def test_mimic_independent_reads_each_as_a_coordinate_as_pinocchio_and_the_summary_says_so():
+    from codegen.read.urdf_summary import summary_line
+
+    r = load(gripper(), mimic="independent")
+    assert r.model.joint_names == ("arm", "finger_joint1", "finger_joint2")
+    pm = pin.buildModelFromXML(gripper())  # Pinocchio's default mimic=False: the same coordinates
+    assert tuple(pm.names[1:]) == r.model.joint_names and pm.nv == r.model.ndof == 3
+    assert r.mimic == (("finger_joint2", "finger_joint1"),) and r.warnings == ()
+    line = summary_line(r.model, r.values, "gripper_kernels", True, None, r.mimic)
+    assert ("; mimic joints as independent coordinates (--mimic independent, Pinocchio's mimic=False): "
+            "finger_joint2 (mimics finger_joint1)") in line and "\n" not in line
+    plain = load(gripper(mimic=""))  # no mimic: the default reads it, the line says nothing of mimics
+    assert plain.mimic == () and "mimic" not in summary_line(plain.model, plain.values, "g_kernels", True, None)
+    # the coordinates are those of the URDF without <mimic>: only the summary differs
+    assert r.model.joint_names == plain.model.joint_names and r.values == plain.values
+
+
+def test_mimic_on_a_fixed_joint_moves_nothing_and_is_ignored():
+    r = load(gripper(mimic="", fixed_mimic='<mimic joint="arm"/>'))
+    assert r.mimic == () and r.model.ndof == 3
+
+
+def test_many_mimic_joints_are_named_up_to_a_bound():
+    fingers = [link(f"f{i}") for i in range(9)]
+    joints = [joint(f"m{i}", "hand", f"f{i}", extra='<mimic joint="arm"/>') for i in range(9)]
+    text = robot(link("base"), link("hand"), joint("arm", "base", "hand"), *fingers, *joints)
+    with pytest.raises(ModelError) as exc:
+        load(text)
+    msg = _one_line(exc)
+    assert "9 mimic joint(s)" in msg and "'m5' (mimics 'arm')" in msg and "'m6'" not in msg and "3 more" in msg
+    assert len(load(text, mimic="independent").mimic) == 9
+
+
+@pytest.mark.parametrize("mimic, match", [
+    ('<mimic joint="finger_joint1" multiplier="nan"/>', r"joint 'finger_joint2' <mimic multiplier>"),
+    ('<mimic joint="finger_joint1" multiplier="inf"/>', r"joint 'finger_joint2' <mimic multiplier>"),
+    ('<mimic joint="finger_joint1" multiplier="1e400"/>', r"joint 'finger_joint2' <mimic multiplier>"),
+    ('<mimic joint="finger_joint1" offset="0x1"/>', r"joint 'finger_joint2' <mimic offset>"),
+    ('<mimic joint="finger_joint1" offset="1 2"/>', r"joint 'finger_joint2' <mimic offset>"),
+    ('<mimic multiplier="2"/>', r"joint 'finger_joint2' <mimic joint>: missing or empty name"),
+    ('<mimic joint=" finger_joint1"/>', r"joint 'finger_joint2' <mimic joint>"),
+    (f'<mimic joint="{"x" * 300}"/>', r"joint 'finger_joint2' <mimic joint>"),
+])
+@pytest.mark.parametrize("mode", ["refuse", "independent"])
+def test_hostile_mimic_is_one_error_line_whatever_the_option(mimic, match, mode):
+    with pytest.raises(ModelError, match=match) as exc:
+        load(gripper(mimic=mimic), mimic=mode)
+    _one_line(exc)
+
+
+@pytest.mark.parametrize("master, said", [("nope", "'nope', not a joint of the URDF"), ("finger_joint2", "itself")])
+def test_mimic_of_an_unknown_joint_or_itself_is_named(master, said):
+    text = gripper(mimic=f'<mimic joint="{master}"/>')
+    with pytest.raises(ModelError) as exc:
+        load(text)
+    assert f"'finger_joint2' (mimics {said})" in _one_line(exc)
+    # independent: the coupling is not modelled anyway, so the URDF reads (as Pinocchio's
+    # mimic=False reads it), with a warning naming the joint
+    r = load(text, mimic="independent")
+    assert r.model.ndof == 3 and len(r.warnings) == 1 and f"'finger_joint2' (mimics {said})" in r.warnings[0]
+
+
+def test_mimic_option_values_flag_and_cache_key():
+    from codegen.cli import _options, parser
+    from codegen.support.options import UrdfOptions
+
+    assert UrdfOptions().mimic == "refuse"
+    assert UrdfOptions().key()["mimic"] == "refuse"
+    assert UrdfOptions(mimic="independent").key() != UrdfOptions().key()  # another module cache entry
+    with pytest.raises(ValueError, match="mimic"):
+        UrdfOptions(mimic="modelled")
+    with pytest.raises(ModelError, match="mimic: one of"):
+        load(gripper(), mimic="ignore")
+    assert _options(parser().parse_args(["r.urdf"]), UrdfOptions).mimic == "refuse"
+    args = parser().parse_args(["r.urdf", "--mimic", "independent"])
+    assert _options(args, UrdfOptions) == UrdfOptions(mimic="independent")
+    assert "--mimic" in parser().format_help()

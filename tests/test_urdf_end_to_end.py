@@ -39,7 +39,7 @@ pytestmark = pytest.mark.builds
 
 pin = pytest.importorskip("pinocchio")
 
-from reference.robot_data import robots_dir  # noqa: E402
+from reference.robot_data import MIMIC, MIMIC_FLAGS, robots_dir  # noqa: E402
 from codegen.read.urdf import SNAP_TOL, load_urdf  # noqa: E402
 from codegen.pipeline import default_name  # noqa: E402
 from reference.abi_ctypes import Library, compile_shared  # noqa: E402
@@ -85,9 +85,9 @@ def cli(urdf, out, name, ees, snap=True, extra=()):
 def build(urdf, tmp, name, ees, snap):
     """(UrdfRobot, Library): load_urdf for the reference layout, the C from the CLI."""
     model_name = name or default_name(urdf)  # the command line's default: the URDF file name
-    robot = load_urdf(urdf, name=model_name, end_effectors=ees, snap=snap)
+    robot = load_urdf(urdf, name=model_name, end_effectors=ees, snap=snap, mimic=MIMIC)  # Pinocchio's mimic=False
     out = tmp / ("snap" if snap else "exact")
-    c_file = cli(urdf, out, name, ees, snap)
+    c_file = cli(urdf, out, name, ees, snap, extra=MIMIC_FLAGS)
     lib = Library(robot.model, compile_shared(c_file, out / "libkernels.so", STRICT), model_name)
     return robot, lib
 

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.robots
 pin = pytest.importorskip("pinocchio")
 
 from benchmarks.urdf_coverage import EXACT_TOL, LEGGED, check_robot, run  # noqa: E402
-from reference.robot_data import robots_dir  # noqa: E402
+from reference.robot_data import MIMIC, robots_dir  # noqa: E402
 from codegen.read.model import ModelError  # noqa: E402
 from codegen.read.urdf import SNAP_TOL, load_urdf  # noqa: E402
 from reference.floating_reference import compare_urdf_floating  # noqa: E402
@@ -49,12 +49,12 @@ ROBOTS = {
 def test_robot_matches_pinocchio(robot):
     rel, ees = ROBOTS[robot]
     path = robots_dir() / rel
-    exact = load_urdf(path, end_effectors=ees, snap=False)
+    exact = load_urdf(path, end_effectors=ees, snap=False, mimic=MIMIC)  # Pinocchio's mimic=False
     assert [e.name for e in exact.model.end_effectors] == ees
     errs = compare_urdf(path, exact, n_states=20, seed=1)
     assert set(errs) == {"A", "C", "Q", "J_world", "J_local"}
     assert max(errs.values()) <= EXACT_TOL, errs
-    snapped = load_urdf(path, end_effectors=ees, snap=True)
+    snapped = load_urdf(path, end_effectors=ees, snap=True, mimic=MIMIC)
     bound = snap_bound(snapped.model, SNAP_TOL)
     errs = compare_urdf(path, snapped, n_states=20, seed=2)
     assert max(errs.values()) <= bound, (errs, bound)
@@ -104,8 +104,9 @@ def test_floating_base_matches_pinocchio_free_flyer(robot):
     path = robots_dir() / rel
     assert rel.split("/")[0] in LEGGED
     r = check_robot(path, n_states=3, floating=True)
-    assert r["status"] == "matched" and r["dof"] == load_urdf(path).model.ndof + 6, r
-    errs = compare_urdf_floating(path, load_urdf(path, end_effectors=ees, snap=False, floating_base=True), 4, 1)
+    assert r["status"] == "matched" and r["dof"] == load_urdf(path, mimic=MIMIC).model.ndof + 6, r
+    errs = compare_urdf_floating(path, load_urdf(path, end_effectors=ees, snap=False, floating_base=True,
+                                                           mimic=MIMIC), 4, 1)
     assert set(errs) == {"A", "C", "Q", "J_world", "J_local"}
     assert max(errs.values()) <= EXACT_TOL, errs
 

@@ -19,8 +19,14 @@ Conventions (ROS URDF specification; Pinocchio's URDF parser agrees):
 * revolute and continuous joints -> Frame type "revolute" with ONE coordinate
   (the angle; Pinocchio uses (cos, sin) for continuous joints), continuous
   joints without position limits; prismatic -> "prismatic"; floating and
-  planar joints are refused (naming the joint). <mimic> is ignored: a mimic
-  joint is an independent coordinate (Pinocchio's default, mimic=False).
+  planar joints are refused (naming the joint).
+* Mimic joints (a moving joint with <mimic joint multiplier offset>, q =
+  multiplier * q_master + offset): the coupling is not modelled. mimic="refuse"
+  (the default, UrdfOptions.mimic) raises one ModelError naming them, their
+  masters and the option; mimic="independent" reads each as its own coordinate,
+  as Pinocchio's buildModelFromUrdf(..., mimic=False) does (UrdfRobot.mimic lists
+  them for the summary line; a master that is not a joint of the URDF is a
+  warning then). <mimic> on a fixed joint moves nothing: ignored.
 * fixed joints: the child link is merged into its moving parent body. One
   Frame per moving joint, key = child link name, joint = URDF joint name
   verbatim, placement = the joint's <origin> composed with the fixed
@@ -72,16 +78,19 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
+from ..support.options import MIMIC_CHOICES
 from .physical import about_origin, check_params
 from .singular import singular_joints
 from .model import ACTUATOR, INERTIAL, MAX_END_EFFECTORS, EndEffector, Frame, Limits, Model, ModelError
 from .records import check_free_flyer, floating_error, free_flyer_frames
 from .urdf_numbers import ORIGIN_SNAP_TOL, SNAP_TOL, axis, origin, rotation, rpy_matrix  # noqa: F401 (re-exported)
-from .urdf_parse import Urdf, check_name, parse_urdf, read_bytes
+from .urdf_parse import MOVING_TYPES, Urdf, check_name, parse_urdf, read_bytes
 from .urdf_toml import model_toml, params_toml
 from .urdf_warnings import urdf_warnings
 
 GRAVITY = 9.81
+MIMIC_DEFAULT = "refuse"  # UrdfOptions.mimic's default
+MIMIC_SHOWN = 6  # mimic joints named in one message
 # the model files' name rule (codegen/read/model.py): a letter first
 _C_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}", re.ASCII)
 _C_KEYWORDS = frozenset(
@@ -100,6 +109,7 @@ class UrdfRobot:
     values: tuple  # default parameter vector, model.param_names order
     source_sha256: str
     warnings: tuple = ()  # one line each: what was read as given but is likely a mistake
+    mimic: tuple = ()  # (joint, master) of the mimic joints read as independent coordinates
 
     def to_toml(self) -> tuple:
         """(model TOML text, parameter TOML text) for codegen.read.model.load_model /
@@ -173,11 +183,42 @@ def _lump(body, link, R_bl, p_bl):
     body[2] = about_origin(m, c, body[2] + R @ Ic @ R.T)
 
 
-def load_urdf(path, *, name=None, end_effectors=(), snap=True, floating_base=False) -> UrdfRobot:
+def load_urdf(path, *, name=None, end_effectors=(), snap=True, floating_base=False,
+              mimic=MIMIC_DEFAULT) -> UrdfRobot:
     """The robot of the URDF file `path` (see the module docstring)."""
     data = read_bytes(path)
     return urdf_robot(data, name=name, end_effectors=end_effectors, snap=snap, source=repr(Path(path).name),
-                      floating_base=floating_base)
+                      floating_base=floating_base, mimic=mimic)
+
+
+def _mimic_joints(urdf: Urdf, mode: str, source: str) -> tuple:
+    """((joint, master) of each moving joint with <mimic>, warnings), or the refusal
+    (mode "refuse"): one line naming the joints, their masters and the option."""
+    if mode not in MIMIC_CHOICES:
+        raise ModelError(f"mimic: one of {', '.join(map(repr, MIMIC_CHOICES))}, not {str(mode)[:80]!r}")
+    joints = {j.name for j in urdf.joints}
+    mimics = [j for j in urdf.joints if j.mimic is not None and j.type in MOVING_TYPES]
+    if not mimics:
+        return (), ()
+    lost = [j for j in mimics if j.mimic.joint not in joints or j.mimic.joint == j.name]
+
+    def told(j):
+        m = j.mimic.joint
+        why = ("itself" if m == j.name else f"{m!r}, not a joint of the URDF") if j in lost else repr(m)
+        return f"{j.name!r} (mimics {why})"
+
+    shown = ", ".join(told(j) for j in mimics[:MIMIC_SHOWN])
+    shown += f" and {len(mimics) - MIMIC_SHOWN} more" if len(mimics) > MIMIC_SHOWN else ""
+    if mode == "refuse":
+        raise ModelError(
+            f"{source}: {len(mimics)} mimic joint(s) {shown}: the coupling q = multiplier * q_master + offset "
+            f"is not modelled; pass --mimic independent (import_urdf(..., mimic=\"independent\")) to read each "
+            f"as an independent coordinate, as Pinocchio's default buildModelFromUrdf(..., mimic=False) does")
+    warns = () if not lost else (
+        f"{len(lost)} <mimic> joint(s) name no other joint of the URDF as their master, read as independent "
+        f"coordinates anyway: {', '.join(told(j) for j in lost[:MIMIC_SHOWN])}"
+        + (f" and {len(lost) - MIMIC_SHOWN} more" if len(lost) > MIMIC_SHOWN else ""),)
+    return tuple((j.name, j.mimic.joint) for j in mimics), warns
 
 
 FREE_FLYER_JOINT = "root_joint"  # the free-flyer's name when --floating-base adds it (Pinocchio's)
@@ -205,15 +246,17 @@ def _floating_root(root, children, floating_base):
 
 
 def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<urdf>",
-               floating_base=False) -> UrdfRobot:
+               floating_base=False, mimic=MIMIC_DEFAULT) -> UrdfRobot:
     """load_urdf on bytes already read; `floating_base`: a free-flyer between
-    the world and the root link (codegen/read/records.py, BASE_TYPES)."""
+    the world and the root link (codegen/read/records.py, BASE_TYPES); `mimic`:
+    "refuse" or "independent" (the module docstring, UrdfOptions.mimic)."""
     end_effectors = tuple(end_effectors)
     if len(end_effectors) > MAX_END_EFFECTORS:  # before any work (the model files' bound)
         raise ModelError(f"{len(end_effectors)} end effectors (the limit is {MAX_END_EFFECTORS})")
     urdf = parse_urdf(data, source)
     links = {x.name: x for x in urdf.links}
     root, children = _tree(urdf)
+    mimics, mimic_warnings = _mimic_joints(urdf, mimic, source)
     model_name = _model_name(name, urdf.name)
     base, ff_joint = _floating_root(root, children, floating_base)
     # where[link] = (key of the moving body carrying it or "0", R, p of the link in that body)
@@ -301,4 +344,4 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
     sha = hashlib.sha256(model_toml(draft, source_sha).encode()).hexdigest()
     model = Model(model_name, tuple(frames), (), gravity, tuple(ees), sha, floating)
     return UrdfRobot(model, tuple(values[n] for n in model.param_names), source_sha,
-                     urdf_warnings(urdf, where, frames, singular))
+                     urdf_warnings(urdf, where, frames, singular) + mimic_warnings, mimics)

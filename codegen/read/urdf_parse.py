@@ -4,10 +4,13 @@ Only what the dynamics needs is read (ROS URDF specification, wiki.ros.org/urdf/
 <robot name>, <link name> with <inertial> (<origin xyz rpy>, <mass value>,
 <inertia ixx ixy ixz iyy iyz izz>), and <joint name type> with <parent link>,
 <child link>, <origin xyz rpy>, <axis xyz>, <limit lower upper velocity effort>,
-<dynamics damping friction>. Visual/collision geometry, materials, <mimic>,
+<dynamics damping friction>, <mimic joint multiplier offset> (what codegen.read.urdf
+does with it: UrdfOptions.mimic). Visual/collision geometry, materials,
 <calibration>, <safety_controller>, <transmission>, <gazebo> and any other element
 are ignored. Defaults follow the specification: origin 0, axis (1, 0, 0), damping
-and friction 0; an absent <limit> attribute is None (metadata only).
+and friction 0, mimic multiplier 1 and offset 0; an absent <limit> attribute is None
+(metadata only). A <mimic> needs its joint attribute (a name); whether that joint
+exists is the reader's concern.
 
 Every bad input raises one codegen.read.model.ModelError naming the element and the
 attribute: XML with a DTD, entities or external references (defusedxml; the
@@ -85,6 +88,14 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Mimic:
+    """<mimic>: q = multiplier * q_joint + offset (ROS URDF specification)."""
+    joint: str  # the master joint's name, as written (not checked here)
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
 class Joint:
     name: str
     type: str
@@ -95,6 +106,7 @@ class Joint:
     limit: dict  # lower/upper/velocity/effort -> float, only those given
     damping: float
     friction: float
+    mimic: Mimic | None = None
 
 
 @dataclass(frozen=True)
@@ -169,7 +181,17 @@ def _joint(el) -> Joint:
     if de is not None:
         damping = _numbers(de.get("damping", "0"), 1, f"{what} <dynamics damping>")[0]
         friction = _numbers(de.get("friction", "0"), 1, f"{what} <dynamics friction>")[0]
-    return Joint(name, jtype, ends[0], ends[1], _pose(el, what), axis, limit, damping, friction)
+    return Joint(name, jtype, ends[0], ends[1], _pose(el, what), axis, limit, damping, friction,
+                 _mimic(el.find("mimic"), what))
+
+
+def _mimic(el, what) -> Mimic | None:
+    if el is None:
+        return None
+    master = check_name(el.get("joint"), f"{what} <mimic joint>")
+    multiplier = _numbers(el.get("multiplier", "1"), 1, f"{what} <mimic multiplier>")[0]
+    offset = _numbers(el.get("offset", "0"), 1, f"{what} <mimic offset>")[0]
+    return Mimic(master, multiplier, offset)
 
 
 def parse_urdf(data: bytes, source: str = "<urdf>") -> Urdf:

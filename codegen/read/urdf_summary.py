@@ -1,12 +1,14 @@
 """What a URDF build did that a user comparing with Pinocchio must know, in one line.
 
-    summary_line(robot, unsnapped, module, friction) -> str
+    summary_line(model, values, module, friction, snap, mimic=()) -> str
 
 * NAME and the module name (the C prefix NAME_, module NAME_kernels);
 * the end effectors, or that there are none (jacobian/fk then refuse);
 * friction: the URDF's <dynamics damping friction> become the default Fv, Fc
   of the joints, so inverse_dynamics = Pinocchio's rnea + Fv dq + Fc sign(dq)
   (Pinocchio's rnea ignores them); --no-friction makes those defaults 0;
+* mimic joints read as independent coordinates (--mimic independent; the
+  default refuses them, codegen.read.urdf): which, and their masters;
 * rotation snapping (codegen.read.urdf, SNAP_TOL): how many rotation, axis
   and origin entries moved, the largest move, and a first-order bound on the
   relative change of the poses it causes: a rotation whose entries move by at
@@ -76,7 +78,11 @@ def without_friction(model, values) -> tuple:
     return tuple(0.0 if n in fric else v for n, v in zip(model.param_names, values))
 
 
-def summary_line(model, values, module: str, friction: bool, snap: SnapReport | None) -> str:
+MIMIC_SHOWN = 6  # mimic joints named in the line
+
+
+def summary_line(model, values, module: str, friction: bool, snap: SnapReport | None, mimic=()) -> str:
+    """The line; `mimic`: (joint, master) of the mimic joints read as independent coordinates."""
     ees = ", ".join(e.name for e in model.end_effectors) or "none (jacobian, fk unavailable; --end-effector LINK)"
     parts = [f"NAME={module.removesuffix('_kernels')} (module {module})", f"{model.ndof} DOF",
              f"end effectors: {ees}"]
@@ -88,6 +94,11 @@ def summary_line(model, values, module: str, friction: bool, snap: SnapReport | 
                      "(Pinocchio's rnea has none; --no-friction to drop)")
     else:
         parts.append("friction: none in the URDF")
+    if mimic:
+        shown = ", ".join(f"{j} (mimics {m})" for j, m in mimic[:MIMIC_SHOWN])
+        more = f" and {len(mimic) - MIMIC_SHOWN} more" if len(mimic) > MIMIC_SHOWN else ""
+        parts.append(f"mimic joints as independent coordinates (--mimic independent, Pinocchio's mimic=False): "
+                     f"{shown}{more}")
     if snap is None:
         parts.append("snapping: off (--no-snap)")
     elif snap.moved == 0:

@@ -91,6 +91,7 @@ class GenerateOptions:
 
 
 SHARE_CHOICES = ("A", "C", "all")
+MIMIC_CHOICES = ("refuse", "independent")  # UrdfOptions.mimic (codegen.read.urdf)
 
 
 @dataclass(frozen=True)
@@ -113,11 +114,21 @@ class UrdfOptions(GenerateOptions):
                             "<dynamics damping friction> ignored), so inverse_dynamics equals Pinocchio's rnea")
     emit_model: bool = option(False, "--emit-model", "URDF only: also write the derived NAME.toml and "
                               "NAME_params.toml, which regenerate the same C with the MODEL.toml PARAMS.toml form")
+    # <mimic> on a moving joint (q = multiplier * q_master + offset): not modelled. "refuse": a
+    # ModelError naming the joints; "independent": each is its own coordinate, as Pinocchio's
+    # buildModelFromUrdf(..., mimic=False) reads it (the summary line lists them)
+    mimic: str = option(
+        "refuse", "--mimic", "URDF only: what to do with joints that have <mimic> (coupled to another "
+        "joint): refuse (default: an error naming them), or independent (each its own coordinate, "
+        "Pinocchio's default mimic=False; the summary line lists them). Mimic coupling is not modelled",
+        choices=MIMIC_CHOICES)
 
     def __post_init__(self):
         if isinstance(self.end_effectors, str):
             raise TypeError(f"end_effectors: a list of link names, not {self.end_effectors!r}")
         object.__setattr__(self, "end_effectors", tuple(self.end_effectors))
+        if self.mimic not in MIMIC_CHOICES:
+            raise ValueError(f"mimic: one of {', '.join(map(repr, MIMIC_CHOICES))}, not {self.mimic!r}")
         super().__post_init__()
 
 
