@@ -134,7 +134,7 @@ def test_kinds_cannot_collide():
     """Locals of different kinds differ even for adversarial joint names."""
     names = ["x", "dx", "ddx", "s_x", "c_x", "q_x", "dq_x", "p_x", "d", "f", "_ddq0", "_tau1"]
     sym = Symbols(_model(joints=names))
-    every = [*sym.q, *sym.dq, *sym.ddq, *sym.tau, *sym.s, *sym.c, *sym.params.values()]
+    every = [*sym.q, *sym.dq, *sym.ddq, *sym.tau, *sym.fext, *sym.s, *sym.c, *sym.params.values()]
     locals_ = symbol_locals(sym)
     idents = [locals_[s] for s in every]
     assert len(set(idents)) == len(idents)
@@ -224,7 +224,7 @@ def test_generate_refuses_bad_values(tmp_path):
 
 def test_hostile_symbols_are_distinct():
     sym = Symbols(hostile_model())
-    every = [*sym.q, *sym.dq, *sym.ddq, *sym.tau, *sym.s, *sym.c, *sym.params.values()]
+    every = [*sym.q, *sym.dq, *sym.ddq, *sym.tau, *sym.fext, *sym.s, *sym.c, *sym.params.values()]
     assert len(set(every)) == len(every)
     assert len(set(symbol_locals(sym).values())) == len(every)
 

@@ -34,6 +34,10 @@ J_r . (u x* H_r). Entries with neither j <= r nor r < j are structural zeros
 friction's viscous term gives diag(Fv) in dtau_dv, Coulomb's Fc sign(v) zero
 (its derivative away from v = 0; at v = 0 too).
 
+External forces fixed in their bodies (the *_fext kernels, rnea's fext) are
+subtracted from f_k in frame 0; moving rigidly with the subtree that carries
+them, they enter the derivatives through F alone.
+
 Free-flying base: its six columns are the base's unit twists (J = e_k in
 base axes), which is exactly Pinocchio's tangent-space convention (q (+)
 delta through `integrate`, delta a local twist); they form one joint whose
@@ -132,9 +136,17 @@ class _Frame:
     __slots__ = ("v", "a", "Y", "dY", "F", "H")
 
 
-def _forward(kin, ddq):
-    """Per frame: v, a (with gravity), and the link's I, dI, f, h in frame 0."""
+def _world_force(prog, R, p, f):
+    """A force (moment about the frame's origin, force) in a frame at (R, p) -> in frame 0."""
+    fw = prog.vec(sv.matvec(R, f[1]))
+    return (prog.vec(sv.add(sv.matvec(R, f[0]), sv.cross(p, fw))), fw)
+
+
+def _forward(kin, ddq, fext=None):
+    """Per frame: v, a (with gravity), and the link's I, dI, f, h in frame 0; f minus the
+    external force (`fext`: frame key -> force in that frame) moved to frame 0."""
     prog, syms, model = kin.prog, kin.syms, kin.model
+    fext = fext or {}
     poses = kin.base_frame_poses()
     a0 = (ZERO, [-x for x in kin.gravity()])
     out, cols = {}, {}
@@ -176,7 +188,14 @@ def _forward(kin, ddq):
         st.H = _motion(prog, sv.inertia_times(I, st.v))
         Ia = sv.inertia_times(I, st.a)
         c = force_cross(st.v, st.H)
-        st.F = _motion(prog, (sv.add(Ia[0], c[0]), sv.add(Ia[1], c[1])))
+        if f.key in fext:
+            # fixed in the body, the force moves with it: its derivative is in the subtree sums
+            # F (the r < j terms), as Pinocchio's computeRNEADerivatives with fext
+            e = _world_force(prog, R, p, fext[f.key])
+            st.F = _motion(prog, ([x + y - z for x, y, z in zip(Ia[0], c[0], e[0])],
+                                  [x + y - z for x, y, z in zip(Ia[1], c[1], e[1])]))
+        else:
+            st.F = _motion(prog, (sv.add(Ia[0], c[0]), sv.add(Ia[1], c[1])))
         out[f.key] = st
     return out, cols
 
@@ -247,10 +266,10 @@ class PairForm:
         return dq.applyfunc(prog.var), dv.applyfunc(prog.var)
 
 
-def pair_form(kin, ddq, friction) -> PairForm:
-    """The PairForm of tau = ID(q, v, ddq) + friction(v)."""
+def pair_form(kin, ddq, friction, fext=None) -> PairForm:
+    """The PairForm of tau = ID(q, v, ddq) + friction(v) (- sum J_k^T fext_k)."""
     prog, model, syms = kin.prog, kin.model, kin.syms
-    frames, cols = _forward(kin, ddq)
+    frames, cols = _forward(kin, ddq, fext)
     _backward(kin, frames)
     n = model.ndof
     joints = {f.index: f for f in model.joints}
@@ -279,18 +298,18 @@ def pair_form(kin, ddq, friction) -> PairForm:
     return PairForm(vectors, support, subtree, fr)
 
 
-def inverse_dynamics_derivatives(kin, friction):
+def inverse_dynamics_derivatives(kin, friction, fext=None):
     """(dtau_dq, dtau_dv) of inverse_dynamics (NV x NV), straight-line."""
-    return pair_form(kin, list(kin.syms.ddq), friction).matrices(kin.prog)
+    return pair_form(kin, list(kin.syms.ddq), friction, fext).matrices(kin.prog)
 
 
-def forward_dynamics_derivatives(kin, A, ddq, friction):
+def forward_dynamics_derivatives(kin, A, ddq, friction, fext=None):
     """(PairForm, Minv): the inverse dynamics' derivatives at the forward
     dynamics' ddq (its program variables, from A and the same L^T D L) and
     A^-1; dddq_dq = -Minv dq, dddq_dv = -Minv dv are left to emission (a
     dense product: compact loops, codegen/emit/pair_loops.py)."""
     prog, model = kin.prog, kin.model
-    form = pair_form(kin, list(ddq), friction)
+    form = pair_form(kin, list(ddq), friction, fext)
     lam = fd.parents(model)
     L, Dinv = fd.ltdl(prog, A, lam)  # the statements of forward_dynamics (the Program stores each once)
     return form, fd.inverse(prog, L, Dinv, lam)

@@ -57,3 +57,38 @@ def jacobians(kin: Kinematics, poses, ee):
                 local[half + r, col] = prog.var(v[r])
                 world[half + r, col] = w[r]
     return world, local
+
+
+def time_seeds(syms) -> dict:
+    """Tangents of the configuration along the motion, d/dt at velocity dq: q_j -> dq_j,
+    s_j -> c_j dq_j, c_j -> -s_j dq_j for every joint, and on a free-flyer its
+    quaternion e (x, y, z, w) -> e * (w_b, 0) / 2, w_b = dq[3:6] its angular velocity in
+    base axes (Hamilton product; orthogonal to e, so its normalization changes nothing).
+    The base position enters no Jacobian."""
+    t = "t"
+    seeds = {}
+    for j, f in enumerate(syms.model.joints):
+        if f.base:
+            continue
+        d = syms.dq[j]
+        seeds[syms.q[j]] = {t: d}
+        seeds[syms.s[j]] = {t: syms.c[j] * d}
+        seeds[syms.c[j]] = {t: -syms.s[j] * d}
+    if syms.base_quaternion is not None:
+        x, y, z, w = syms.base_quaternion
+        wx, wy, wz = syms.dq[3:6]
+        rates = (w * wx + y * wz - z * wy, w * wy + z * wx - x * wz, w * wz + x * wy - y * wx,
+                 -(x * wx + y * wy + z * wz))
+        for sym, r in zip(syms.base_quaternion, rates):
+            seeds[sym] = {t: r / 2}
+    return seeds
+
+
+def time_variation(kin: Kinematics, J):
+    """dJ/dt at (q, dq) of a Jacobian J(q) (Pinocchio's getFrameJacobianTimeVariation): the
+    tangent of J's statements along the motion (codegen/derive/differentiate.py), so that
+    dJ/dt dq is the time derivative of J dq at ddq = 0."""
+    from .differentiate import tangents
+    prog = kin.prog
+    rates = tangents(prog, list(J), time_seeds(kin.syms))
+    return sp.Matrix(J.rows, J.cols, lambda i, k: rates[i * J.cols + k].get("t", sp.S.Zero))

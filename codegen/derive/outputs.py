@@ -16,7 +16,7 @@ from .derivation import Derivation
 from .christoffel import coriolis_matrix
 from .composite_inertia import composite_inertias, gravity_vector, inertia_matrix
 from .friction import friction
-from .jacobians import jacobians
+from .jacobians import jacobians, time_variation
 from .kinematics import Kinematics
 from ..read.model import Model
 from ..support.progress import stage
@@ -68,10 +68,20 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward"), ready=Non
     out["h"] = rnea.bias(kin, vel)
     ready(d)
     out["ddq"] = fd.forward_dynamics(prog, model, out["A"], out["h"], out["friction"], syms.tau)
+    # with an external force on every body (the *_fext kernels; Pinocchio's rnea/aba with fext)
+    fext = rnea.external_forces(kin)
+    out["tau_fext"] = rnea.inverse_dynamics(kin, vel, syms.ddq, out["friction"], fext)
+    out["ddq_fext"] = fd.forward_dynamics(prog, model, out["A"], rnea.bias(kin, vel, fext), out["friction"],
+                                          syms.tau)
     acc0 = fk.velocity_product_accelerations(kin, vel)
     for ee in model.end_effectors:
         out[f"T_{ee.name}"] = fk.homogeneous(*kin.pose_to_world(*fk.ee_pose(kin, poses, ee)))
         out[f"jdot_qdot_{ee.name}"] = fk.jdot_qdot(kin, poses, vel, acc0, ee)
+    ready(d)
+    # dJ/dt of every end effector, world (LOCAL_WORLD_ALIGNED) and local axes
+    for ee in model.end_effectors:
+        for frame in ("world", "local"):
+            out[f"dJ_{ee.name}_{frame}"] = time_variation(kin, out[f"J_{ee.name}_{frame}"])
     ready(d)
     # centre of mass and centroidal momentum, then the regressor, derived
     # last: the intermediates of the kernels above keep their places in the program
@@ -84,11 +94,12 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward"), ready=Non
         # forward_dynamics_derivatives is emitted from its pair form (codegen/emit/pair_loops.py);
         # dddq_dq and dddq_dv = -Minv times the pair form's matrices exist only there (None here)
         if "inverse" in derivatives:
-            out["dtau_dq"], out["dtau_dv"] = dd.inverse_dynamics_derivatives(kin, out["friction"])
+            # with external forces: the kernels without them pass zeros (codegen/emit/abi.py)
+            out["dtau_dq"], out["dtau_dv"] = dd.inverse_dynamics_derivatives(kin, out["friction"], fext)
             ready(d)
         if "forward" in derivatives:
             d.pair_forms["dddq_pairs"], out["Minv"] = dd.forward_dynamics_derivatives(
-                kin, out["A"], out["ddq"], out["friction"])
+                kin, out["A"], out["ddq_fext"], out["friction"], fext)
             out["dddq_dq"] = out["dddq_dv"] = None
     return d
 

@@ -16,6 +16,8 @@ Gravity enters as a fictitious base acceleration a_0 = (0, -g)
 (Featherstone 2008, section 5.3), so Q(q) needs no pass of its own. The bias
 h = C dq + Q (Pinocchio's nonLinearEffects) is the same recursion with
 ddq = 0. Fixed frames carry inertia and pass motion and force through.
+External forces (the *_fext kernels) are subtracted from their body's net
+force, in the body's frame, as in Pinocchio's rnea(model, data, q, v, a, fext).
 The velocities v_j are those of codegen/derive/kinematics.py, shared with C.
 """
 from __future__ import annotations
@@ -65,10 +67,17 @@ def gravity_base(kin: Kinematics):
     return (ZERO3, tuple(-x for x in kin.gravity()))
 
 
-def link_forces(kin: Kinematics, vel, acc):
-    """Net force f_j = I_j a_j + v_j x* I_j v_j of each link, in its frame."""
+def external_forces(kin: Kinematics) -> dict:
+    """Frame key -> the external force on that body, in its frame (Symbols.external_force)."""
+    return {f.key: kin.syms.external_force(k) for k, f in enumerate(kin.syms.bodies)}
+
+
+def link_forces(kin: Kinematics, vel, acc, fext=None):
+    """Net force f_j = I_j a_j + v_j x* I_j v_j of each link, in its frame, minus the
+    external force on it (`fext`: frame key -> force, its frame), as Pinocchio's rnea does."""
     prog = kin.prog
     out = {}
+    fext = fext or {}
     for f in kin.model.frames:
         I = kin.syms.inertia(f)
         v = vel[f.key]
@@ -77,7 +86,9 @@ def link_forces(kin: Kinematics, vel, acc):
         n, fl = sv.inertia_times(I, v)
         Iv = (prog.vec(n), prog.vec(fl))
         c = force_cross(v, Iv)
-        out[f.key] = (prog.vec(sv.add(Ia[0], c[0])), prog.vec(sv.add(Ia[1], c[1])))
+        e = fext.get(f.key, (ZERO3, ZERO3))
+        out[f.key] = (prog.vec([x + y - z for x, y, z in zip(Ia[0], c[0], e[0])]),
+                      prog.vec([x + y - z for x, y, z in zip(Ia[1], c[1], e[1])]))
     return out
 
 
@@ -101,20 +112,20 @@ def joint_torques(kin: Kinematics, forces, ddq=None):
     return tau
 
 
-def rnea(kin: Kinematics, vel, ddq):
-    """tau(q, dq, ddq) without friction: A ddq + C dq + Q."""
+def rnea(kin: Kinematics, vel, ddq, fext=None):
+    """tau(q, dq, ddq) without friction: A ddq + C dq + Q (- sum J_k^T fext_k)."""
     acc = accelerations(kin, vel, ddq, gravity_base(kin))
-    return joint_torques(kin, link_forces(kin, vel, acc), ddq)
+    return joint_torques(kin, link_forces(kin, vel, acc, fext), ddq)
 
 
-def bias(kin: Kinematics, vel):
-    """h(q, dq) = C dq + Q: the recursion with ddq = 0."""
+def bias(kin: Kinematics, vel, fext=None):
+    """h(q, dq) = C dq + Q (- sum J_k^T fext_k): the recursion with ddq = 0."""
     zero = [sp.S.Zero] * kin.model.ndof
     acc = accelerations(kin, vel, zero, gravity_base(kin))
-    return joint_torques(kin, link_forces(kin, vel, acc))
+    return joint_torques(kin, link_forces(kin, vel, acc, fext))
 
 
-def inverse_dynamics(kin: Kinematics, vel, ddq, friction):
-    """tau = A ddq + C dq + Q + friction(dq)."""
-    tau = rnea(kin, vel, ddq)
+def inverse_dynamics(kin: Kinematics, vel, ddq, friction, fext=None):
+    """tau = A ddq + C dq + Q + friction(dq) (- sum J_k^T fext_k, fext: external_forces)."""
+    tau = rnea(kin, vel, ddq, fext)
     return sp.Matrix([kin.prog.var(t + fr) for t, fr in zip(tau, friction)])

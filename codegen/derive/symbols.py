@@ -18,6 +18,14 @@ def _sym(name):
     return sp.Symbol(name, real=True)
 
 
+def body_frames(model: Model) -> tuple:
+    """The bodies that take an external force, in velocity order: Pinocchio's joints 1.. (its
+    universe, joint 0, left out): on a free-flyer first the base body (the sixth base frame,
+    base axes), then every moving frame of a joint."""
+    base = (model.frames[5],) if model.floating_base else ()
+    return base + tuple(f for f in model.joints if not f.base)
+
+
 class Symbols:
     def __init__(self, model: Model):
         self.model = model
@@ -40,6 +48,10 @@ class Symbols:
         # inputs of inverse and forward dynamics (codegen/derive/rnea.py, forward_dynamics.py)
         self.ddq = [make("ddq", i, f"_ddq{i}") for i in range(len(joints))]
         self.tau = [make("tau", i, f"_tau{i}") for i in range(len(joints))]
+        # external forces (the *_fext kernels): one spatial force per body (body_frames), in the
+        # body's own frame, Pinocchio's order (force x y z, then moment x y z about the origin)
+        self.bodies = body_frames(model)
+        self.fext = [make("fext", k, f"_fext{k}") for k in range(6 * len(self.bodies))]
         # sin/cos as plain symbols: the recursive derivation never
         # differentiates, and the C code computes each once.
         self.s = [make("s", i, f"s_{j}") for i, j in enumerate(joints)]
@@ -63,6 +75,12 @@ class Symbols:
             self.base_velocity = self.dq[:6]
         else:
             self.base_position = self.base_quaternion = self.base_velocity = None
+
+    def external_force(self, k):
+        """Body k's external force as a spatial vector (moment, force) in its frame (Featherstone's
+        order), from the (force, moment) layout of the fext argument."""
+        f = self.fext[6 * k:6 * k + 6]
+        return (f[3:6], f[0:3])
 
     def p(self, name):
         return self.params[name]

@@ -47,6 +47,8 @@ Q_OUT_DOC = "gravity torques dU/dq on the left-hand side (tau = ... + Q): N m or
 J_DOC = ("rows 0-2: the linear velocity of the end effector's origin (m/s per unit dq), rows 3-5: its "
          "angular velocity (rad/s per unit dq); in frame 0 (world) axes (Pinocchio's LOCAL_WORLD_ALIGNED) or "
          "the end effector's own axes (Pinocchio's LOCAL)")
+DJ_DOC = ("the time derivative of the end effector's Jacobian along the motion (J's rows and axes: " + J_DOC
+          + "), per unit of dq: rows 0-2 m/s^2, rows 3-5 rad/s^2 per unit dq")
 FRICTION_DOC = "friction torques Fv dq + Fc sign(dq): N m or N"
 TAU_OUT_DOC = "joint torques (N m) or forces (N) that produce ddq, friction included" + BASE_WRENCH
 BIAS_DOC = "bias torques C(q, dq) dq + Q(q), no friction: N m or N" + BASE_WRENCH
@@ -71,6 +73,10 @@ JC_DOC = ("the centre-of-mass Jacobian Jc: dc/dt = Jc dq (m/s), rows x, y, z in 
 AG_DOC = ("the centroidal momentum matrix Ag (Pinocchio's computeCentroidalMap): Ag dq = [p, L], p the linear "
           "momentum (kg m/s, rows 0-2), L the angular momentum about the centre of mass (kg m^2/s, rows 3-5), "
           "both in frame 0 (world) axes; Ia not counted")
+FEXT_DOC = ("external forces, 6 per body, NBODIES x 6 row-major (Pinocchio's fext, its universe left out): "
+            "body k's force (N, x y z) then moment (N m, x y z, about the body frame's origin), both in the "
+            "body frame's axes (Pinocchio's LOCAL); the bodies in BODY_NAMES order: on a free-flying base first "
+            "the base body, then the body each joint moves, in joint order")
 Q_NEXT_DOC = ("the configuration q (+) v dt, NQ entries as q (rad, m; a free-flying base's position in m, "
               "world, and its unit quaternion x, y, z, w)")
 
@@ -80,6 +86,15 @@ Q_NEXT_DOC = ("the configuration q (+) v dt, NQ entries as q (rad, m; a free-fly
 # 6,832), which dominate generation and compile time. Every other kernel is
 # "core": the dispatchers, compute_all and the Python module rely on it.
 OPTIONAL = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives")
+
+
+def nbodies(model: Model) -> int:
+    """The bodies that take an external force (codegen.derive.symbols.body_frames)."""
+    return model.ndof - 5 if model.floating_base else model.ndof
+
+
+def fext_arg(model: Model):
+    return Arg("fext", (6 * nbodies(model),), IN, doc=FEXT_DOC)
 CORE = "core"
 
 
@@ -165,8 +180,19 @@ def controller_functions(model: Model, idents, q, dq, p, optional=OPTIONAL) -> l
                  "LTDL factorization of A (no pivoting: A must be positive definite, as it is for physical "
                  "parameters where every joint moves some inertia or has Ia > 0), NDOF.",
                  (q, dq, tau, p, Arg("ddq", (n,), OUT, "ddq", doc=DDQ_DOC)), group=DYNAMICS),
+        Function("inverse_dynamics_fext",
+                 "inverse_dynamics with an external force on every body (Pinocchio's rnea with fext): "
+                 "tau = A ddq + C dq + Q + friction - sum_k J_k^T fext_k, J_k body k's Jacobian in its "
+                 "own frame, NDOF.",
+                 (q, dq, ddq, p, fext_arg(model), Arg("tau", (n,), OUT, "tau_fext", doc=TAU_OUT_DOC)),
+                 group=DYNAMICS),
+        Function("forward_dynamics_fext",
+                 "forward_dynamics with an external force on every body (Pinocchio's aba with fext): "
+                 "ddq = A^-1 (tau - C dq - Q - friction + sum_k J_k^T fext_k), NDOF.",
+                 (q, dq, tau, p, fext_arg(model), Arg("ddq", (n,), OUT, "ddq_fext", doc=DDQ_DOC)),
+                 group=DYNAMICS),
     ]
-    fs += [f for f in derivative_functions(model, q, p) if f.name in optional]
+    fs += [f for f in derivative_functions(model, q, p) if f.name.removesuffix("_fext") in optional]
     for e, ident in zip(model.end_effectors, idents):
         fs.append(Function(
             f"fk_{ident}", f"Pose of end effector {e.name} (frame {e.frame}) in frame 0: 4 x 4 homogeneous.",
@@ -177,7 +203,21 @@ def controller_functions(model: Model, idents, q, dq, p, optional=OPTIONAL) -> l
             "6, linear first, frame 0 (world) axes.",
             (q, dq, p, Arg("a", (6,), OUT, f"jdot_qdot_{e.name}", doc=JDOT_DOC)), family="jdot_qdot",
             group=KINEMATICS))
+    for e, ident in zip(model.end_effectors, idents):
+        for frame in FRAMES:
+            axes = "frame 0 (world) axes" if frame == "world" else "its own axes"
+            fs.append(Function(
+                f"frame_jacobian_time_variation_{ident}_{frame}",
+                f"dJ/dt of end effector {e.name} (frame {e.frame}) in {axes} at (q, dq), 6 x NDOF.",
+                (q, dq, p, Arg("dJ", (6, n), OUT, f"dJ_{e.name}_{frame}", doc=DJ_DOC)), group=KINEMATICS))
     fs += [
+        Function("frame_jacobian_time_variation",
+                 "dJ/dt (6 x NDOF, linear rows first) of end effector `ee` at (q, dq), the time derivative "
+                 "of jacobian(q, p, ee, frame) along the motion (Pinocchio's getFrameJacobianTimeVariation, "
+                 "frame 0 = LOCAL_WORLD_ALIGNED, 1 = LOCAL): dJ dq is the end effector's acceleration at "
+                 "ddq = 0 (world: jdot_qdot, the classical one). An unknown ee or frame fills dJ with NaN.",
+                 (q, dq, p, Arg("ee", (), INDEX), Arg("frame", (), INDEX), Arg("dJ", (6, n), OUT, doc=DJ_DOC)),
+                 TEMPLATE),
         Function("fk",
                  "Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (its position in the end-effector "
                  "list). An unknown ee fills T with NaN.",
@@ -244,23 +284,33 @@ def derivative_functions(model: Model, q, p) -> list:
             "dtau_dv": "d tau / dv", "dddq_dq": "d ddq / dq (a free-flyer's q-columns on the tangent space)",
             "dddq_dv": "d ddq / dv", "Minv": "d ddq / d tau = A^-1"}
     mat = lambda name: Arg(name, (n, n), OUT, name, doc=docs[name])  # noqa: E731
-    return [
-        Function("inverse_dynamics_derivatives",
-                 "Derivatives of inverse_dynamics at (q, v, a): dtau_dq = d tau / dq and dtau_dv = d tau / dv, "
+    fext = fext_arg(model)
+    derived = [
+        Function("inverse_dynamics_derivatives_fext",
+                 "Derivatives of inverse_dynamics_fext at (q, v, a, fext): dtau_dq = d tau / dq and dtau_dv = d tau / dv, "
                  "NDOF x NDOF each, row-major, row i = joint torque i (d tau / da is A: compute_A). Friction: "
                  "the viscous term gives diag(Fv) in dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its "
                  "derivative away from v = 0, returned at v = 0 too). Free-flying base: the q-derivative "
                  "is on the tangent space (Pinocchio's convention: q (+) delta through integrate, delta "
-                 "a base-frame twist, linear first), so dtau_dq has NV columns.",
-                 (q, v, a, p, mat("dtau_dq"), mat("dtau_dv")), group=ID_DERIVATIVES),
-        Function("forward_dynamics_derivatives",
-                 "Derivatives of forward_dynamics at (q, v, tau): dddq_dq = d ddq / dq, dddq_dv = d ddq / dv "
+                 "a base-frame twist, linear first), so dtau_dq has NV columns. External forces fext as "
+                 "in inverse_dynamics_fext, fixed in their bodies (Pinocchio's computeRNEADerivatives "
+                 "with fext).",
+                 (q, v, a, p, fext, mat("dtau_dq"), mat("dtau_dv")), group=ID_DERIVATIVES),
+        Function("forward_dynamics_derivatives_fext",
+                 "Derivatives of forward_dynamics_fext at (q, v, tau, fext): dddq_dq = d ddq / dq, dddq_dv = d ddq / dv "
                  "and Minv = d ddq / d tau = A^-1, NDOF x NDOF each, row-major (Carpentier and Mansard 2018: "
                  "-A^-1 times the inverse dynamics' derivatives at a = ddq; A^-1 by the sparse LTDL "
                  "factorization, so A must be positive definite as for forward_dynamics). Coulomb friction "
-                 "contributes 0 as in inverse_dynamics_derivatives.",
-                 (q, v, tau, p, mat("dddq_dq"), mat("dddq_dv"), mat("Minv")), group=FD_DERIVATIVES),
+                 "contributes 0 as in inverse_dynamics_derivatives. External forces fext as in "
+                 "forward_dynamics_fext (Pinocchio's computeABADerivatives with fext).",
+                 (q, v, tau, p, fext, mat("dddq_dq"), mat("dddq_dv"), mat("Minv")), group=FD_DERIVATIVES),
     ]
+    # the forms without external forces call those with fext = 0 (one body of code each)
+    plain = [dataclasses.replace(
+        f, name=f.name.removesuffix("_fext"), body=TEMPLATE, group="", forward_to=f.name,
+        doc=f.doc.replace("_fext at", " at").replace(", fext)", ")").split(" External forces")[0] + " No external force "
+        f"({f.name} with fext = 0).", args=tuple(a for a in f.args if a.name != "fext")) for f in derived]
+    return [x for pair in zip(derived, plain) for x in pair]
 
 
 def batch_functions(fs) -> list:

@@ -71,6 +71,9 @@ class Function:
     family: str = ""  # per-end-effector kernels behind one dispatcher: the dispatcher's name
     batch_of: str = ""  # a BATCH function: the scalar kernel it evaluates for each of n states
     group: str = ""  # the part of the C source it is compiled in (parts()); "": see part_name
+    # a TEMPLATE function that calls the kernel `forward_to` with zeros for that kernel's inputs
+    # it lacks (inverse_dynamics_derivatives: its _fext form with no external force)
+    forward_to: str = ""
 
     @property
     def inputs(self) -> tuple:

@@ -25,7 +25,7 @@ from pathlib import Path
 import jinja2
 
 from .. import __version__
-from .abi import FRAMES, IN, INDEX, OUT, REAL
+from .abi import DERIVED, FRAMES, IN, INDEX, OUT, REAL, nbodies
 from .pytext import docstring, py_string, py_tuple
 from ..support.templates import template_dir
 from .docstrings import DT_DOC, EE_DOC, FRAME_DOC, compute_all_doc, kernel_doc
@@ -233,8 +233,9 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", header):
         raise ValueError(f"header name {header!r}")
     # per-end-effector kernels (a family) are reached through their dispatcher
-    kernels = [_kernel(f, batch=abi.batch_form(f.name)) for f in abi.derived
-               if not f.name.startswith("jacobian_") and f.name != "compute_all"
+    kernels = [_kernel(f, batch=abi.batch_form(f.name)) for f in abi.functions
+               if (f.body == DERIVED or f.forward_to)
+               and not f.name.startswith(("jacobian_", "frame_jacobian_time_variation_")) and f.name != "compute_all"
                and not f.family and f.name != "base_params"]  # base_params(params): no state, in the template
     ee = _Extra("ee", "ee: str | int", "cdef int ee_i = _ee_index(ee)")
     frame = _Extra(f"frame={FRAMES[0]!r}", "frame: Literal[" + ", ".join(map(ascii, FRAMES)) + f"] = {FRAMES[0]!r}",
@@ -245,6 +246,12 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         "Jacobian (6 x N_DOF, linear rows first) of end effector `ee` (a name in END_EFFECTORS or "
         f"its index) in frame {FRAMES[0]!r} (the world axes) or {FRAMES[1]!r} (the end effector's "
         "own axes); the linear rows are the velocity of the end-effector origin."))
+    kernels.append(_kernel(
+        abi.function("frame_jacobian_time_variation"), (ee, frame), index_vars,
+        "dJ/dt (6 x N_DOF, linear rows first) of end effector `ee` (a name in END_EFFECTORS or its "
+        f"index) at (q, dq), in frame {FRAMES[0]!r} (world axes, Pinocchio's LOCAL_WORLD_ALIGNED) or "
+        f"{FRAMES[1]!r} (its own axes, LOCAL): the time derivative of jacobian(q, ee, frame) along the "
+        "motion; dJ dq is the end effector's acceleration at ddq = 0."))
     families = sorted({f.family for f in abi.functions if f.family})
     for name in families:
         f = abi.function(name)
@@ -261,7 +268,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
     limits = abi.function("joint_limits")
     names = {f.name for f in abi.functions}
     nbase = abi.function("base_params").outputs[0].shape[0] if "base_params" in names else None
-    public = ["N_DOF", "N_Q", "N_PARAMS", "N_PI", "JOINT_NAMES", "PARAM_NAMES", "REGRESSOR_PARAMS",
+    public = ["N_DOF", "N_Q", "N_BODIES", "BODY_NAMES", "N_PARAMS", "N_PI", "JOINT_NAMES", "PARAM_NAMES", "REGRESSOR_PARAMS",
               "REGRESSOR_PARAM_INDEX", *(["N_BASE", "BASE_PARAM_NAMES", "BASE_COLUMNS", "base_params"] if nbase else []),
               "END_EFFECTORS", "JOINT_LIMITS",
               *[k.name for k in kernels], *CONSTANTS, "compute_all", *SHARED]
@@ -277,7 +284,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
            "End effectors (`ee`): the names in END_EFFECTORS, in index order.")
     return dict(
         version=__version__, header=header, docstring=docstring(doc, ""), externs=externs,
-        ndof=abi.ndof, nq=abi.nq, nparams=abi.nparams, npi=abi.function("regressor").outputs[0].shape[1],
+        ndof=abi.ndof, nq=abi.nq, nbodies=nbodies(model), nparams=abi.nparams, npi=abi.function("regressor").outputs[0].shape[1],
         nbase=nbase,
         end_effectors=py_tuple(abi.end_effectors),
         frames=py_tuple(FRAMES), frame_names=FRAMES, limit_names=[a.name for a in limits.outputs],

@@ -8,7 +8,7 @@ import jinja2
 from .. import __version__
 from ..support.digest import source_digest
 from ..support.templates import template_dir
-from .abi import TEMPLATE, regressor_columns
+from .abi import TEMPLATE, nbodies, regressor_columns
 from .batch import batch
 from .cnames import c_string, comment_line, comment_text, doc_lines
 from .cprint import c_double
@@ -55,7 +55,7 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         return " || ".join(f"KKIN({i})" for i in sorted({part_of[n] for n in names_})) or "0"
 
     ctx = dict(
-        P=P, prefix=prefix, abi=abi, ndof=model.ndof, nq=model.nq, np=len(model.param_names), header=header,
+        P=P, prefix=prefix, abi=abi, ndof=model.ndof, nq=model.nq, nbodies=nbodies(model), np=len(model.param_names), header=header,
         npi=len(regressor_columns(model)), regressor_first=len(model.geometry) + 1,
         base_names=[c_string(n) for n in base.names] if base else [], base_columns=base.columns if base else (),
         base_lines=[comment_line(f"{i:3d}  {n}") for i, n in enumerate(base.names)] if base else [],
@@ -76,6 +76,9 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         param_lines=[f"{i:3d}  {comment_text(n)}" for i, n in enumerate(model.param_names)],
         jacobian_cases=[(m, f"{P}_{frame.upper()}", f"jacobian_{e}_{frame}")
                         for (m, _), e in zip(ee_macros, names.ees) for frame in ("world", "local")],
+        # the dispatchers over (ee, frame): name -> its kernels' name prefix and the call's inputs
+        frame_dispatchers=[("jacobian", "jacobian", "q, p", "J"),
+                           ("frame_jacobian_time_variation", "frame_jacobian_time_variation", "q, dq, p", "dJ")],
         limits=[tuple("NAN" if getattr(f.limits, k, None) is None else c_double(getattr(f.limits, k))
                       for k in ("lower", "upper", "velocity", "effort")) for f in model.joints],
         defaults=[(f"p[{i}]", c_double(v), comment_text(n))

@@ -5,30 +5,36 @@
  * parameter file   15bbe766aa985d2a7538fbbc555d22bd6e1923da470f009027b0732748000abb
  * generator        <generator digest>
  * operations per function (SymPy count_ops after CSE):
- *   mini_compute_A                         62
- *   mini_compute_C                         91
- *   mini_compute_Q                         43
- *   mini_jacobian_tool_world               24
- *   mini_jacobian_tool_local               36
- *   mini_jacobian_slider_world             13
- *   mini_jacobian_slider_local             22
- *   mini_friction                          12
- *   mini_compute_all                      207
- *   mini_inverse_dynamics                 171
- *   mini_bias                             120
- *   mini_forward_dynamics                 217
- *   mini_inverse_dynamics_derivatives     266
- *   mini_forward_dynamics_derivatives    1114
- *   mini_fk_tool                           23
- *   mini_jdot_qdot_tool                    32
- *   mini_fk_slider                         16
- *   mini_jdot_qdot_slider                  20
- *   mini_regressor                        122
- *   mini_base_regressor                    82
- *   mini_base_params                       45
- *   mini_com                               49
- *   mini_com_jacobian                      59
- *   mini_centroidal_map                   212
+ *   mini_compute_A                                       62
+ *   mini_compute_C                                       91
+ *   mini_compute_Q                                       43
+ *   mini_jacobian_tool_world                             24
+ *   mini_jacobian_tool_local                             36
+ *   mini_jacobian_slider_world                           13
+ *   mini_jacobian_slider_local                           22
+ *   mini_friction                                        12
+ *   mini_compute_all                                    207
+ *   mini_inverse_dynamics                               171
+ *   mini_bias                                           120
+ *   mini_forward_dynamics                               217
+ *   mini_inverse_dynamics_fext                          178
+ *   mini_forward_dynamics_fext                          224
+ *   mini_inverse_dynamics_derivatives_fext              283
+ *   mini_forward_dynamics_derivatives_fext             1156
+ *   mini_fk_tool                                         23
+ *   mini_jdot_qdot_tool                                  32
+ *   mini_fk_slider                                       16
+ *   mini_jdot_qdot_slider                                20
+ *   mini_frame_jacobian_time_variation_tool_world        39
+ *   mini_frame_jacobian_time_variation_tool_local        83
+ *   mini_frame_jacobian_time_variation_slider_world      17
+ *   mini_frame_jacobian_time_variation_slider_local      48
+ *   mini_regressor                                      122
+ *   mini_base_regressor                                  82
+ *   mini_base_params                                     45
+ *   mini_com                                             49
+ *   mini_com_jacobian                                    59
+ *   mini_centroidal_map                                 212
  */
 #include <float.h>
 #include <math.h>
@@ -49,21 +55,27 @@
  *   2 Coriolis:
  *     compute_C, compute_C_batch
  *   3 dynamics:
- *     compute_Q, friction, inverse_dynamics, bias, forward_dynamics
+ *     compute_Q, friction, inverse_dynamics, bias, forward_dynamics,
+ *     inverse_dynamics_fext, forward_dynamics_fext
  *   4 kinematics:
  *     jacobian_tool_world, jacobian_tool_local, jacobian_slider_world,
  *     jacobian_slider_local, fk_tool, jdot_qdot_tool, fk_slider,
- *     jdot_qdot_slider, com, com_jacobian, centroidal_map
+ *     jdot_qdot_slider, frame_jacobian_time_variation_tool_world,
+ *     frame_jacobian_time_variation_tool_local,
+ *     frame_jacobian_time_variation_slider_world,
+ *     frame_jacobian_time_variation_slider_local, com, com_jacobian,
+ *     centroidal_map
  *   5 compute_all:
  *     compute_all
  *   6 interface:
- *     jacobian, default_params, joint_limits, param_name, joint_name, fk,
- *     jdot_qdot, regressor_param_index, base_param_name,
- *     base_regressor_column, integrate, neutral
+ *     jacobian, default_params, joint_limits, param_name, joint_name,
+ *     inverse_dynamics_derivatives, forward_dynamics_derivatives,
+ *     frame_jacobian_time_variation, fk, jdot_qdot, regressor_param_index,
+ *     base_param_name, base_regressor_column, integrate, neutral
  *   7 inverse dynamics derivatives:
- *     inverse_dynamics_derivatives
+ *     inverse_dynamics_derivatives_fext
  *   8 forward dynamics derivatives:
- *     forward_dynamics_derivatives
+ *     forward_dynamics_derivatives_fext
  *   9 identification:
  *     regressor
  *   10 base_regressor:
@@ -1264,31 +1276,315 @@ void mini_forward_dynamics(const double *q, const double *dq, const double *tau,
 }
 #endif
 
+#if KKIN(3) /* dynamics */
+
+/* mini_inverse_dynamics_fext with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_inverse_dynamics_fext(const double *q, const double *dq, const double *ddq, const double *p, const double *fext, double *tau)
+{
+    double in_dq[3];
+    double in_ddq[3];
+    double in_p[54];
+    double in_fext[18];
+    mini_inverse_dynamics_fext(q, memcpy(in_dq, dq, sizeof in_dq), memcpy(in_ddq, ddq, sizeof in_ddq), memcpy(in_p, p, sizeof in_p), memcpy(in_fext, fext, sizeof in_fext), tau);
+}
+
+KKCLONES
+/* inverse_dynamics with an external force on every body (Pinocchio's rnea
+ * with fext): tau = A ddq + C dq + Q + friction - sum_k J_k^T fext_k, J_k
+ * body k's Jacobian in its own frame, NDOF.
+ * 178 operations. */
+void mini_inverse_dynamics_fext(const double *q, const double *dq, const double *ddq, const double *p, const double *fext, double *tau)
+{
+    if (kk_overlap(dq, 3, tau, 3) || kk_overlap(ddq, 3, tau, 3) || kk_overlap(p, 54, tau, 3) || kk_overlap(fext, 18, tau, 3)) { kk_copy_mini_inverse_dynamics_fext(q, dq, ddq, p, fext, tau); return; }
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    const double p_g = p[4];
+    const double t75 = -0.6*p_g;
+    const double s_q_base = sq[0];
+    const double t77 = s_q_base*t75;
+    const double ddq_q_base = ddq[0];
+    const double p_L4 = p[3];
+    const double t290 = -p_L4*ddq_q_base - t77;
+    const double ddq_q_b = ddq[2];
+    const double t293 = -ddq_q_b + t290;
+    const double dq_q_base = dq[0];
+    const double p_L2 = p[1];
+    const double t84 = p_L2*dq_q_base;
+    const double q_q_b = q[2];
+    const double t91 = -dq_q_base*q_q_b - t84;
+    const double p_m_b = p[41];
+    const double p_MZ_b = p[44];
+    const double t157 = p_MZ_b*dq_q_base + p_m_b*t91;
+    const double fx_14 = fext[14];
+    const double p_MY_b = p[43];
+    const double t442 = -p_MY_b*ddq_q_base - fx_14 - dq_q_base*t157 + p_m_b*t293;
+    const double p_Ia_b = p[51];
+    const double t443 = p_Ia_b*ddq_q_b - t442;
+    const double dq_q_b = dq[2];
+    const double p_Fv_b = p[52];
+    const double p_Fc_b = p[53];
+    const double t478 = p_Fc_b*(double)((dq_q_b > 0) - (dq_q_b < 0)) + p_Fv_b*dq_q_b + t443;
+    tau[2] = t478;
+    const double c_q_base = cq[0];
+    const double t78 = c_q_base*t75;
+    const double x1 = p_L2*ddq_q_base;
+    const double t281 = -t78 + x1;
+    const double s_q_a = sq[1];
+    const double c_q_a = cq[1];
+    const double t283 = -c_q_a*t77 - s_q_a*t281;
+    const double t85 = c_q_a*t84;
+    const double dq_q_a = dq[1];
+    const double t286 = -dq_q_a*t85 + t283;
+    const double ddq_q_a = ddq[1];
+    const double t284 = ddq_q_base - ddq_q_a;
+    const double t288 = -p_L4*t284 + t286;
+    const double p_L3 = p[2];
+    const double x0 = (0.5)*p_L3;
+    const double t87 = -dq_q_a + dq_q_base;
+    const double t88 = -t85 + t87*x0;
+    const double p_m_ta = p[31];
+    const double p_MZ_ta = p[34];
+    const double t135 = -p_MZ_ta*t87 + p_m_ta*t88;
+    const double p_MX_ta = p[32];
+    const double t311 = p_MX_ta*t284 + p_m_ta*t288 + t135*t87;
+    const double t282 = c_q_a*t281 - s_q_a*t77;
+    const double t86 = -s_q_a*t84;
+    const double t285 = dq_q_a*t86 + t282;
+    const double t287 = t284*x0 - t285;
+    const double t89 = -p_L4*t87 + t86;
+    const double t136 = p_MX_ta*t87 + p_m_ta*t89;
+    const double t309 = -p_MZ_ta*t284 + p_m_ta*t287 - t136*t87;
+    const double p_YY_ta = p[38];
+    const double t307 = -p_MX_ta*t288 + p_MZ_ta*t287 - p_YY_ta*t284 + t135*t89 - t136*t88;
+    const double t331 = (0.5)*p_L3*t309 - p_L4*t311 - t307;
+    const double p_m_a = p[18];
+    const double p_MX_a = p[19];
+    const double t114 = -p_MX_a*t87 + p_m_a*t86;
+    const double p_MZ_a = p[21];
+    const double t113 = p_MZ_a*t87 + p_m_a*t85;
+    const double fx_10 = fext[10];
+    const double p_YY_a = p[25];
+    const double t432 = -p_MX_a*t286 + p_MZ_a*t285 + p_YY_a*t284 - fx_10 + t113*t86 - t114*t85;
+    const double t456 = t331 + t432;
+    const double p_Ia_a = p[28];
+    const double t461 = p_Ia_a*ddq_q_a - t456;
+    const double p_Fv_a = p[29];
+    const double p_Fc_a = p[30];
+    const double t477 = p_Fc_a*(double)((dq_q_a > 0) - (dq_q_a < 0)) + p_Fv_a*dq_q_a + t461;
+    tau[1] = t477;
+    const double fx_8 = fext[8];
+    const double t436 = -p_MX_a*t284 - fx_8 + p_m_a*t286 - t113*t87;
+    const double t460 = t311 + t436;
+    const double fx_6 = fext[6];
+    const double t434 = p_MZ_a*t284 - fx_6 + p_m_a*t285 + t114*t87;
+    const double t458 = -t309 + t434;
+    const double t464 = c_q_a*t458 - s_q_a*t460;
+    const double t468 = p_L2*t464 + t456;
+    const double t289 = -t78 - x1;
+    const double t291 = -ddq_q_base*q_q_b + t289;
+    const double t292 = -dq_q_b*dq_q_base + t291;
+    const double t90 = -p_L4*dq_q_base;
+    const double t92 = -dq_q_b + t90;
+    const double t158 = -p_MY_b*dq_q_base + p_m_b*t92;
+    const double fx_13 = fext[13];
+    const double t441 = p_MZ_b*ddq_q_base - fx_13 + dq_q_base*t158 + p_m_b*t292;
+    const double fx_15 = fext[15];
+    const double p_XX_b = p[45];
+    const double t437 = p_MY_b*t293 - p_MZ_b*t292 - p_XX_b*ddq_q_base - fx_15 - t157*t92 + t158*t91;
+    const double t444 = q_q_b*t441 + t437;
+    const double t448 = -p_L2*t441 - p_L4*t442 - t444;
+    const double fx_5 = fext[5];
+    const double p_ZZ_1 = p[14];
+    const double p_MY_1 = p[7];
+    const double p_MX_1 = p[6];
+    const double t427 = -p_MX_1*t78 + p_MY_1*t77 + p_ZZ_1*ddq_q_base - fx_5;
+    const double t451 = t427 + t448;
+    const double t471 = t451 + t468;
+    const double p_Ia_1 = p[15];
+    const double t475 = p_Ia_1*ddq_q_base + t471;
+    const double p_Fv_1 = p[16];
+    const double p_Fc_1 = p[17];
+    const double t476 = p_Fc_1*(double)((dq_q_base > 0) - (dq_q_base < 0)) + p_Fv_1*dq_q_base + t475;
+    tau[0] = t476;
+}
+#endif
+
+#if KKIN(3) /* dynamics */
+
+KKCLONES
+/* forward_dynamics with an external force on every body (Pinocchio's aba with
+ * fext): ddq = A^-1 (tau - C dq - Q - friction + sum_k J_k^T fext_k), NDOF.
+ * 224 operations. */
+void mini_forward_dynamics_fext(const double *q, const double *dq, const double *tau, const double *p, const double *fext, double *ddq)
+{
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    const double p_L3 = p[2];
+    const double x4 = (0.5)*p_L3;
+    const double p_m_ta = p[31];
+    const double p_MZ_ta = p[34];
+    const double t25 = p_MZ_ta - p_m_ta*x4;
+    const double p_MZ_a = p[21];
+    const double t35 = p_MZ_a + t25;
+    const double p_MX_ta = p[32];
+    const double p_L4 = p[3];
+    const double t24 = p_L4*p_m_ta - p_MX_ta;
+    const double p_MX_a = p[19];
+    const double t33 = p_MX_a + t24;
+    const double s_q_a = sq[1];
+    const double c_q_a = cq[1];
+    const double t43 = c_q_a*t35 + s_q_a*t33;
+    const double p_L2 = p[1];
+    const double x6 = p_L2*t43;
+    const double x5 = p_L3*p_L3;
+    const double x3 = 2.0*p_L4;
+    const double x1 = p_L4*p_L4;
+    const double p_YY_ta = p[38];
+    const double t29 = -p_L3*p_MZ_ta - p_MX_ta*x3 + p_YY_ta + p_m_ta*(x1 + (0.25)*x5);
+    const double p_YY_a = p[25];
+    const double t39 = p_YY_a + t29;
+    const double x0 = p_L2*p_L2;
+    const double p_m_a = p[18];
+    const double t32 = p_m_a + p_m_ta;
+    const double t58 = -t32*x5 + t32*(x0 + x5) + t39 + 2.0*x6;
+    const double p_L1 = p[0];
+    const double x2 = (p_L1 + p_L3)*(p_L1 + p_L3);
+    const double q_q_b = q[2];
+    const double p_m_b = p[41];
+    const double p_XX_b = p[45];
+    const double p_MZ_b = p[44];
+    const double t1 = -2.0*p_MZ_b*q_q_b + p_XX_b + p_m_b*q_q_b*q_q_b;
+    const double t0 = p_MZ_b - p_m_b*q_q_b;
+    const double p_MY_b = p[43];
+    const double t13 = -2.0*p_L2*t0 + p_MY_b*x3 - p_m_b*x2 + p_m_b*(x0 + x1 + x2) + t1;
+    const double p_ZZ_1 = p[14];
+    const double t23 = p_ZZ_1 + t13;
+    const double t69 = t23 + t58;
+    const double p_Ia_1 = p[15];
+    const double t70 = p_Ia_1 + t69;
+    const double p_Ia_b = p[51];
+    const double t74 = p_Ia_b + p_m_b;
+    const double t410 = 1.0/t74;
+    const double t6 = p_L4*p_m_b + p_MY_b;
+    const double t411 = t410*t6;
+    const double t412 = -t411*t6 + t70;
+    const double t73 = -t39 - x6;
+    const double p_Ia_a = p[28];
+    const double t71 = p_Ia_a + t39;
+    const double t413 = 1.0/t71;
+    const double t414 = t413*t73;
+    const double t415 = t412 - t414*t73;
+    const double t416 = 1.0/t415;
+    const double p_g = p[4];
+    const double t75 = -0.6*p_g;
+    const double c_q_base = cq[0];
+    const double t78 = c_q_base*t75;
+    const double s_q_base = sq[0];
+    const double t77 = s_q_base*t75;
+    const double t80 = c_q_a*t77 - s_q_a*t78;
+    const double dq_q_base = dq[0];
+    const double t84 = p_L2*dq_q_base;
+    const double t85 = c_q_a*t84;
+    const double dq_q_a = dq[1];
+    const double t358 = -dq_q_a*t85 - t80;
+    const double t87 = -dq_q_a + dq_q_base;
+    const double t113 = p_MZ_a*t87 + p_m_a*t85;
+    const double fx_8 = fext[8];
+    const double t488 = -fx_8 + p_m_a*t358 - t113*t87;
+    const double t88 = -t85 + t87*x4;
+    const double t135 = -p_MZ_ta*t87 + p_m_ta*t88;
+    const double t374 = p_m_ta*t358 + t135*t87;
+    const double t508 = t374 + t488;
+    const double t79 = c_q_a*t78 + s_q_a*t77;
+    const double t86 = -s_q_a*t84;
+    const double t357 = dq_q_a*t86 - t79;
+    const double t114 = -p_MX_a*t87 + p_m_a*t86;
+    const double fx_6 = fext[6];
+    const double t487 = -fx_6 + p_m_a*t357 + t114*t87;
+    const double t89 = -p_L4*t87 + t86;
+    const double t136 = p_MX_ta*t87 + p_m_ta*t89;
+    const double t373 = -p_m_ta*t357 - t136*t87;
+    const double t507 = -t373 + t487;
+    const double t511 = c_q_a*t507 - s_q_a*t508;
+    const double t371 = -p_MX_ta*t358 - p_MZ_ta*t357 + t135*t89 - t136*t88;
+    const double t391 = (0.5)*p_L3*t373 - p_L4*t374 - t371;
+    const double fx_10 = fext[10];
+    const double t485 = -p_MX_a*t358 + p_MZ_a*t357 - fx_10 + t113*t86 - t114*t85;
+    const double t505 = t391 + t485;
+    const double t515 = p_L2*t511 + t505;
+    const double dq_q_b = dq[2];
+    const double t359 = -dq_q_b*dq_q_base - t78;
+    const double t90 = -p_L4*dq_q_base;
+    const double t92 = -dq_q_b + t90;
+    const double t158 = -p_MY_b*dq_q_base + p_m_b*t92;
+    const double fx_13 = fext[13];
+    const double t492 = -fx_13 + dq_q_base*t158 + p_m_b*t359;
+    const double t91 = -dq_q_base*q_q_b - t84;
+    const double t157 = p_MZ_b*dq_q_base + p_m_b*t91;
+    const double fx_15 = fext[15];
+    const double t489 = -p_MY_b*t77 - p_MZ_b*t359 - fx_15 - t157*t92 + t158*t91;
+    const double t494 = q_q_b*t492 + t489;
+    const double fx_14 = fext[14];
+    const double t493 = -fx_14 - dq_q_base*t157 - p_m_b*t77;
+    const double t498 = -p_L2*t492 - p_L4*t493 - t494;
+    const double fx_5 = fext[5];
+    const double p_MY_1 = p[7];
+    const double p_MX_1 = p[6];
+    const double t481 = -p_MX_1*t78 + p_MY_1*t77 - fx_5;
+    const double t501 = t481 + t498;
+    const double t518 = t501 + t515;
+    const double trq_q_a = tau[1];
+    const double p_Fv_a = p[29];
+    const double p_Fc_a = p[30];
+    const double t522 = -p_Fc_a*(double)((dq_q_a > 0) - (dq_q_a < 0)) - p_Fv_a*dq_q_a + trq_q_a + t505;
+    const double trq_q_b = tau[2];
+    const double p_Fv_b = p[52];
+    const double p_Fc_b = p[53];
+    const double t521 = -p_Fc_b*(double)((dq_q_b > 0) - (dq_q_b < 0)) - p_Fv_b*dq_q_b + trq_q_b + t493;
+    const double trq_q_base = tau[0];
+    const double p_Fv_1 = p[16];
+    const double p_Fc_1 = p[17];
+    const double t523 = -p_Fc_1*(double)((dq_q_base > 0) - (dq_q_base < 0)) - p_Fv_1*dq_q_base + trq_q_base - t411*t521 - t414*t522 - t518;
+    const double t524 = t416*t523;
+    ddq[0] = t524;
+    const double t526 = t410*t521;
+    const double t528 = -t411*t524 + t526;
+    ddq[2] = t528;
+    const double t525 = t413*t522;
+    const double t527 = -t414*t524 + t525;
+    ddq[1] = t527;
+}
+#endif
+
 #if KKIN(7) /* inverse dynamics derivatives */
 
-/* mini_inverse_dynamics_derivatives with copies of its inputs (some overlap an output). */
+/* mini_inverse_dynamics_derivatives_fext with copies of its inputs (some overlap an output). */
 KKCOLD
-static void kk_copy_mini_inverse_dynamics_derivatives(const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv)
+static void kk_copy_mini_inverse_dynamics_derivatives_fext(const double *q, const double *v, const double *a, const double *p, const double *fext, double *dtau_dq, double *dtau_dv)
 {
     double in_q[3];
     double in_v[3];
     double in_a[3];
     double in_p[54];
-    mini_inverse_dynamics_derivatives(memcpy(in_q, q, sizeof in_q), memcpy(in_v, v, sizeof in_v), memcpy(in_a, a, sizeof in_a), memcpy(in_p, p, sizeof in_p), dtau_dq, dtau_dv);
+    double in_fext[18];
+    mini_inverse_dynamics_derivatives_fext(memcpy(in_q, q, sizeof in_q), memcpy(in_v, v, sizeof in_v), memcpy(in_a, a, sizeof in_a), memcpy(in_p, p, sizeof in_p), memcpy(in_fext, fext, sizeof in_fext), dtau_dq, dtau_dv);
 }
 
 KKCLONES
-/* Derivatives of inverse_dynamics at (q, v, a): dtau_dq = d tau / dq and
- * dtau_dv = d tau / dv, NDOF x NDOF each, row-major, row i = joint torque i
- * (d tau / da is A: compute_A). Friction: the viscous term gives diag(Fv) in
- * dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its derivative away from v =
- * 0, returned at v = 0 too). Free-flying base: the q-derivative is on the
- * tangent space (Pinocchio's convention: q (+) delta through integrate, delta
- * a base-frame twist, linear first), so dtau_dq has NV columns.
- * 266 operations. */
-void mini_inverse_dynamics_derivatives(const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv)
+/* Derivatives of inverse_dynamics_fext at (q, v, a, fext): dtau_dq = d tau /
+ * dq and dtau_dv = d tau / dv, NDOF x NDOF each, row-major, row i = joint
+ * torque i (d tau / da is A: compute_A). Friction: the viscous term gives
+ * diag(Fv) in dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its derivative
+ * away from v = 0, returned at v = 0 too). Free-flying base: the q-derivative
+ * is on the tangent space (Pinocchio's convention: q (+) delta through
+ * integrate, delta a base-frame twist, linear first), so dtau_dq has NV
+ * columns. External forces fext as in inverse_dynamics_fext, fixed in their
+ * bodies (Pinocchio's computeRNEADerivatives with fext).
+ * 283 operations. */
+void mini_inverse_dynamics_derivatives_fext(const double *q, const double *v, const double *a, const double *p, const double *fext, double *dtau_dq, double *dtau_dv)
 {
-    if (kk_overlap(q, 3, dtau_dq, 9) || kk_overlap(q, 3, dtau_dv, 9) || kk_overlap(v, 3, dtau_dq, 9) || kk_overlap(v, 3, dtau_dv, 9) || kk_overlap(a, 3, dtau_dq, 9) || kk_overlap(a, 3, dtau_dv, 9) || kk_overlap(p, 54, dtau_dq, 9) || kk_overlap(p, 54, dtau_dv, 9)) { kk_copy_mini_inverse_dynamics_derivatives(q, v, a, p, dtau_dq, dtau_dv); return; }
+    if (kk_overlap(q, 3, dtau_dq, 9) || kk_overlap(q, 3, dtau_dv, 9) || kk_overlap(v, 3, dtau_dq, 9) || kk_overlap(v, 3, dtau_dv, 9) || kk_overlap(a, 3, dtau_dq, 9) || kk_overlap(a, 3, dtau_dv, 9) || kk_overlap(p, 54, dtau_dq, 9) || kk_overlap(p, 54, dtau_dv, 9) || kk_overlap(fext, 18, dtau_dq, 9) || kk_overlap(fext, 18, dtau_dv, 9)) { kk_copy_mini_inverse_dynamics_derivatives_fext(q, v, a, p, fext, dtau_dq, dtau_dv); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
     dtau_dq[5] = 0.0;
@@ -1297,22 +1593,22 @@ void mini_inverse_dynamics_derivatives(const double *q, const double *v, const d
     dtau_dv[7] = 0.0;
     const double dq_q_base = v[0];
     const double c_q_base = cq[0];
-    const double t592 = c_q_base*dq_q_base;
+    const double t727 = c_q_base*dq_q_base;
     const double s_q_base = sq[0];
     const double ddq_q_base = a[0];
-    const double t595 = ddq_q_base*s_q_base + dq_q_base*t592;
-    const double t593 = dq_q_base*s_q_base;
-    const double t594 = ddq_q_base*c_q_base - dq_q_base*t593;
+    const double t729 = ddq_q_base*s_q_base + dq_q_base*t727;
+    const double t557 = dq_q_base*s_q_base;
+    const double t728 = ddq_q_base*c_q_base - dq_q_base*t557;
     const double p_m_b = p[41];
-    const double t455 = -c_q_base*p_m_b;
-    const double t454 = p_m_b*s_q_base;
-    const double t740 = t454*t594 + t455*t595;
-    dtau_dq[8] = t740;
-    const double t597 = 2.0*t593;
-    const double t596 = 2.0*t592;
+    const double t582 = -c_q_base*p_m_b;
+    const double t581 = p_m_b*s_q_base;
+    const double t879 = t581*t728 + t582*t729;
+    dtau_dq[8] = t879;
+    const double t731 = 2.0*t557;
+    const double t730 = 2.0*t727;
     const double p_Fv_b = p[52];
-    const double t743 = p_Fv_b + t454*t596 + t455*t597;
-    dtau_dv[8] = t743;
+    const double t882 = p_Fv_b + t581*t730 + t582*t731;
+    dtau_dv[8] = t882;
     const double p_L2 = p[1];
     const double x0 = p_L2*s_q_base;
     const double p_L4 = p[3];
@@ -1321,39 +1617,44 @@ void mini_inverse_dynamics_derivatives(const double *q, const double *v, const d
     const double t270 = q_q_b*s_q_base + t267;
     const double p_MZ_b = p[44];
     const double p_MY_b = p[43];
-    const double t602 = -p_MY_b*c_q_base - p_MZ_b*s_q_base;
-    const double t611 = p_m_b*t270 + t602;
+    const double t736 = -p_MY_b*c_q_base - p_MZ_b*s_q_base;
+    const double t745 = p_m_b*t270 + t736;
     const double dq_q_b = v[2];
-    const double t599 = -c_q_base*dq_q_b;
-    const double t621 = dq_q_base*t611 + p_m_b*t599;
+    const double t733 = -c_q_base*dq_q_b;
+    const double t755 = dq_q_base*t745 + p_m_b*t733;
+    const double x14 = t727*t755;
     const double x1 = p_L2*c_q_base;
     const double t268 = -p_L4*s_q_base - x1;
     const double t271 = -c_q_base*q_q_b + t268;
-    const double t603 = -p_MY_b*s_q_base + p_MZ_b*c_q_base;
-    const double t612 = p_m_b*t271 + t603;
-    const double t598 = dq_q_b*s_q_base;
-    const double t620 = -dq_q_base*t612 + p_m_b*t598;
-    const double x13 = t592*t621 - t593*t620;
-    const double t724 = -x13;
+    const double t737 = -p_MY_b*s_q_base + p_MZ_b*c_q_base;
+    const double t746 = p_m_b*t271 + t737;
+    const double t732 = dq_q_b*s_q_base;
+    const double t754 = -dq_q_base*t746 + p_m_b*t732;
+    const double x13 = t557*t754;
+    const double t863 = x13 - x14;
     const double ddq_q_b = a[2];
-    const double t601 = -ddq_q_b*c_q_base + dq_q_b*t593;
-    const double t633 = ddq_q_base*t611 + dq_q_base*t620 + p_m_b*t601;
+    const double t735 = -ddq_q_b*c_q_base + dq_q_b*t557;
+    const double fx_14 = fext[14];
+    const double fx_13 = fext[13];
+    const double t764 = -fx_13*s_q_base + fx_14*c_q_base;
+    const double t772 = ddq_q_base*t745 + dq_q_base*t754 + p_m_b*t735 - t764;
     const double p_g = p[4];
     const double t75 = -0.6*p_g;
-    const double t600 = ddq_q_b*s_q_base + dq_q_b*t592 + t75;
-    const double t632 = -ddq_q_base*t612 - dq_q_base*t621 + p_m_b*t600;
-    const double t727 = c_q_base*t632 + s_q_base*t633 - t594*t612 + t595*t611 + t724 + x13;
-    dtau_dq[2] = t727;
-    const double t739 = -t455*t75;
-    dtau_dq[6] = t739;
-    const double x12 = s_q_base*t621;
-    const double x11 = c_q_base*t620;
-    const double x14 = x11 + x12;
-    const double t730 = -x14;
-    const double t733 = -t596*t612 + t597*t611 + t730 + x14;
-    dtau_dv[2] = t733;
-    const double t723 = -2.0*x11 - 2.0*x12;
-    dtau_dv[6] = t723;
+    const double t734 = ddq_q_b*s_q_base + dq_q_b*t727 + t75;
+    const double t763 = -fx_13*c_q_base - fx_14*s_q_base;
+    const double t771 = -ddq_q_base*t746 - dq_q_base*t755 + p_m_b*t734 - t763;
+    const double t866 = c_q_base*t771 + s_q_base*t772 - t728*t746 + t729*t745 + t863 - x13 + x14;
+    dtau_dq[2] = t866;
+    const double t878 = -t582*t75;
+    dtau_dq[6] = t878;
+    const double x12 = s_q_base*t755;
+    const double x11 = c_q_base*t754;
+    const double x15 = x11 + x12;
+    const double t869 = -x15;
+    const double t872 = -t730*t746 + t731*t745 + t869 + x15;
+    dtau_dv[2] = t872;
+    const double t862 = -2.0*x11 - 2.0*x12;
+    dtau_dv[6] = t862;
     const double t260 = -x0;
     const double p_L3 = p[2];
     const double x2 = (0.5)*p_L3;
@@ -1364,115 +1665,121 @@ void mini_inverse_dynamics_derivatives(const double *q, const double *v, const d
     const double t265 = p_L4*t263 + t260 - t264*x2;
     const double p_MZ_ta = p[34];
     const double p_MX_ta = p[32];
-    const double t560 = -p_MX_ta*t263 + p_MZ_ta*t264;
+    const double t695 = -p_MX_ta*t263 + p_MZ_ta*t264;
     const double p_m_ta = p[31];
-    const double t569 = p_m_ta*t265 + t560;
+    const double t704 = p_m_ta*t265 + t695;
     const double p_MZ_a = p[21];
     const double p_MX_a = p[19];
-    const double t528 = p_MX_a*t263 + p_MZ_a*t264;
+    const double t658 = p_MX_a*t263 + p_MZ_a*t264;
     const double p_m_a = p[18];
-    const double t537 = p_m_a*t260 + t528;
-    const double t656 = t537 + t569;
+    const double t667 = p_m_a*t260 + t658;
+    const double t795 = t667 + t704;
     const double t32 = p_m_a + p_m_ta;
-    const double t706 = t260*t32 - t656;
+    const double t845 = t260*t32 - t795;
     const double t261 = x1;
     const double t266 = p_L4*t264 + t261 + t263*x2;
-    const double t561 = -p_MX_ta*t264 - p_MZ_ta*t263;
-    const double t570 = p_m_ta*t266 + t561;
-    const double t529 = p_MX_a*t264 - p_MZ_a*t263;
-    const double t538 = p_m_a*t261 + t529;
-    const double t657 = t538 + t570;
-    const double t705 = -t261*t32 + t657;
-    const double t518 = -dq_q_base*t260;
-    const double t521 = -ddq_q_base*t261 + dq_q_base*t518 + t75;
-    const double t519 = -dq_q_base*t261;
-    const double t520 = -ddq_q_base*t260 - dq_q_base*t519;
-    const double t738 = t520*t705 + t521*t706;
-    dtau_dq[4] = t738;
+    const double t696 = -p_MX_ta*t264 - p_MZ_ta*t263;
+    const double t705 = p_m_ta*t266 + t696;
+    const double t659 = p_MX_a*t264 - p_MZ_a*t263;
+    const double t668 = p_m_a*t261 + t659;
+    const double t796 = t668 + t705;
+    const double t844 = -t261*t32 + t796;
+    const double t648 = -dq_q_base*t260;
+    const double t651 = -ddq_q_base*t261 + dq_q_base*t648 + t75;
+    const double t649 = -dq_q_base*t261;
+    const double t650 = -ddq_q_base*t260 - dq_q_base*t649;
+    const double t877 = t650*t844 + t651*t845;
+    dtau_dq[4] = t877;
     const double dq_q_a = v[1];
-    const double t525 = dq_q_a*t260;
+    const double t655 = dq_q_a*t260;
     const double t87 = -dq_q_a + dq_q_base;
-    const double t579 = p_m_ta*t525 + t569*t87;
-    const double t547 = p_m_a*t525 + t537*t87;
-    const double t666 = t547 + t579;
-    const double x7 = t261*t666;
-    const double t524 = -dq_q_a*t261;
-    const double t578 = p_m_ta*t524 - t570*t87;
-    const double t546 = p_m_a*t524 - t538*t87;
-    const double t665 = t546 + t578;
-    const double x6 = t260*t665;
-    const double x4 = 2.0*t525;
-    const double x3 = 2.0*t524;
-    const double t580 = t569*x3 + t570*x4;
-    const double t548 = t537*x3 + t538*x4;
-    const double t672 = t548 + t580;
-    const double x5 = -t672;
-    const double t707 = x5 + 2.0*x6 + 2.0*x7;
-    dtau_dv[3] = t707;
-    const double t523 = 2.0*t519;
-    const double t522 = 2.0*t518;
+    const double t714 = p_m_ta*t655 + t704*t87;
+    const double t677 = p_m_a*t655 + t667*t87;
+    const double t805 = t677 + t714;
+    const double x7 = t261*t805;
+    const double t654 = -dq_q_a*t261;
+    const double t713 = p_m_ta*t654 - t705*t87;
+    const double t676 = p_m_a*t654 - t668*t87;
+    const double t804 = t676 + t713;
+    const double x6 = t260*t804;
+    const double x4 = 2.0*t655;
+    const double x3 = 2.0*t654;
+    const double t715 = t704*x3 + t705*x4;
+    const double t678 = t667*x3 + t668*x4;
+    const double t811 = t678 + t715;
+    const double x5 = -t811;
+    const double t846 = x5 + 2.0*x6 + 2.0*x7;
+    dtau_dv[3] = t846;
+    const double t653 = 2.0*t649;
+    const double t652 = 2.0*t648;
     const double p_Fv_a = p[29];
-    const double t742 = p_Fv_a + t522*t705 + t523*t706 - t707;
-    dtau_dv[4] = t742;
-    const double x9 = t519*t665;
-    const double x8 = t518*t666;
-    const double t708 = -x8 + x9;
+    const double t881 = p_Fv_a + t652*t844 + t653*t845 - t846;
+    dtau_dv[4] = t881;
+    const double x9 = t649*t804;
+    const double x8 = t648*t805;
+    const double t847 = -x8 + x9;
     const double ddq_q_a = a[1];
-    const double t527 = ddq_q_a*t260 + dq_q_a*t519;
+    const double t657 = ddq_q_a*t260 + dq_q_a*t649;
     const double t284 = ddq_q_base - ddq_q_a;
-    const double t591 = p_m_ta*t527 + t284*t569 + t578*t87;
-    const double t559 = p_m_a*t527 + t284*t537 + t546*t87;
-    const double t677 = t559 + t591;
-    const double t526 = -ddq_q_a*t261 + dq_q_a*t518 + t75;
-    const double t590 = p_m_ta*t526 - t284*t570 - t579*t87;
-    const double t558 = p_m_a*t526 - t284*t538 - t547*t87;
-    const double t676 = t558 + t590;
-    const double t711 = -t260*t676 - t261*t677 - t520*t657 + t521*t656 + t708 + x8 - x9;
-    dtau_dq[1] = t711;
-    const double t737 = -t706*t75;
-    dtau_dq[3] = t737;
+    const double t726 = p_m_ta*t657 + t284*t704 + t713*t87;
+    const double fx_8 = fext[8];
+    const double fx_6 = fext[6];
+    const double t686 = fx_6*t264 - fx_8*t263;
+    const double t694 = p_m_a*t657 + t284*t667 + t676*t87 - t686;
+    const double t816 = t694 + t726;
+    const double t656 = -ddq_q_a*t261 + dq_q_a*t648 + t75;
+    const double t725 = p_m_ta*t656 - t284*t705 - t714*t87;
+    const double t685 = fx_6*t263 + fx_8*t264;
+    const double t693 = p_m_a*t656 - t284*t668 - t677*t87 - t685;
+    const double t815 = t693 + t725;
+    const double t850 = -t260*t815 - t261*t816 - t650*t796 + t651*t795 + t847 + x8 - x9;
+    dtau_dq[1] = t850;
+    const double t876 = -t75*t845;
+    dtau_dq[3] = t876;
     const double x10 = x6 + x7;
-    const double t714 = x10 + x5;
-    const double t717 = -t522*t657 + t523*t656 + t714 - x10;
-    dtau_dv[1] = t717;
+    const double t853 = x10 + x5;
+    const double t856 = -t652*t796 + t653*t795 + t853 - x10;
+    dtau_dv[1] = t856;
     const double p_MY_1 = p[7];
     const double p_MX_1 = p[6];
-    const double t490 = -p_MX_1*s_q_base - p_MY_1*c_q_base;
-    const double t634 = t490 + t611;
-    const double t679 = t634 + t656;
-    const double t736 = -t679*t75;
-    dtau_dq[0] = t736;
-    const double t622 = 2.0*t598*t611 + 2.0*t599*t612;
-    const double t695 = t622 + t672;
+    const double t616 = -p_MX_1*s_q_base - p_MY_1*c_q_base;
+    const double t773 = t616 + t745;
+    const double t818 = t773 + t795;
+    const double t875 = -t75*t818;
+    dtau_dq[0] = t875;
+    const double t756 = 2.0*t732*t745 + 2.0*t733*t746;
+    const double t834 = t756 + t811;
     const double p_Fv_1 = p[16];
-    const double t741 = p_Fv_1 + t695;
-    dtau_dv[0] = t741;
+    const double t880 = p_Fv_1 + t834;
+    dtau_dv[0] = t880;
 }
 #endif
 
 #if KKIN(8) /* forward dynamics derivatives */
 
-/* mini_forward_dynamics_derivatives with copies of its inputs (some overlap an output). */
+/* mini_forward_dynamics_derivatives_fext with copies of its inputs (some overlap an output). */
 KKCOLD
-static void kk_copy_mini_forward_dynamics_derivatives(const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv)
+static void kk_copy_mini_forward_dynamics_derivatives_fext(const double *q, const double *v, const double *tau, const double *p, const double *fext, double *dddq_dq, double *dddq_dv, double *Minv)
 {
     double in_v[3];
     double in_tau[3];
     double in_p[54];
-    mini_forward_dynamics_derivatives(q, memcpy(in_v, v, sizeof in_v), memcpy(in_tau, tau, sizeof in_tau), memcpy(in_p, p, sizeof in_p), dddq_dq, dddq_dv, Minv);
+    double in_fext[18];
+    mini_forward_dynamics_derivatives_fext(q, memcpy(in_v, v, sizeof in_v), memcpy(in_tau, tau, sizeof in_tau), memcpy(in_p, p, sizeof in_p), memcpy(in_fext, fext, sizeof in_fext), dddq_dq, dddq_dv, Minv);
 }
 
 KKCLONES
-/* Derivatives of forward_dynamics at (q, v, tau): dddq_dq = d ddq / dq,
- * dddq_dv = d ddq / dv and Minv = d ddq / d tau = A^-1, NDOF x NDOF each,
- * row-major (Carpentier and Mansard 2018: -A^-1 times the inverse dynamics'
- * derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so A must be
- * positive definite as for forward_dynamics). Coulomb friction contributes 0
- * as in inverse_dynamics_derivatives.
- * 1114 operations. */
-void mini_forward_dynamics_derivatives(const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv)
+/* Derivatives of forward_dynamics_fext at (q, v, tau, fext): dddq_dq = d ddq
+ * / dq, dddq_dv = d ddq / dv and Minv = d ddq / d tau = A^-1, NDOF x NDOF
+ * each, row-major (Carpentier and Mansard 2018: -A^-1 times the inverse
+ * dynamics' derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so
+ * A must be positive definite as for forward_dynamics). Coulomb friction
+ * contributes 0 as in inverse_dynamics_derivatives. External forces fext as
+ * in forward_dynamics_fext (Pinocchio's computeABADerivatives with fext).
+ * 1156 operations. */
+void mini_forward_dynamics_derivatives_fext(const double *q, const double *v, const double *tau, const double *p, const double *fext, double *dddq_dq, double *dddq_dv, double *Minv)
 {
-    if (kk_overlap(v, 3, dddq_dq, 9) || kk_overlap(v, 3, dddq_dv, 9) || kk_overlap(v, 3, Minv, 9) || kk_overlap(tau, 3, dddq_dq, 9) || kk_overlap(tau, 3, dddq_dv, 9) || kk_overlap(tau, 3, Minv, 9) || kk_overlap(p, 54, dddq_dq, 9) || kk_overlap(p, 54, dddq_dv, 9) || kk_overlap(p, 54, Minv, 9)) { kk_copy_mini_forward_dynamics_derivatives(q, v, tau, p, dddq_dq, dddq_dv, Minv); return; }
+    if (kk_overlap(v, 3, dddq_dq, 9) || kk_overlap(v, 3, dddq_dv, 9) || kk_overlap(v, 3, Minv, 9) || kk_overlap(tau, 3, dddq_dq, 9) || kk_overlap(tau, 3, dddq_dv, 9) || kk_overlap(tau, 3, Minv, 9) || kk_overlap(p, 54, dddq_dq, 9) || kk_overlap(p, 54, dddq_dv, 9) || kk_overlap(p, 54, Minv, 9) || kk_overlap(fext, 18, dddq_dq, 9) || kk_overlap(fext, 18, dddq_dv, 9) || kk_overlap(fext, 18, Minv, 9)) { kk_copy_mini_forward_dynamics_derivatives_fext(q, v, tau, p, fext, dddq_dq, dddq_dv, Minv); return; }
     double sq[NDOF], cq[NDOF];
     sincos_q(q, sq, cq);
     double kk_pv[147];
@@ -1521,10 +1828,10 @@ void mini_forward_dynamics_derivatives(const double *q, const double *v, const d
     const double c_q_base = cq[0];
     kk_pv[102] = -c_q_base;
     const double dq_q_base = v[0];
-    const double t592 = c_q_base*dq_q_base;
-    kk_pv[107] = t592;
-    const double t593 = dq_q_base*s_q_base;
-    kk_pv[108] = t593;
+    const double t727 = c_q_base*dq_q_base;
+    kk_pv[107] = t727;
+    const double t557 = dq_q_base*s_q_base;
+    kk_pv[108] = t557;
     const double p_L3 = p[2];
     const double x5 = (0.5)*p_L3;
     const double p_m_ta = p[31];
@@ -1594,330 +1901,348 @@ void mini_forward_dynamics_derivatives(const double *q, const double *v, const d
     const double dq_q_a = v[1];
     const double t358 = -dq_q_a*t85 - t80;
     const double t87 = -dq_q_a + dq_q_base;
+    const double t113 = p_MZ_a*t87 + p_m_a*t85;
+    const double fx_8 = fext[8];
+    const double t488 = -fx_8 + p_m_a*t358 - t113*t87;
     const double t88 = -t85 + t87*x5;
     const double t135 = -p_MZ_ta*t87 + p_m_ta*t88;
     const double t374 = p_m_ta*t358 + t135*t87;
-    const double t113 = p_MZ_a*t87 + p_m_a*t85;
-    const double t369 = p_m_a*t358 - t113*t87;
-    const double t397 = t369 + t374;
+    const double t508 = t374 + t488;
     const double t79 = c_q_a*t78 + s_q_a*t77;
     const double t86 = -s_q_a*t84;
     const double t357 = dq_q_a*t86 - t79;
+    const double t114 = -p_MX_a*t87 + p_m_a*t86;
+    const double fx_6 = fext[6];
+    const double t487 = -fx_6 + p_m_a*t357 + t114*t87;
     const double t89 = -p_L4*t87 + t86;
     const double t136 = p_MX_ta*t87 + p_m_ta*t89;
     const double t373 = -p_m_ta*t357 - t136*t87;
-    const double t114 = -p_MX_a*t87 + p_m_a*t86;
-    const double t368 = p_m_a*t357 + t114*t87;
-    const double t396 = t368 - t373;
-    const double t400 = c_q_a*t396 - s_q_a*t397;
+    const double t507 = -t373 + t487;
+    const double t511 = c_q_a*t507 - s_q_a*t508;
     const double t371 = -p_MX_ta*t358 - p_MZ_ta*t357 + t135*t89 - t136*t88;
     const double t391 = (0.5)*p_L3*t373 - p_L4*t374 - t371;
-    const double t366 = -p_MX_a*t358 + p_MZ_a*t357 + t113*t86 - t114*t85;
-    const double t394 = t366 + t391;
-    const double t404 = p_L2*t400 + t394;
+    const double fx_10 = fext[10];
+    const double t485 = -p_MX_a*t358 + p_MZ_a*t357 - fx_10 + t113*t86 - t114*t85;
+    const double t505 = t391 + t485;
+    const double t515 = p_L2*t511 + t505;
     const double dq_q_b = v[2];
     const double t359 = -dq_q_b*dq_q_base - t78;
     const double t90 = -p_L4*dq_q_base;
     const double t92 = -dq_q_b + t90;
     const double t158 = -p_MY_b*dq_q_base + p_m_b*t92;
-    const double t378 = dq_q_base*t158 + p_m_b*t359;
+    const double fx_13 = fext[13];
+    const double t492 = -fx_13 + dq_q_base*t158 + p_m_b*t359;
     const double t91 = -dq_q_base*q_q_b - t84;
     const double t157 = p_MZ_b*dq_q_base + p_m_b*t91;
-    const double t375 = -p_MY_b*t77 - p_MZ_b*t359 - t157*t92 + t158*t91;
-    const double t380 = q_q_b*t378 + t375;
-    const double t379 = -dq_q_base*t157 - p_m_b*t77;
-    const double t384 = -p_L2*t378 - p_L4*t379 - t380;
+    const double fx_15 = fext[15];
+    const double t489 = -p_MY_b*t77 - p_MZ_b*t359 - fx_15 - t157*t92 + t158*t91;
+    const double t494 = q_q_b*t492 + t489;
+    const double fx_14 = fext[14];
+    const double t493 = -fx_14 - dq_q_base*t157 - p_m_b*t77;
+    const double t498 = -p_L2*t492 - p_L4*t493 - t494;
+    const double fx_5 = fext[5];
     const double p_MY_1 = p[7];
     const double p_MX_1 = p[6];
-    const double t362 = -p_MX_1*t78 + p_MY_1*t77;
-    const double t387 = t362 + t384;
-    const double t407 = t387 + t404;
+    const double t481 = -p_MX_1*t78 + p_MY_1*t77 - fx_5;
+    const double t501 = t481 + t498;
+    const double t518 = t501 + t515;
     const double trq_q_a = tau[1];
     const double p_Fv_a = p[29];
     kk_pv[97] = p_Fv_a;
     const double p_Fc_a = p[30];
-    const double t418 = -p_Fc_a*(double)((dq_q_a > 0) - (dq_q_a < 0)) - p_Fv_a*dq_q_a + trq_q_a + t394;
+    const double t522 = -p_Fc_a*(double)((dq_q_a > 0) - (dq_q_a < 0)) - p_Fv_a*dq_q_a + trq_q_a + t505;
     const double trq_q_b = tau[2];
     const double p_Fv_b = p[52];
     kk_pv[146] = p_Fv_b;
     const double p_Fc_b = p[53];
-    const double t417 = -p_Fc_b*(double)((dq_q_b > 0) - (dq_q_b < 0)) - p_Fv_b*dq_q_b + trq_q_b + t379;
+    const double t521 = -p_Fc_b*(double)((dq_q_b > 0) - (dq_q_b < 0)) - p_Fv_b*dq_q_b + trq_q_b + t493;
     const double trq_q_base = tau[0];
     const double p_Fv_1 = p[16];
     kk_pv[48] = p_Fv_1;
     const double p_Fc_1 = p[17];
-    const double t419 = -p_Fc_1*(double)((dq_q_base > 0) - (dq_q_base < 0)) - p_Fv_1*dq_q_base + trq_q_base - t407 - t411*t417 - t414*t418;
-    const double t420 = t416*t419;
-    const double t764 = c_q_base*t420 - dq_q_base*t593;
-    kk_pv[113] = t764;
-    const double t765 = dq_q_base*t592 + s_q_base*t420;
-    kk_pv[114] = t765;
-    const double t596 = 2.0*t592;
-    kk_pv[119] = t596;
-    const double t597 = 2.0*t593;
-    kk_pv[120] = t597;
+    const double t523 = -p_Fc_1*(double)((dq_q_base > 0) - (dq_q_base < 0)) - p_Fv_1*dq_q_base + trq_q_base - t411*t521 - t414*t522 - t518;
+    const double t524 = t416*t523;
+    const double t903 = c_q_base*t524 - dq_q_base*t557;
+    kk_pv[113] = t903;
+    const double t904 = dq_q_base*t727 + s_q_base*t524;
+    kk_pv[114] = t904;
+    const double t730 = 2.0*t727;
+    kk_pv[119] = t730;
+    const double t731 = 2.0*t557;
+    kk_pv[120] = t731;
     const double x10 = 2.0*p_L1;
     const double t269 = p_L3 + x10;
     const double p_MX_b = p[42];
-    const double t613 = -p_MX_b + p_m_b*t269;
-    const double t720 = c_q_base*t613;
-    kk_pv[122] = t720;
-    const double t721 = s_q_base*t613;
-    kk_pv[123] = t721;
+    const double t747 = -p_MX_b + p_m_b*t269;
+    const double t859 = c_q_base*t747;
+    kk_pv[122] = t859;
+    const double t860 = s_q_base*t747;
+    kk_pv[123] = t860;
     const double x9 = p_L2*c_q_base;
     const double t268 = -p_L4*s_q_base - x9;
     const double t271 = -c_q_base*q_q_b + t268;
     const double x25 = p_m_b*t271;
-    const double t603 = -p_MY_b*s_q_base + p_MZ_b*c_q_base;
-    const double t612 = t603 + x25;
+    const double t737 = -p_MY_b*s_q_base + p_MZ_b*c_q_base;
+    const double t746 = t737 + x25;
     const double x8 = p_L2*s_q_base;
     const double t267 = -p_L4*c_q_base + x8;
     const double t270 = q_q_b*s_q_base + t267;
     const double x24 = p_m_b*t270;
-    const double t602 = -p_MY_b*c_q_base - p_MZ_b*s_q_base;
-    const double t611 = t602 + x24;
-    const double t722 = -c_q_base*t611 - s_q_base*t612;
-    kk_pv[124] = t722;
-    const double t454 = p_m_b*s_q_base;
-    kk_pv[125] = t454;
-    const double t455 = -c_q_base*p_m_b;
-    kk_pv[126] = t455;
-    const double t599 = -c_q_base*dq_q_b;
-    const double t621 = dq_q_base*t611 + p_m_b*t599;
-    const double x33 = s_q_base*t621;
-    const double t598 = dq_q_b*s_q_base;
-    const double t620 = -dq_q_base*t612 + p_m_b*t598;
-    const double x32 = c_q_base*t620;
-    const double t723 = -2.0*x32 - 2.0*x33;
-    kk_pv[130] = t723;
+    const double t736 = -p_MY_b*c_q_base - p_MZ_b*s_q_base;
+    const double t745 = t736 + x24;
+    const double t861 = -c_q_base*t745 - s_q_base*t746;
+    kk_pv[124] = t861;
+    const double t581 = p_m_b*s_q_base;
+    kk_pv[125] = t581;
+    const double t582 = -c_q_base*p_m_b;
+    kk_pv[126] = t582;
+    const double t733 = -c_q_base*dq_q_b;
+    const double t755 = dq_q_base*t745 + p_m_b*t733;
+    const double x33 = s_q_base*t755;
+    const double t732 = dq_q_b*s_q_base;
+    const double t754 = -dq_q_base*t746 + p_m_b*t732;
+    const double x32 = c_q_base*t754;
+    const double t862 = -2.0*x32 - 2.0*x33;
+    kk_pv[130] = t862;
     const double t76 = -0.8*p_g;
-    const double t315 = p_m_b*t76;
-    const double t793 = c_q_base*t315 - t613*t765;
-    kk_pv[134] = t793;
-    const double t794 = s_q_base*t315 + t613*t764;
-    kk_pv[135] = t794;
-    const double t422 = t410*t417;
-    const double t424 = -t411*t420 + t422;
-    const double t767 = -c_q_base*t424 + dq_q_b*t593;
-    const double t772 = dq_q_base*t620 + p_m_b*t767 + t420*t611;
-    const double t766 = dq_q_b*t592 + s_q_base*t424 + t75;
-    const double t771 = -dq_q_base*t621 + p_m_b*t766 - t420*t612;
-    const double x34 = t592*t621 - t593*t620;
-    const double t724 = -x34;
-    const double t795 = c_q_base*t771 + s_q_base*t772 + t611*t765 - t612*t764 + t724 + x34;
-    kk_pv[136] = t795;
-    const double t796 = p_m_b*t764;
-    kk_pv[137] = t796;
-    const double t797 = p_m_b*t765;
-    kk_pv[138] = t797;
-    const double t731 = -t597*t613;
-    kk_pv[140] = t731;
-    const double t732 = t596*t613;
-    kk_pv[141] = t732;
-    const double x35 = x32 + x33;
-    const double t730 = -x35;
-    const double t733 = -t596*t612 + t597*t611 + t730 + x35;
-    kk_pv[142] = t733;
-    const double t734 = p_m_b*t596;
-    kk_pv[143] = t734;
-    const double t735 = p_m_b*t597;
-    kk_pv[144] = t735;
-    const double t799 = -t411*t416;
-    Minv[2] = t799;
-    Minv[6] = t799;
-    const double t802 = t410 - t411*t799;
-    Minv[8] = t802;
-    const double t798 = -t414*t416;
-    Minv[1] = t798;
-    Minv[3] = t798;
-    const double t801 = -t411*t798;
-    Minv[5] = t801;
-    Minv[7] = t801;
+    const double fx_12 = fext[12];
+    const double t440 = -fx_12 + p_m_b*t76;
+    const double t932 = c_q_base*t440 - t747*t904;
+    kk_pv[134] = t932;
+    const double t933 = s_q_base*t440 + t747*t903;
+    kk_pv[135] = t933;
+    const double t526 = t410*t521;
+    const double t528 = -t411*t524 + t526;
+    const double t906 = -c_q_base*t528 + dq_q_b*t557;
+    const double t764 = -fx_13*s_q_base + fx_14*c_q_base;
+    const double t911 = dq_q_base*t754 + p_m_b*t906 + t524*t745 - t764;
+    const double t905 = dq_q_b*t727 + s_q_base*t528 + t75;
+    const double t763 = -fx_13*c_q_base - fx_14*s_q_base;
+    const double t910 = -dq_q_base*t755 + p_m_b*t905 - t524*t746 - t763;
+    const double x35 = t727*t755;
+    const double x34 = t557*t754;
+    const double t863 = x34 - x35;
+    const double t934 = c_q_base*t910 + s_q_base*t911 + t745*t904 - t746*t903 + t863 - x34 + x35;
+    kk_pv[136] = t934;
+    const double t935 = p_m_b*t903;
+    kk_pv[137] = t935;
+    const double t936 = p_m_b*t904;
+    kk_pv[138] = t936;
+    const double t870 = -t731*t747;
+    kk_pv[140] = t870;
+    const double t871 = t730*t747;
+    kk_pv[141] = t871;
+    const double x36 = x32 + x33;
+    const double t869 = -x36;
+    const double t872 = -t730*t746 + t731*t745 + t869 + x36;
+    kk_pv[142] = t872;
+    const double t873 = p_m_b*t730;
+    kk_pv[143] = t873;
+    const double t874 = p_m_b*t731;
+    kk_pv[144] = t874;
+    const double t938 = -t411*t416;
+    Minv[2] = t938;
+    Minv[6] = t938;
+    const double t941 = t410 - t411*t938;
+    Minv[8] = t941;
+    const double t937 = -t414*t416;
+    Minv[1] = t937;
+    Minv[3] = t937;
+    const double t940 = -t411*t937;
+    Minv[5] = t940;
+    Minv[7] = t940;
     const double t261 = x9;
     kk_pv[52] = -t261;
     const double t260 = -x8;
     kk_pv[53] = t260;
-    const double t518 = -dq_q_base*t260;
-    kk_pv[58] = t518;
-    const double t519 = -dq_q_base*t261;
-    kk_pv[59] = t519;
-    const double t749 = -dq_q_base*t519 - t260*t420;
-    kk_pv[64] = t749;
-    const double t750 = dq_q_base*t518 - t261*t420 + t75;
-    kk_pv[65] = t750;
-    const double t522 = 2.0*t518;
-    kk_pv[70] = t522;
-    const double t523 = 2.0*t519;
-    kk_pv[71] = t523;
+    const double t648 = -dq_q_base*t260;
+    kk_pv[58] = t648;
+    const double t649 = -dq_q_base*t261;
+    kk_pv[59] = t649;
+    const double t888 = -dq_q_base*t649 - t260*t524;
+    kk_pv[64] = t888;
+    const double t889 = dq_q_base*t648 - t261*t524 + t75;
+    kk_pv[65] = t889;
+    const double t652 = 2.0*t648;
+    kk_pv[70] = t652;
+    const double t653 = 2.0*t649;
+    kk_pv[71] = t653;
     const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
     const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
     const double t265 = p_L4*t263 + t260 - t264*x5;
     const double x20 = p_m_ta*t265;
     const double p_YZ_ta = p[39];
     const double p_XY_ta = p[36];
-    const double t563 = -p_XY_ta*t263 + p_YZ_ta*t264;
-    const double t560 = -p_MX_ta*t263 + p_MZ_ta*t264;
+    const double t698 = -p_XY_ta*t263 + p_YZ_ta*t264;
+    const double t695 = -p_MX_ta*t263 + p_MZ_ta*t264;
     const double t262 = x2;
     const double p_MY_ta = p[33];
-    const double t574 = p_MY_ta*t265 - t262*t560 - t262*x20 - t563;
+    const double t709 = p_MY_ta*t265 - t262*t695 - t262*x20 - t698;
     const double x15 = p_m_a*t260;
     const double p_YZ_a = p[26];
     const double p_XY_a = p[23];
-    const double t531 = p_XY_a*t263 + p_YZ_a*t264;
-    const double t528 = p_MX_a*t263 + p_MZ_a*t264;
+    const double t661 = p_XY_a*t263 + p_YZ_a*t264;
+    const double t658 = p_MX_a*t263 + p_MZ_a*t264;
     const double p_MY_a = p[20];
-    const double t542 = -p_MY_a*t260 - t262*t528 - t262*x15 + t531;
-    const double t661 = t542 + t574;
-    const double t571 = -p_MY_ta + p_m_ta*t262;
-    const double t539 = p_MY_a + p_m_a*t262;
-    const double t658 = t539 + t571;
-    const double t702 = -t260*t658 - t661;
-    kk_pv[73] = t702;
+    const double t672 = -p_MY_a*t260 - t262*t658 - t262*x15 + t661;
+    const double t800 = t672 + t709;
+    const double t706 = -p_MY_ta + p_m_ta*t262;
+    const double t669 = p_MY_a + p_m_a*t262;
+    const double t797 = t669 + t706;
+    const double t841 = -t260*t797 - t800;
+    kk_pv[73] = t841;
     const double t266 = p_L4*t264 + t261 + t263*x5;
     const double x21 = p_m_ta*t266;
-    const double t566 = -p_XY_ta*t264 - p_YZ_ta*t263;
-    const double t561 = -p_MX_ta*t264 - p_MZ_ta*t263;
-    const double t576 = p_MY_ta*t266 - t262*t561 - t262*x21 - t566;
+    const double t701 = -p_XY_ta*t264 - p_YZ_ta*t263;
+    const double t696 = -p_MX_ta*t264 - p_MZ_ta*t263;
+    const double t711 = p_MY_ta*t266 - t262*t696 - t262*x21 - t701;
     const double x16 = p_m_a*t261;
-    const double t534 = p_XY_a*t264 - p_YZ_a*t263;
-    const double t529 = p_MX_a*t264 - p_MZ_a*t263;
-    const double t544 = -p_MY_a*t261 - t262*t529 - t262*x16 + t534;
-    const double t663 = t544 + t576;
-    const double t703 = -t261*t658 - t663;
-    kk_pv[74] = t703;
+    const double t664 = p_XY_a*t264 - p_YZ_a*t263;
+    const double t659 = p_MX_a*t264 - p_MZ_a*t263;
+    const double t674 = -p_MY_a*t261 - t262*t659 - t262*x16 + t664;
+    const double t802 = t674 + t711;
+    const double t842 = -t261*t797 - t802;
+    kk_pv[74] = t842;
     const double x13 = 2.0*t262;
     const double x19 = p_MY_ta*x13;
     const double x12 = t262*t262;
-    const double t568 = p_m_ta*(t265*t265 + t266*t266 + x12) + 2.0*t265*t560 + 2.0*t266*t561 - x19;
-    const double t577 = p_YY_ta - p_m_ta*x12 + t568 + x19;
+    const double t703 = p_m_ta*(t265*t265 + t266*t266 + x12) + 2.0*t265*t695 + 2.0*t266*t696 - x19;
+    const double t712 = p_YY_ta - p_m_ta*x12 + t703 + x19;
     const double x14 = p_MY_a*x13;
-    const double t536 = p_m_a*(t260*t260 + t261*t261 + x12) + 2.0*t260*t528 + 2.0*t261*t529 + x14;
-    const double t545 = p_YY_a - p_m_a*x12 + t536 - x14;
-    const double t664 = t545 + t577;
-    const double t570 = t561 + x21;
-    const double t538 = t529 + x16;
-    const double t657 = t538 + t570;
-    const double t569 = t560 + x20;
-    const double t537 = t528 + x15;
-    const double t656 = t537 + t569;
-    const double t704 = t260*t656 + t261*t657 - t664;
-    kk_pv[75] = t704;
-    const double t705 = -t261*t32 + t657;
-    kk_pv[76] = t705;
-    const double t706 = t260*t32 - t656;
-    kk_pv[77] = t706;
-    const double t525 = dq_q_a*t260;
-    const double t579 = p_m_ta*t525 + t569*t87;
-    const double t547 = p_m_a*t525 + t537*t87;
-    const double t666 = t547 + t579;
-    const double x28 = t261*t666;
-    const double t524 = -dq_q_a*t261;
-    const double t578 = p_m_ta*t524 - t570*t87;
-    const double t546 = p_m_a*t524 - t538*t87;
-    const double t665 = t546 + t578;
-    const double x27 = t260*t665;
-    const double x18 = 2.0*t525;
-    const double x17 = 2.0*t524;
-    const double t580 = t569*x17 + t570*x18;
-    const double t548 = t537*x17 + t538*x18;
-    const double t672 = t548 + t580;
-    const double x26 = -t672;
-    const double t707 = x26 + 2.0*x27 + 2.0*x28;
-    kk_pv[81] = t707;
-    const double t421 = t413*t418;
-    const double t423 = -t414*t420 + t421;
-    const double t752 = dq_q_a*t518 - t261*t423 + t75;
-    const double t751 = t420 - t423;
-    const double t585 = -t525*t571 + t574*t87;
-    const double t760 = t569*t76 + t571*t752 + t576*t751 + t585*t87;
-    const double t553 = -t525*t539 + t542*t87;
-    const double t755 = t537*t76 + t539*t752 + t544*t751 + t553*t87;
-    const double t779 = t755 + t760;
+    const double t666 = p_m_a*(t260*t260 + t261*t261 + x12) + 2.0*t260*t658 + 2.0*t261*t659 + x14;
+    const double t675 = p_YY_a - p_m_a*x12 + t666 - x14;
+    const double t803 = t675 + t712;
+    const double t705 = t696 + x21;
+    const double t668 = t659 + x16;
+    const double t796 = t668 + t705;
+    const double t704 = t695 + x20;
+    const double t667 = t658 + x15;
+    const double t795 = t667 + t704;
+    const double t843 = t260*t795 + t261*t796 - t803;
+    kk_pv[75] = t843;
+    const double t844 = -t261*t32 + t796;
+    kk_pv[76] = t844;
+    const double t845 = t260*t32 - t795;
+    kk_pv[77] = t845;
+    const double t655 = dq_q_a*t260;
+    const double t714 = p_m_ta*t655 + t704*t87;
+    const double t677 = p_m_a*t655 + t667*t87;
+    const double t805 = t677 + t714;
+    const double x28 = t261*t805;
+    const double t654 = -dq_q_a*t261;
+    const double t713 = p_m_ta*t654 - t705*t87;
+    const double t676 = p_m_a*t654 - t668*t87;
+    const double t804 = t676 + t713;
+    const double x27 = t260*t804;
+    const double x18 = 2.0*t655;
+    const double x17 = 2.0*t654;
+    const double t715 = t704*x17 + t705*x18;
+    const double t678 = t667*x17 + t668*x18;
+    const double t811 = t678 + t715;
+    const double x26 = -t811;
+    const double t846 = x26 + 2.0*x27 + 2.0*x28;
+    kk_pv[81] = t846;
+    const double t525 = t413*t522;
+    const double t527 = -t414*t524 + t525;
+    const double t891 = dq_q_a*t648 - t261*t527 + t75;
+    const double t890 = t524 - t527;
+    const double t720 = -t655*t706 + t709*t87;
+    const double t899 = t704*t76 + t706*t891 + t711*t890 + t720*t87;
+    const double t683 = -t655*t669 + t672*t87;
+    const double t685 = fx_6*t263 + fx_8*t264;
+    const double fx_9 = fext[9];
+    const double fx_7 = fext[7];
+    const double fx_11 = fext[11];
+    const double t688 = -fx_11*t263 - fx_7*t260 + fx_9*t264 + t262*t685;
+    const double t894 = t667*t76 + t669*t891 + t674*t890 + t683*t87 - t688;
+    const double t918 = t894 + t899;
+    const double t435 = -fx_7 - p_m_a*t76;
     const double t310 = p_m_ta*t76;
-    const double t304 = -p_m_a*t76;
-    const double t337 = t304 - t310;
-    const double t788 = t260*t337 - t658*t750 + t779;
-    kk_pv[85] = t788;
-    const double t753 = dq_q_a*t519 + t260*t423;
-    const double t583 = -t524*t571 - t576*t87;
-    const double t759 = -t570*t76 - t571*t753 + t574*t751 + t583*t87;
-    const double t551 = -t524*t539 - t544*t87;
-    const double t754 = -t538*t76 - t539*t753 + t542*t751 + t551*t87;
-    const double t778 = t754 + t759;
-    const double t789 = t261*t337 + t658*t749 - t778;
-    kk_pv[86] = t789;
-    const double t763 = p_m_ta*t753 + t569*t751 + t578*t87;
-    const double t758 = p_m_a*t753 + t537*t751 + t546*t87;
-    const double t782 = t758 + t763;
-    const double t762 = p_m_ta*t752 - t570*t751 - t579*t87;
-    const double t757 = p_m_a*t752 - t538*t751 - t547*t87;
-    const double t781 = t757 + t762;
-    const double x30 = t519*t665;
-    const double x29 = t518*t666;
-    const double t708 = -x29 + x30;
-    const double t790 = -t260*t781 - t261*t782 + t656*t750 - t657*t749 + t708 + x29 - x30;
-    kk_pv[87] = t790;
-    const double t791 = t32*t749 + t782;
-    kk_pv[88] = t791;
-    const double t792 = t32*t750 - t781;
-    kk_pv[89] = t792;
-    const double t669 = t551 + t583;
-    const double t715 = -t523*t658 - 2.0*t669;
-    kk_pv[91] = t715;
-    const double t671 = t553 + t585;
-    const double t716 = t522*t658 - 2.0*t671;
-    kk_pv[92] = t716;
+    const double t459 = -t310 + t435;
+    const double t927 = t260*t459 - t797*t889 + t918;
+    kk_pv[85] = t927;
+    const double t892 = dq_q_a*t649 + t260*t527;
+    const double t718 = -t654*t706 - t711*t87;
+    const double t898 = -t705*t76 - t706*t892 + t709*t890 + t718*t87;
+    const double t681 = -t654*t669 - t674*t87;
+    const double t686 = fx_6*t264 - fx_8*t263;
+    const double t687 = fx_11*t264 + fx_7*t261 + fx_9*t263 - t262*t686;
+    const double t893 = -t668*t76 - t669*t892 + t672*t890 + t681*t87 - t687;
+    const double t917 = t893 + t898;
+    const double t928 = t261*t459 + t797*t888 - t917;
+    kk_pv[86] = t928;
+    const double t902 = p_m_ta*t892 + t704*t890 + t713*t87;
+    const double t897 = p_m_a*t892 + t667*t890 + t676*t87 - t686;
+    const double t921 = t897 + t902;
+    const double t901 = p_m_ta*t891 - t705*t890 - t714*t87;
+    const double t896 = p_m_a*t891 - t668*t890 - t677*t87 - t685;
+    const double t920 = t896 + t901;
+    const double x30 = t649*t804;
+    const double x29 = t648*t805;
+    const double t847 = -x29 + x30;
+    const double t929 = -t260*t920 - t261*t921 + t795*t889 - t796*t888 + t847 + x29 - x30;
+    kk_pv[87] = t929;
+    const double t930 = t32*t888 + t921;
+    kk_pv[88] = t930;
+    const double t931 = t32*t889 - t920;
+    kk_pv[89] = t931;
+    const double t808 = t681 + t718;
+    const double t854 = -t653*t797 - 2.0*t808;
+    kk_pv[91] = t854;
+    const double t810 = t683 + t720;
+    const double t855 = t652*t797 - 2.0*t810;
+    kk_pv[92] = t855;
     const double x31 = x27 + x28;
-    const double t714 = x26 + x31;
-    const double t717 = -t522*t657 + t523*t656 + t714 - x31;
-    kk_pv[93] = t717;
-    const double t718 = t32*t522 + 2.0*t666;
-    kk_pv[94] = t718;
-    const double t719 = t32*t523 - 2.0*t665;
-    kk_pv[95] = t719;
-    const double t800 = t413 - t414*t798;
-    Minv[4] = t800;
+    const double t853 = x26 + x31;
+    const double t856 = -t652*t796 + t653*t795 + t853 - x31;
+    kk_pv[93] = t856;
+    const double t857 = t32*t652 + 2.0*t805;
+    kk_pv[94] = t857;
+    const double t858 = t32*t653 - 2.0*t804;
+    kk_pv[95] = t858;
+    const double t939 = t413 - t414*t937;
+    Minv[4] = t939;
     const double p_XZ_b = p[47];
     const double p_XY_b = p[46];
-    const double t604 = -p_XY_b*c_q_base - p_XZ_b*s_q_base;
-    const double t616 = p_MX_b*t270 - t269*t602 - t269*x24 - t604;
+    const double t738 = -p_XY_b*c_q_base - p_XZ_b*s_q_base;
+    const double t750 = p_MX_b*t270 - t269*t736 - t269*x24 - t738;
     const double p_YZ_1 = p[13];
     const double p_XZ_1 = p[11];
-    const double t494 = -p_XZ_1*s_q_base - p_YZ_1*c_q_base;
-    const double t490 = -p_MX_1*s_q_base - p_MY_1*c_q_base;
-    const double t502 = -p_L1*t490 + t494;
-    const double t639 = t502 + t616;
-    const double t684 = t639 + t661;
-    kk_pv[24] = t684;
-    const double t607 = -p_XY_b*s_q_base + p_XZ_b*c_q_base;
-    const double t618 = p_MX_b*t271 - t269*t603 - t269*x25 - t607;
-    const double t497 = p_XZ_1*c_q_base - p_YZ_1*s_q_base;
-    const double t491 = p_MX_1*c_q_base - p_MY_1*s_q_base;
-    const double t504 = -p_L1*t491 + t497;
-    const double t641 = t504 + t618;
-    const double t686 = t641 + t663;
-    kk_pv[25] = t686;
+    const double t620 = -p_XZ_1*s_q_base - p_YZ_1*c_q_base;
+    const double t616 = -p_MX_1*s_q_base - p_MY_1*c_q_base;
+    const double t628 = -p_L1*t616 + t620;
+    const double t778 = t628 + t750;
+    const double t823 = t778 + t800;
+    kk_pv[24] = t823;
+    const double t741 = -p_XY_b*s_q_base + p_XZ_b*c_q_base;
+    const double t752 = p_MX_b*t271 - t269*t737 - t269*x25 - t741;
+    const double t623 = p_XZ_1*c_q_base - p_YZ_1*s_q_base;
+    const double t617 = p_MX_1*c_q_base - p_MY_1*s_q_base;
+    const double t630 = -p_L1*t617 + t623;
+    const double t780 = t630 + t752;
+    const double t825 = t780 + t802;
+    kk_pv[25] = t825;
     const double x23 = 2.0*p_MX_b*t269;
     const double x22 = t269*t269;
-    const double t610 = p_m_b*(t270*t270 + t271*t271 + x22) + 2.0*t270*t602 + 2.0*t271*t603 - x23;
-    const double t619 = p_XX_b - p_m_b*x22 + t610 + x23;
+    const double t744 = p_m_b*(t270*t270 + t271*t271 + x22) + 2.0*t270*t736 + 2.0*t271*t737 - x23;
+    const double t753 = p_XX_b - p_m_b*x22 + t744 + x23;
     const double p_m_1 = p[5];
     const double p_MZ_1 = p[8];
     const double x11 = p_L1*p_L1*p_m_1 + p_MZ_1*x10;
-    const double t498 = x11;
-    const double t505 = p_ZZ_1 + t498 - x11;
-    const double t642 = t505 + t619;
-    const double t687 = t642 + t664;
-    kk_pv[26] = t687;
-    const double t635 = t491 + t612;
-    const double t680 = t635 + t657;
-    kk_pv[27] = -t680;
-    const double t634 = t490 + t611;
-    const double t679 = t634 + t656;
-    kk_pv[28] = t679;
-    const double t622 = 2.0*t598*t611 + 2.0*t599*t612;
-    const double t695 = t622 + t672;
-    kk_pv[32] = t695;
+    const double t624 = x11;
+    const double t631 = p_ZZ_1 + t624 - x11;
+    const double t781 = t631 + t753;
+    const double t826 = t781 + t803;
+    kk_pv[26] = t826;
+    const double t774 = t617 + t746;
+    const double t819 = t774 + t796;
+    kk_pv[27] = -t819;
+    const double t773 = t616 + t745;
+    const double t818 = t773 + t795;
+    kk_pv[28] = t818;
+    const double t756 = 2.0*t732*t745 + 2.0*t733*t746;
+    const double t834 = t756 + t811;
+    kk_pv[32] = t834;
     {
         const unsigned short kk_sup[5] = {0, 0, 1, 0, 2};
         const unsigned short kk_sup0[4] = {0, 1, 3, 5};
@@ -2075,22 +2400,22 @@ void mini_jdot_qdot_tool(const double *q, const double *dq, const double *p, dou
     const double t87 = -dq_q_a + dq_q_base;
     const double p_L3 = p[2];
     const double t88 = (0.5)*p_L3*t87 - t85;
-    const double t426 = -dq_q_a*t85;
-    const double t429 = t426 + t87*t88;
+    const double t530 = -dq_q_a*t85;
+    const double t533 = t530 + t87*t88;
     const double s_q_a = sq[1];
     const double t86 = -s_q_a*t84;
     const double p_L4 = p[3];
     const double t89 = -p_L4*t87 + t86;
-    const double t425 = dq_q_a*t86;
-    const double t428 = -t425 - t87*t89;
+    const double t529 = dq_q_a*t86;
+    const double t532 = -t529 - t87*t89;
     const double s_q_base = sq[0];
     const double c_q_base = cq[0];
     const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
     const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
-    const double t431 = -t263*t429 - t264*t428;
-    a[1] = t431;
-    const double t430 = -t263*t428 + t264*t429;
-    a[0] = t430;
+    const double t535 = -t263*t533 - t264*t532;
+    a[1] = t535;
+    const double t534 = -t263*t532 + t264*t533;
+    a[0] = t534;
 }
 #endif
 
@@ -2172,19 +2497,241 @@ void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, d
     const double t84 = p_L2*dq_q_base;
     const double q_q_b = q[2];
     const double t91 = -dq_q_base*q_q_b - t84;
-    const double t433 = -dq_q_base*t91;
+    const double t537 = -dq_q_base*t91;
     const double p_L4 = p[3];
     const double t90 = -p_L4*dq_q_base;
     const double dq_q_b = dq[2];
     const double t92 = -dq_q_b + t90;
-    const double t427 = -dq_q_b*dq_q_base;
-    const double t432 = dq_q_base*t92 + t427;
+    const double t531 = -dq_q_b*dq_q_base;
+    const double t536 = dq_q_base*t92 + t531;
     const double s_q_base = sq[0];
     const double c_q_base = cq[0];
-    const double t435 = c_q_base*t433 - s_q_base*t432;
-    a[1] = t435;
-    const double t434 = -c_q_base*t432 - s_q_base*t433;
-    a[0] = t434;
+    const double t539 = c_q_base*t537 - s_q_base*t536;
+    a[1] = t539;
+    const double t538 = -c_q_base*t536 - s_q_base*t537;
+    a[0] = t538;
+}
+#endif
+
+#if KKIN(4) /* kinematics */
+
+/* mini_frame_jacobian_time_variation_tool_world with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_frame_jacobian_time_variation_tool_world(const double *q, const double *dq, const double *p, double *dJ)
+{
+    double in_dq[3];
+    double in_p[54];
+    mini_frame_jacobian_time_variation_tool_world(q, memcpy(in_dq, dq, sizeof in_dq), memcpy(in_p, p, sizeof in_p), dJ);
+}
+
+KKCLONES
+/* dJ/dt of end effector tool (frame ta) in frame 0 (world) axes at (q, dq), 6
+ * x NDOF.
+ * 39 operations. */
+void mini_frame_jacobian_time_variation_tool_world(const double *q, const double *dq, const double *p, double *dJ)
+{
+    if (kk_overlap(dq, 3, dJ, 18) || kk_overlap(p, 54, dJ, 18)) { kk_copy_mini_frame_jacobian_time_variation_tool_world(q, dq, p, dJ); return; }
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    dJ[2] = 0.0;
+    memset(dJ + 5, 0, 13 * sizeof dJ[0]);
+    const double s_q_base = sq[0];
+    const double s_q_a = sq[1];
+    const double x2 = s_q_a*s_q_base;
+    const double c_q_base = cq[0];
+    const double c_q_a = cq[1];
+    const double x1 = c_q_a*c_q_base;
+    const double dq_q_base = dq[0];
+    const double dq_q_a = dq[1];
+    const double t543 = dq_q_a*x1 + dq_q_a*x2 - dq_q_base*x1 - dq_q_base*x2;
+    const double p_L2 = p[1];
+    const double x0 = p_L2*dq_q_base;
+    const double t541 = -s_q_base*x0;
+    const double p_L3 = p[2];
+    const double t544 = -0.5*p_L3;
+    const double t542 = -c_q_a*dq_q_a*s_q_base + c_q_a*dq_q_base*s_q_base + c_q_base*dq_q_a*s_q_a - c_q_base*dq_q_base*s_q_a;
+    const double p_L4 = p[3];
+    const double t546 = p_L4*t543 + t541 - t542*t544;
+    const double x3 = -t546;
+    dJ[0] = x3;
+    const double t547 = -t541 - x3;
+    dJ[1] = t547;
+    const double t540 = -c_q_base*x0;
+    const double t545 = p_L4*t542 + t540 + t543*t544;
+    dJ[3] = t545;
+    const double t548 = t540 - t545;
+    dJ[4] = t548;
+}
+#endif
+
+#if KKIN(4) /* kinematics */
+
+/* mini_frame_jacobian_time_variation_tool_local with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_frame_jacobian_time_variation_tool_local(const double *q, const double *dq, const double *p, double *dJ)
+{
+    double in_dq[3];
+    double in_p[54];
+    mini_frame_jacobian_time_variation_tool_local(q, memcpy(in_dq, dq, sizeof in_dq), memcpy(in_p, p, sizeof in_p), dJ);
+}
+
+KKCLONES
+/* dJ/dt of end effector tool (frame ta) in its own axes at (q, dq), 6 x NDOF.
+ * 83 operations. */
+void mini_frame_jacobian_time_variation_tool_local(const double *q, const double *dq, const double *p, double *dJ)
+{
+    if (kk_overlap(dq, 3, dJ, 18) || kk_overlap(p, 54, dJ, 18)) { kk_copy_mini_frame_jacobian_time_variation_tool_local(q, dq, p, dJ); return; }
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    memset(dJ + 2, 0, 4 * sizeof dJ[0]);
+    memset(dJ + 8, 0, 10 * sizeof dJ[0]);
+    const double p_L3 = p[2];
+    const double x5 = (0.5)*p_L3;
+    const double t544 = -x5;
+    const double s_q_base = sq[0];
+    const double s_q_a = sq[1];
+    const double x3 = s_q_a*s_q_base;
+    const double c_q_base = cq[0];
+    const double c_q_a = cq[1];
+    const double x2 = c_q_a*c_q_base;
+    const double dq_q_base = dq[0];
+    const double dq_q_a = dq[1];
+    const double t543 = dq_q_a*x2 + dq_q_a*x3 - dq_q_base*x2 - dq_q_base*x3;
+    const double x4 = c_q_a*s_q_base;
+    const double t542 = c_q_a*dq_q_base*s_q_base + c_q_base*dq_q_a*s_q_a - c_q_base*dq_q_base*s_q_a - dq_q_a*x4;
+    const double p_L2 = p[1];
+    const double x1 = p_L2*c_q_base;
+    const double t540 = -dq_q_base*x1;
+    const double p_L4 = p[3];
+    const double t545 = p_L4*t542 + t540 + t543*t544;
+    const double t548 = t540 - t545;
+    const double x0 = p_L2*s_q_base;
+    const double t541 = -dq_q_base*x0;
+    const double t546 = p_L4*t543 + t541 - t542*t544;
+    const double t547 = -t541 + t546;
+    const double t264 = c_q_base*s_q_a - x4;
+    const double t263 = -x2 - x3;
+    const double t260 = -x0;
+    const double t265 = p_L4*t263 + t260 - t264*x5;
+    const double t273 = t260 - t265;
+    const double t261 = x1;
+    const double t266 = p_L4*t264 + t261 + t263*x5;
+    const double t272 = -t261 + t266;
+    const double t551 = -t263*t547 - t264*t548 - t272*t542 - t273*t543;
+    dJ[1] = t551;
+    const double t552 = -t263*t548 + t264*t547 + t272*t543 - t273*t542;
+    dJ[7] = t552;
+    const double t549 = t263*t546 - t264*t545 - t265*t543 + t266*t542;
+    dJ[0] = t549;
+    const double t550 = -t263*t545 - t264*t546 - t265*t542 - t266*t543;
+    dJ[6] = t550;
+}
+#endif
+
+#if KKIN(4) /* kinematics */
+
+/* mini_frame_jacobian_time_variation_slider_world with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_frame_jacobian_time_variation_slider_world(const double *q, const double *dq, const double *p, double *dJ)
+{
+    double in_q[3];
+    double in_dq[3];
+    double in_p[54];
+    mini_frame_jacobian_time_variation_slider_world(memcpy(in_q, q, sizeof in_q), memcpy(in_dq, dq, sizeof in_dq), memcpy(in_p, p, sizeof in_p), dJ);
+}
+
+KKCLONES
+/* dJ/dt of end effector slider (frame b) in frame 0 (world) axes at (q, dq),
+ * 6 x NDOF.
+ * 17 operations. */
+void mini_frame_jacobian_time_variation_slider_world(const double *q, const double *dq, const double *p, double *dJ)
+{
+    if (kk_overlap(q, 3, dJ, 18) || kk_overlap(dq, 3, dJ, 18) || kk_overlap(p, 54, dJ, 18)) { kk_copy_mini_frame_jacobian_time_variation_slider_world(q, dq, p, dJ); return; }
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    dJ[1] = 0.0;
+    dJ[4] = 0.0;
+    memset(dJ + 6, 0, 12 * sizeof dJ[0]);
+    const double dq_q_base = dq[0];
+    const double c_q_base = cq[0];
+    const double x0 = c_q_base*dq_q_base;
+    dJ[2] = x0;
+    const double s_q_base = sq[0];
+    const double x1 = dq_q_base*s_q_base;
+    const double t557 = x1;
+    dJ[5] = t557;
+    const double p_L4 = p[3];
+    const double p_L2 = p[1];
+    const double t554 = p_L2*x1 - p_L4*x0;
+    const double q_q_b = q[2];
+    const double dq_q_b = dq[2];
+    const double t556 = -c_q_base*dq_q_b + q_q_b*x1 + t554;
+    dJ[0] = -t556;
+    const double t553 = p_L2*x0 + p_L4*x1;
+    const double t555 = dq_q_b*s_q_base + q_q_b*x0 + t553;
+    dJ[3] = t555;
+}
+#endif
+
+#if KKIN(4) /* kinematics */
+
+/* mini_frame_jacobian_time_variation_slider_local with copies of its inputs (some overlap an output). */
+KKCOLD
+static void kk_copy_mini_frame_jacobian_time_variation_slider_local(const double *q, const double *dq, const double *p, double *dJ)
+{
+    double in_q[3];
+    double in_dq[3];
+    double in_p[54];
+    mini_frame_jacobian_time_variation_slider_local(memcpy(in_q, q, sizeof in_q), memcpy(in_dq, dq, sizeof in_dq), memcpy(in_p, p, sizeof in_p), dJ);
+}
+
+KKCLONES
+/* dJ/dt of end effector slider (frame b) in its own axes at (q, dq), 6 x
+ * NDOF.
+ * 48 operations. */
+void mini_frame_jacobian_time_variation_slider_local(const double *q, const double *dq, const double *p, double *dJ)
+{
+    if (kk_overlap(q, 3, dJ, 18) || kk_overlap(dq, 3, dJ, 18) || kk_overlap(p, 54, dJ, 18)) { kk_copy_mini_frame_jacobian_time_variation_slider_local(q, dq, p, dJ); return; }
+    double sq[NDOF], cq[NDOF];
+    sincos_q(q, sq, cq);
+    dJ[0] = 0.0;
+    dJ[1] = 0.0;
+    dJ[2] = 0.0;
+    dJ[4] = 0.0;
+    dJ[5] = 0.0;
+    dJ[7] = 0.0;
+    memset(dJ + 9, 0, 9 * sizeof dJ[0]);
+    const double s_q_base = sq[0];
+    const double dq_q_base = dq[0];
+    const double x7 = dq_q_base*s_q_base;
+    const double c_q_base = cq[0];
+    const double x6 = c_q_base*dq_q_base;
+    const double t561 = -2.0*s_q_base;
+    const double t560 = -2.0*c_q_base;
+    const double t562 = -t560*x7 + t561*x6;
+    dJ[8] = t562;
+    const double p_L4 = p[3];
+    const double x1 = p_L4*c_q_base;
+    const double p_L2 = p[1];
+    const double x0 = p_L2*s_q_base;
+    const double t554 = dq_q_base*x0 - dq_q_base*x1;
+    const double q_q_b = q[2];
+    const double x4 = q_q_b*s_q_base;
+    const double dq_q_b = dq[2];
+    const double t556 = -c_q_base*dq_q_b + dq_q_base*x4 + t554;
+    const double x3 = p_L4*s_q_base;
+    const double x2 = p_L2*c_q_base;
+    const double t553 = dq_q_base*x2 + dq_q_base*x3;
+    const double x5 = c_q_base*q_q_b;
+    const double t555 = dq_q_b*s_q_base + dq_q_base*x5 + t553;
+    const double t268 = -x2 - x3;
+    const double t271 = t268 - x5;
+    const double t267 = x0 - x1;
+    const double t270 = t267 + x4;
+    const double t558 = c_q_base*t556 - s_q_base*t555 - t270*x6 - t271*x7;
+    dJ[3] = t558;
+    const double t559 = c_q_base*t555 + s_q_base*t556 - t270*x7 + t271*x6;
+    dJ[6] = t559;
 }
 #endif
 
@@ -2243,8 +2790,8 @@ void mini_regressor(const double *q, const double *dq, const double *ddq, const 
     memset(Y + 138, 0, 6 * sizeof Y[0]);
     const double dq_q_b = dq[2];
     Y[145] = dq_q_b;
-    const double t489 = (double)((dq_q_b > 0) - (dq_q_b < 0));
-    Y[146] = t489;
+    const double t615 = (double)((dq_q_b > 0) - (dq_q_b < 0));
+    Y[146] = t615;
     const double ddq_q_b = ddq[2];
     Y[144] = ddq_q_b;
     const double ddq_q_base = ddq[0];
@@ -2267,12 +2814,12 @@ void mini_regressor(const double *q, const double *dq, const double *ddq, const 
     const double p_L4 = p[3];
     const double t90 = -p_L4*dq_q_base;
     const double t92 = -dq_q_b + t90;
-    const double t484 = dq_q_base*t92 + t292;
-    const double t467 = -dq_q_base*dq_q_base;
-    Y[137] = -t467;
-    const double t466 = -p_L2 - q_q_b;
-    const double t488 = -p_L4*t467 + ddq_q_base*t466 + t484;
-    Y[39] = t488;
+    const double t610 = dq_q_base*t92 + t292;
+    const double t593 = -dq_q_base*dq_q_base;
+    Y[137] = -t593;
+    const double t592 = -p_L2 - q_q_b;
+    const double t614 = -p_L4*t593 + ddq_q_base*t592 + t610;
+    Y[39] = t614;
     const double s_q_base = sq[0];
     const double t77 = s_q_base*t75;
     Y[2] = t77;
@@ -2281,13 +2828,13 @@ void mini_regressor(const double *q, const double *dq, const double *ddq, const 
     const double t293 = -ddq_q_b + t290;
     const double t84 = p_L2*dq_q_base;
     const double t91 = -dq_q_base*q_q_b - t84;
-    const double t485 = -dq_q_base*t91 + t293;
-    const double x5 = -t485;
+    const double t611 = -dq_q_base*t91 + t293;
+    const double x5 = -t611;
     Y[134] = x5;
-    const double t487 = t466*t467 + x4 + x5;
-    Y[38] = t487;
-    const double t486 = -p_L4*t485 + t466*t484;
-    Y[36] = t486;
+    const double t613 = t592*t593 + x4 + x5;
+    Y[38] = t613;
+    const double t612 = -p_L4*t611 + t592*t610;
+    Y[36] = t612;
     const double ddq_q_a = ddq[1];
     Y[72] = ddq_q_a;
     const double t284 = ddq_q_base - ddq_q_a;
@@ -2311,46 +2858,46 @@ void mini_regressor(const double *q, const double *dq, const double *ddq, const 
     const double t287 = t284*x0 - t285;
     const double t87 = -dq_q_a + dq_q_base;
     const double t89 = -p_L4*t87 + t86;
-    const double t476 = t287 - t87*t89;
-    const double t471 = -t87*t87;
-    const double t462 = -p_L2*s_q_a;
-    const double t464 = -p_L4 + t462;
-    const double t461 = p_L2*c_q_a;
-    const double t463 = -t461 + x0;
-    const double t482 = -t284*t463 + t464*t471 - t476;
-    Y[29] = t482;
-    const double t465 = -x0;
-    const double t483 = p_L4*t471 - t284*t465 + t476;
-    Y[78] = t483;
+    const double t602 = t287 - t87*t89;
+    const double t597 = -t87*t87;
+    const double t589 = -p_L2*s_q_a;
+    const double t591 = -p_L4 + t589;
+    const double t588 = p_L2*c_q_a;
+    const double t590 = -t588 + x0;
+    const double t608 = -t284*t590 + t591*t597 - t602;
+    Y[29] = t608;
+    const double t544 = -x0;
+    const double t609 = p_L4*t597 - t284*t544 + t602;
+    Y[78] = t609;
     const double t283 = -c_q_a*t77 - s_q_a*t281;
     const double t85 = c_q_a*t84;
     const double t286 = -dq_q_a*t85 + t283;
     const double x3 = p_L4*t284;
     const double t288 = t286 - x3;
     const double t88 = -t85 + t87*x0;
-    const double t477 = t288 + t87*t88;
-    const double t480 = t284*t464 + t463*t471 + t477;
-    Y[27] = t480;
-    const double t481 = t465*t471 - t477 + x3;
-    Y[76] = t481;
-    const double t478 = t463*t476 + t464*t477;
-    Y[26] = t478;
-    const double t479 = p_L4*t477 + t465*t476;
-    Y[75] = t479;
-    const double t475 = (double)((dq_q_a > 0) - (dq_q_a < 0));
-    Y[74] = t475;
-    const double t469 = t285 + t86*t87;
-    Y[65] = -t469;
-    const double t474 = t284*t461 + t462*t471 + t469;
-    Y[16] = t474;
-    const double t470 = t286 - t85*t87;
-    Y[63] = t470;
-    const double t473 = -t284*t462 + t461*t471 - t470;
-    Y[14] = t473;
-    const double t472 = t461*t469 + t462*t470;
-    Y[13] = t472;
-    const double t468 = (double)((dq_q_base > 0) - (dq_q_base < 0));
-    Y[12] = t468;
+    const double t603 = t288 + t87*t88;
+    const double t606 = t284*t591 + t590*t597 + t603;
+    Y[27] = t606;
+    const double t607 = t544*t597 - t603 + x3;
+    Y[76] = t607;
+    const double t604 = t590*t602 + t591*t603;
+    Y[26] = t604;
+    const double t605 = p_L4*t603 + t544*t602;
+    Y[75] = t605;
+    const double t601 = (double)((dq_q_a > 0) - (dq_q_a < 0));
+    Y[74] = t601;
+    const double t595 = t285 + t86*t87;
+    Y[65] = -t595;
+    const double t600 = t284*t588 + t589*t597 + t595;
+    Y[16] = t600;
+    const double t596 = t286 - t85*t87;
+    Y[63] = t596;
+    const double t599 = -t284*t589 + t588*t597 - t596;
+    Y[14] = t599;
+    const double t598 = t588*t595 + t589*t596;
+    Y[13] = t598;
+    const double t594 = (double)((dq_q_base > 0) - (dq_q_base < 0));
+    Y[12] = t594;
 }
 #endif
 
@@ -2385,8 +2932,8 @@ void mini_base_regressor(const double *q, const double *dq, const double *ddq, c
     memset(Yb + 28, 0, 17 * sizeof Yb[0]);
     const double dq_q_b = dq[2];
     Yb[49] = dq_q_b;
-    const double t489 = (double)((dq_q_b > 0) - (dq_q_b < 0));
-    Yb[50] = t489;
+    const double t615 = (double)((dq_q_b > 0) - (dq_q_b < 0));
+    Yb[50] = t615;
     const double ddq_q_b = ddq[2];
     Yb[48] = ddq_q_b;
     const double p_g = p[4];
@@ -2407,12 +2954,12 @@ void mini_base_regressor(const double *q, const double *dq, const double *ddq, c
     const double p_L4 = p[3];
     const double t90 = -p_L4*dq_q_base;
     const double t92 = -dq_q_b + t90;
-    const double t484 = dq_q_base*t92 + t292;
-    const double t467 = -dq_q_base*dq_q_base;
-    Yb[47] = -t467;
-    const double t466 = -p_L2 - q_q_b;
-    const double t488 = -p_L4*t467 + ddq_q_base*t466 + t484;
-    Yb[13] = t488;
+    const double t610 = dq_q_base*t92 + t292;
+    const double t593 = -dq_q_base*dq_q_base;
+    Yb[47] = -t593;
+    const double t592 = -p_L2 - q_q_b;
+    const double t614 = -p_L4*t593 + ddq_q_base*t592 + t610;
+    Yb[13] = t614;
     const double s_q_base = sq[0];
     const double t77 = s_q_base*t75;
     Yb[1] = t77;
@@ -2421,17 +2968,17 @@ void mini_base_regressor(const double *q, const double *dq, const double *ddq, c
     const double t293 = -ddq_q_b + t290;
     const double t84 = p_L2*dq_q_base;
     const double t91 = -dq_q_base*q_q_b - t84;
-    const double t485 = -dq_q_base*t91 + t293;
-    const double x3 = -t485;
+    const double t611 = -dq_q_base*t91 + t293;
+    const double x3 = -t611;
     Yb[45] = x3;
-    const double t487 = t466*t467 + x2 + x3;
-    Yb[12] = t487;
-    const double t486 = -p_L4*t485 + t466*t484;
-    Yb[11] = t486;
+    const double t613 = t592*t593 + x2 + x3;
+    Yb[12] = t613;
+    const double t612 = -p_L4*t611 + t592*t610;
+    Yb[11] = t612;
     const double dq_q_a = dq[1];
     Yb[26] = dq_q_a;
-    const double t475 = (double)((dq_q_a > 0) - (dq_q_a < 0));
-    Yb[27] = t475;
+    const double t601 = (double)((dq_q_a > 0) - (dq_q_a < 0));
+    Yb[27] = t601;
     const double ddq_q_a = ddq[1];
     Yb[25] = ddq_q_a;
     const double t284 = ddq_q_base - ddq_q_a;
@@ -2446,22 +2993,22 @@ void mini_base_regressor(const double *q, const double *dq, const double *ddq, c
     const double t86 = -s_q_a*t84;
     const double t285 = dq_q_a*t86 + t282;
     const double t87 = -dq_q_a + dq_q_base;
-    const double t469 = t285 + t86*t87;
-    Yb[23] = -t469;
-    const double t471 = -t87*t87;
-    const double t462 = -p_L2*s_q_a;
-    const double t461 = p_L2*c_q_a;
-    const double t474 = t284*t461 + t462*t471 + t469;
-    Yb[6] = t474;
+    const double t595 = t285 + t86*t87;
+    Yb[23] = -t595;
+    const double t597 = -t87*t87;
+    const double t589 = -p_L2*s_q_a;
+    const double t588 = p_L2*c_q_a;
+    const double t600 = t284*t588 + t589*t597 + t595;
+    Yb[6] = t600;
     const double t283 = -c_q_a*t77 - s_q_a*t281;
     const double t85 = c_q_a*t84;
     const double t286 = -dq_q_a*t85 + t283;
-    const double t470 = t286 - t85*t87;
-    Yb[22] = t470;
-    const double t473 = -t284*t462 + t461*t471 - t470;
-    Yb[5] = t473;
-    const double t468 = (double)((dq_q_base > 0) - (dq_q_base < 0));
-    Yb[4] = t468;
+    const double t596 = t286 - t85*t87;
+    Yb[22] = t596;
+    const double t599 = -t284*t589 + t588*t597 - t596;
+    Yb[5] = t599;
+    const double t594 = (double)((dq_q_base > 0) - (dq_q_base < 0));
+    Yb[4] = t594;
 }
 #endif
 
@@ -2568,9 +3115,9 @@ void mini_com(const double *q, const double *p, double *c)
     const double p_m_1 = p[5];
     const double t14 = p_m_1 + p_m_b;
     const double t59 = t14 + t32;
-    const double t436 = 1.0/t59;
-    const double t439 = t436*(p_L1*t59 + t62);
-    c[2] = t439;
+    const double t563 = 1.0/t59;
+    const double t566 = t563*(p_L1*t59 + t62);
+    c[2] = t566;
     const double p_MZ_ta = p[34];
     const double t25 = -0.5*p_L3*p_m_ta + p_MZ_ta;
     const double p_MZ_a = p[21];
@@ -2600,10 +3147,10 @@ void mini_com(const double *q, const double *p, double *c)
     const double t61 = t16 + t42;
     const double s_q_base = sq[0];
     const double c_q_base = cq[0];
-    const double t438 = t436*(c_q_base*t60 - s_q_base*t61);
-    c[1] = t438;
-    const double t437 = t436*(-c_q_base*t61 - s_q_base*t60);
-    c[0] = t437;
+    const double t565 = t563*(c_q_base*t60 - s_q_base*t61);
+    c[1] = t565;
+    const double t564 = t563*(-c_q_base*t61 - s_q_base*t60);
+    c[0] = t564;
 }
 #endif
 
@@ -2640,15 +3187,15 @@ void mini_com_jacobian(const double *q, const double *p, double *Jc)
     const double p_m_1 = p[5];
     const double t14 = p_m_1 + p_m_b;
     const double t59 = t14 + t32;
-    const double t436 = 1.0/t59;
+    const double t563 = 1.0/t59;
     const double c_q_base = cq[0];
-    const double t455 = -c_q_base*p_m_b;
-    const double t460 = t436*t455;
-    Jc[5] = t460;
+    const double t582 = -c_q_base*p_m_b;
+    const double t587 = t563*t582;
+    Jc[5] = t587;
     const double s_q_base = sq[0];
-    const double t454 = p_m_b*s_q_base;
-    const double t459 = t436*t454;
-    Jc[2] = t459;
+    const double t581 = p_m_b*s_q_base;
+    const double t586 = t563*t581;
+    Jc[2] = t586;
     const double p_MZ_ta = p[34];
     const double p_L3 = p[2];
     const double t25 = -0.5*p_L3*p_m_ta + p_MZ_ta;
@@ -2663,12 +3210,12 @@ void mini_com_jacobian(const double *q, const double *p, double *Jc)
     const double c_q_a = cq[1];
     const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
     const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
-    const double t448 = -t263*t33 - t264*t35;
-    const double t453 = t436*t448;
-    Jc[4] = t453;
-    const double t447 = -t263*t35 + t264*t33;
-    const double t452 = t436*t447;
-    Jc[1] = t452;
+    const double t575 = -t263*t33 - t264*t35;
+    const double t580 = t563*t575;
+    Jc[4] = t580;
+    const double t574 = -t263*t35 + t264*t33;
+    const double t579 = t563*t574;
+    Jc[1] = t579;
     const double t43 = c_q_a*t35 + s_q_a*t33;
     const double p_L2 = p[1];
     const double t50 = p_L2*t32 + t43;
@@ -2685,12 +3232,12 @@ void mini_com_jacobian(const double *q, const double *p, double *Jc)
     const double p_MY_1 = p[7];
     const double t16 = p_MY_1 + t6;
     const double t61 = t16 + t42;
-    const double t441 = -c_q_base*t61 - s_q_base*t60;
-    const double t446 = t436*t441;
-    Jc[3] = t446;
-    const double t440 = -c_q_base*t60 + s_q_base*t61;
-    const double t445 = t436*t440;
-    Jc[0] = t445;
+    const double t568 = -c_q_base*t61 - s_q_base*t60;
+    const double t573 = t563*t568;
+    Jc[3] = t573;
+    const double t567 = -c_q_base*t60 + s_q_base*t61;
+    const double t572 = t563*t567;
+    Jc[0] = t572;
 }
 #endif
 
@@ -2723,11 +3270,11 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
     Ag[8] = 0.0;
     const double s_q_base = sq[0];
     const double p_m_b = p[41];
-    const double t454 = p_m_b*s_q_base;
-    Ag[2] = t454;
+    const double t581 = p_m_b*s_q_base;
+    Ag[2] = t581;
     const double c_q_base = cq[0];
-    const double t455 = -c_q_base*p_m_b;
-    Ag[5] = t455;
+    const double t582 = -c_q_base*p_m_b;
+    Ag[5] = t582;
     const double p_L3 = p[2];
     const double p_L1 = p[0];
     const double x1 = p_L1 + p_L3;
@@ -2746,15 +3293,15 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
     const double p_m_1 = p[5];
     const double t14 = p_m_1 + p_m_b;
     const double t59 = t14 + t32;
-    const double t436 = 1.0/t59;
-    const double t439 = t436*(p_L1*t59 + t62);
-    const double x14 = -t439;
+    const double t563 = 1.0/t59;
+    const double t566 = t563*(p_L1*t59 + t62);
+    const double x14 = -t566;
     const double t269 = 2.0*p_L1 + p_L3;
     const double x19 = t269 + x14;
-    const double t456 = -p_MX_b*c_q_base - t455*x19;
-    Ag[11] = t456;
-    const double t457 = -p_MX_b*s_q_base + t454*x19;
-    Ag[14] = t457;
+    const double t583 = -p_MX_b*c_q_base - t582*x19;
+    Ag[11] = t583;
+    const double t584 = -p_MX_b*s_q_base + t581*x19;
+    Ag[14] = t584;
     const double x7 = (0.5)*p_L3;
     const double p_MZ_ta = p[34];
     const double t25 = p_MZ_ta - p_m_ta*x7;
@@ -2786,25 +3333,25 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
     const double t16 = p_MY_1 + t6;
     const double t61 = t16 + t42;
     const double x12 = -c_q_base*t61 - s_q_base*t60;
-    const double t437 = t436*x12;
-    const double x18 = -t437;
+    const double t564 = t563*x12;
+    const double x18 = -t564;
     const double x13 = c_q_base*t60 - s_q_base*t61;
-    const double t438 = t436*x13;
-    const double x17 = -t438;
+    const double t565 = t563*x13;
+    const double x17 = -t565;
     const double x11 = p_L2*c_q_base;
     const double t268 = -p_L4*s_q_base - x11;
     const double t271 = -c_q_base*q_q_b + t268;
     const double x10 = p_L2*s_q_base;
     const double t267 = -p_L4*c_q_base + x10;
     const double t270 = q_q_b*s_q_base + t267;
-    const double t458 = p_MY_b - t454*(t271 + x17) + t455*(t270 + x18);
-    Ag[17] = t458;
+    const double t585 = p_MY_b - t581*(t271 + x17) + t582*(t270 + x18);
+    Ag[17] = t585;
     const double t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
     const double t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
-    const double t447 = -t263*t35 + t264*t33;
-    Ag[1] = t447;
-    const double t448 = -t263*t33 - t264*t35;
-    Ag[4] = t448;
+    const double t574 = -t263*t35 + t264*t33;
+    Ag[1] = t574;
+    const double t575 = -t263*t33 - t264*t35;
+    Ag[4] = t575;
     const double t262 = x1;
     const double x16 = t262 + x14;
     const double p_YZ_ta = p[39];
@@ -2815,10 +3362,10 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
     const double t27 = p_L4*p_MY_ta + p_XY_ta;
     const double p_XY_a = p[23];
     const double t37 = p_XY_a + t27;
-    const double t449 = -t263*t37 - t264*t40 - t448*x16;
-    Ag[10] = t449;
-    const double t450 = t263*t40 - t264*t37 + t447*x16;
-    Ag[13] = t450;
+    const double t576 = -t263*t37 - t264*t40 - t575*x16;
+    Ag[10] = t576;
+    const double t577 = t263*t40 - t264*t37 + t574*x16;
+    Ag[13] = t577;
     const double x8 = p_L3*p_L3;
     const double x6 = 2.0*p_L4;
     const double x3 = p_L4*p_L4;
@@ -2828,12 +3375,12 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
     const double t39 = p_YY_a + t29;
     const double t261 = x11;
     const double t260 = -x10;
-    const double t451 = -t39 - t447*(t261 + x17) + t448*(t260 + x18);
-    Ag[16] = t451;
-    const double t440 = -x13;
-    Ag[0] = t440;
-    const double t441 = x12;
-    Ag[3] = t441;
+    const double t578 = -t39 - t574*(t261 + x17) + t575*(t260 + x18);
+    Ag[16] = t578;
+    const double t567 = -x13;
+    Ag[0] = t567;
+    const double t568 = x12;
+    Ag[3] = t568;
     const double x15 = p_L1 + x14;
     const double t45 = c_q_a*t37 - s_q_a*t40;
     const double t57 = -p_L3*t42 + t45;
@@ -2850,10 +3397,10 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
     const double p_XZ_1 = p[11];
     const double t20 = p_XZ_1 + t10;
     const double t65 = t20 + t54;
-    const double t442 = -c_q_base*t68 - s_q_base*t65 - t441*x15;
-    Ag[9] = t442;
-    const double t443 = c_q_base*t65 - s_q_base*t68 + t440*x15;
-    Ag[12] = t443;
+    const double t569 = -c_q_base*t68 - s_q_base*t65 - t568*x15;
+    Ag[9] = t569;
+    const double t570 = c_q_base*t65 - s_q_base*t68 + t567*x15;
+    Ag[12] = t570;
     const double x5 = 2.0*p_L2;
     const double x2 = p_L2*p_L2;
     const double t58 = -t32*x8 + t32*(x2 + x8) + t39 + t43*x5;
@@ -2864,8 +3411,8 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
     const double p_ZZ_1 = p[14];
     const double t23 = p_ZZ_1 + t13;
     const double t69 = t23 + t58;
-    const double t444 = -t437*t441 + t438*t440 + t69;
-    Ag[15] = t444;
+    const double t571 = -t564*t568 + t565*t567 + t69;
+    Ag[15] = t571;
 }
 #endif
 
@@ -3301,6 +3848,29 @@ void mini_jacobian(const double *q, const double *p, int ee, int frame, double *
     }
 }
 
+void mini_frame_jacobian_time_variation(const double *q, const double *dq, const double *p, int ee, int frame, double *dJ)
+{
+    if (ee == MINI_TOOL && frame == MINI_WORLD) {
+        mini_frame_jacobian_time_variation_tool_world(q, dq, p, dJ);
+        return;
+    }
+    if (ee == MINI_TOOL && frame == MINI_LOCAL) {
+        mini_frame_jacobian_time_variation_tool_local(q, dq, p, dJ);
+        return;
+    }
+    if (ee == MINI_SLIDER && frame == MINI_WORLD) {
+        mini_frame_jacobian_time_variation_slider_world(q, dq, p, dJ);
+        return;
+    }
+    if (ee == MINI_SLIDER && frame == MINI_LOCAL) {
+        mini_frame_jacobian_time_variation_slider_local(q, dq, p, dJ);
+        return;
+    }
+    for (int i = 0; i < 6 * MINI_NDOF; ++i) {
+        dJ[i] = NAN;
+    }
+}
+
 void mini_fk(const double *q, const double *p, int ee, double *T)
 {
     switch (ee) {
@@ -3323,6 +3893,18 @@ void mini_jdot_qdot(const double *q, const double *dq, const double *p, int ee, 
     for (int i = 0; i < 6; ++i) {
         a[i] = NAN;
     }
+}
+
+void mini_inverse_dynamics_derivatives(const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv)
+{
+    const double fext[18] = {0};
+    mini_inverse_dynamics_derivatives_fext(q, v, a, p, fext, dtau_dq, dtau_dv);
+}
+
+void mini_forward_dynamics_derivatives(const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv)
+{
+    const double fext[18] = {0};
+    mini_forward_dynamics_derivatives_fext(q, v, tau, p, fext, dddq_dq, dddq_dv, Minv);
 }
 
 void mini_default_params(double *p)

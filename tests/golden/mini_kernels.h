@@ -5,30 +5,36 @@
  * parameter file   15bbe766aa985d2a7538fbbc555d22bd6e1923da470f009027b0732748000abb
  * generator        <generator digest>
  * operations per function (SymPy count_ops after CSE):
- *   mini_compute_A                         62
- *   mini_compute_C                         91
- *   mini_compute_Q                         43
- *   mini_jacobian_tool_world               24
- *   mini_jacobian_tool_local               36
- *   mini_jacobian_slider_world             13
- *   mini_jacobian_slider_local             22
- *   mini_friction                          12
- *   mini_compute_all                      207
- *   mini_inverse_dynamics                 171
- *   mini_bias                             120
- *   mini_forward_dynamics                 217
- *   mini_inverse_dynamics_derivatives     266
- *   mini_forward_dynamics_derivatives    1114
- *   mini_fk_tool                           23
- *   mini_jdot_qdot_tool                    32
- *   mini_fk_slider                         16
- *   mini_jdot_qdot_slider                  20
- *   mini_regressor                        122
- *   mini_base_regressor                    82
- *   mini_base_params                       45
- *   mini_com                               49
- *   mini_com_jacobian                      59
- *   mini_centroidal_map                   212
+ *   mini_compute_A                                       62
+ *   mini_compute_C                                       91
+ *   mini_compute_Q                                       43
+ *   mini_jacobian_tool_world                             24
+ *   mini_jacobian_tool_local                             36
+ *   mini_jacobian_slider_world                           13
+ *   mini_jacobian_slider_local                           22
+ *   mini_friction                                        12
+ *   mini_compute_all                                    207
+ *   mini_inverse_dynamics                               171
+ *   mini_bias                                           120
+ *   mini_forward_dynamics                               217
+ *   mini_inverse_dynamics_fext                          178
+ *   mini_forward_dynamics_fext                          224
+ *   mini_inverse_dynamics_derivatives_fext              283
+ *   mini_forward_dynamics_derivatives_fext             1156
+ *   mini_fk_tool                                         23
+ *   mini_jdot_qdot_tool                                  32
+ *   mini_fk_slider                                       16
+ *   mini_jdot_qdot_slider                                20
+ *   mini_frame_jacobian_time_variation_tool_world        39
+ *   mini_frame_jacobian_time_variation_tool_local        83
+ *   mini_frame_jacobian_time_variation_slider_world      17
+ *   mini_frame_jacobian_time_variation_slider_local      48
+ *   mini_regressor                                      122
+ *   mini_base_regressor                                  82
+ *   mini_base_params                                     45
+ *   mini_com                                             49
+ *   mini_com_jacobian                                    59
+ *   mini_centroidal_map                                 212
  */
 #ifndef MINI_KERNELS_H
 #define MINI_KERNELS_H
@@ -45,6 +51,9 @@ extern "C" {
 #define MINI_NQ 3
 /* Length of the velocity vector dq (= MINI_NDOF). */
 #define MINI_NV 3
+/* Number of bodies that take an external force (the fext argument: MINI_NBODIES x 6): the
+ * joints' bodies, on a free-flying base one for its six coordinates. */
+#define MINI_NBODIES 3
 /* Number of parameters (length of p). */
 #define MINI_NP 54
 /* Number of regressor columns (standard parameters pi, mini_regressor). */
@@ -183,12 +192,21 @@ extern "C" {
 #define mini_inverse_dynamics KKSYMBOL(mini_kernels_prefix, mini_inverse_dynamics)
 #define mini_bias KKSYMBOL(mini_kernels_prefix, mini_bias)
 #define mini_forward_dynamics KKSYMBOL(mini_kernels_prefix, mini_forward_dynamics)
+#define mini_inverse_dynamics_fext KKSYMBOL(mini_kernels_prefix, mini_inverse_dynamics_fext)
+#define mini_forward_dynamics_fext KKSYMBOL(mini_kernels_prefix, mini_forward_dynamics_fext)
+#define mini_inverse_dynamics_derivatives_fext KKSYMBOL(mini_kernels_prefix, mini_inverse_dynamics_derivatives_fext)
 #define mini_inverse_dynamics_derivatives KKSYMBOL(mini_kernels_prefix, mini_inverse_dynamics_derivatives)
+#define mini_forward_dynamics_derivatives_fext KKSYMBOL(mini_kernels_prefix, mini_forward_dynamics_derivatives_fext)
 #define mini_forward_dynamics_derivatives KKSYMBOL(mini_kernels_prefix, mini_forward_dynamics_derivatives)
 #define mini_fk_tool KKSYMBOL(mini_kernels_prefix, mini_fk_tool)
 #define mini_jdot_qdot_tool KKSYMBOL(mini_kernels_prefix, mini_jdot_qdot_tool)
 #define mini_fk_slider KKSYMBOL(mini_kernels_prefix, mini_fk_slider)
 #define mini_jdot_qdot_slider KKSYMBOL(mini_kernels_prefix, mini_jdot_qdot_slider)
+#define mini_frame_jacobian_time_variation_tool_world KKSYMBOL(mini_kernels_prefix, mini_frame_jacobian_time_variation_tool_world)
+#define mini_frame_jacobian_time_variation_tool_local KKSYMBOL(mini_kernels_prefix, mini_frame_jacobian_time_variation_tool_local)
+#define mini_frame_jacobian_time_variation_slider_world KKSYMBOL(mini_kernels_prefix, mini_frame_jacobian_time_variation_slider_world)
+#define mini_frame_jacobian_time_variation_slider_local KKSYMBOL(mini_kernels_prefix, mini_frame_jacobian_time_variation_slider_local)
+#define mini_frame_jacobian_time_variation KKSYMBOL(mini_kernels_prefix, mini_frame_jacobian_time_variation)
 #define mini_fk KKSYMBOL(mini_kernels_prefix, mini_fk)
 #define mini_jdot_qdot KKSYMBOL(mini_kernels_prefix, mini_jdot_qdot)
 #define mini_regressor KKSYMBOL(mini_kernels_prefix, mini_regressor)
@@ -270,21 +288,52 @@ void mini_bias(const double *q, const double *dq, const double *p, double *h);
  * inertia or has Ia > 0), NDOF. */
 void mini_forward_dynamics(const double *q, const double *dq, const double *tau, const double *p, double *ddq);
 
+/* inverse_dynamics with an external force on every body (Pinocchio's rnea
+ * with fext): tau = A ddq + C dq + Q + friction - sum_k J_k^T fext_k, J_k
+ * body k's Jacobian in its own frame, NDOF. */
+void mini_inverse_dynamics_fext(const double *q, const double *dq, const double *ddq, const double *p, const double *fext, double *tau);
+
+/* forward_dynamics with an external force on every body (Pinocchio's aba with
+ * fext): ddq = A^-1 (tau - C dq - Q - friction + sum_k J_k^T fext_k), NDOF. */
+void mini_forward_dynamics_fext(const double *q, const double *dq, const double *tau, const double *p, const double *fext, double *ddq);
+
+/* Derivatives of inverse_dynamics_fext at (q, v, a, fext): dtau_dq = d tau /
+ * dq and dtau_dv = d tau / dv, NDOF x NDOF each, row-major, row i = joint
+ * torque i (d tau / da is A: compute_A). Friction: the viscous term gives
+ * diag(Fv) in dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its derivative
+ * away from v = 0, returned at v = 0 too). Free-flying base: the q-derivative
+ * is on the tangent space (Pinocchio's convention: q (+) delta through
+ * integrate, delta a base-frame twist, linear first), so dtau_dq has NV
+ * columns. External forces fext as in inverse_dynamics_fext, fixed in their
+ * bodies (Pinocchio's computeRNEADerivatives with fext). */
+void mini_inverse_dynamics_derivatives_fext(const double *q, const double *v, const double *a, const double *p, const double *fext, double *dtau_dq, double *dtau_dv);
+
 /* Derivatives of inverse_dynamics at (q, v, a): dtau_dq = d tau / dq and
  * dtau_dv = d tau / dv, NDOF x NDOF each, row-major, row i = joint torque i
  * (d tau / da is A: compute_A). Friction: the viscous term gives diag(Fv) in
  * dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its derivative away from v =
  * 0, returned at v = 0 too). Free-flying base: the q-derivative is on the
  * tangent space (Pinocchio's convention: q (+) delta through integrate, delta
- * a base-frame twist, linear first), so dtau_dq has NV columns. */
+ * a base-frame twist, linear first), so dtau_dq has NV columns. No external
+ * force (inverse_dynamics_derivatives_fext with fext = 0). */
 void mini_inverse_dynamics_derivatives(const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv);
+
+/* Derivatives of forward_dynamics_fext at (q, v, tau, fext): dddq_dq = d ddq
+ * / dq, dddq_dv = d ddq / dv and Minv = d ddq / d tau = A^-1, NDOF x NDOF
+ * each, row-major (Carpentier and Mansard 2018: -A^-1 times the inverse
+ * dynamics' derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so
+ * A must be positive definite as for forward_dynamics). Coulomb friction
+ * contributes 0 as in inverse_dynamics_derivatives. External forces fext as
+ * in forward_dynamics_fext (Pinocchio's computeABADerivatives with fext). */
+void mini_forward_dynamics_derivatives_fext(const double *q, const double *v, const double *tau, const double *p, const double *fext, double *dddq_dq, double *dddq_dv, double *Minv);
 
 /* Derivatives of forward_dynamics at (q, v, tau): dddq_dq = d ddq / dq,
  * dddq_dv = d ddq / dv and Minv = d ddq / d tau = A^-1, NDOF x NDOF each,
  * row-major (Carpentier and Mansard 2018: -A^-1 times the inverse dynamics'
  * derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so A must be
  * positive definite as for forward_dynamics). Coulomb friction contributes 0
- * as in inverse_dynamics_derivatives. */
+ * as in inverse_dynamics_derivatives. No external force
+ * (forward_dynamics_derivatives_fext with fext = 0). */
 void mini_forward_dynamics_derivatives(const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv);
 
 /* Pose of end effector tool (frame ta) in frame 0: 4 x 4 homogeneous. */
@@ -300,6 +349,28 @@ void mini_fk_slider(const double *q, const double *p, double *T);
 /* Jdot*dq of end effector slider (frame b): its classical acceleration at ddq
  * = 0, 6, linear first, frame 0 (world) axes. */
 void mini_jdot_qdot_slider(const double *q, const double *dq, const double *p, double *a);
+
+/* dJ/dt of end effector tool (frame ta) in frame 0 (world) axes at (q, dq), 6
+ * x NDOF. */
+void mini_frame_jacobian_time_variation_tool_world(const double *q, const double *dq, const double *p, double *dJ);
+
+/* dJ/dt of end effector tool (frame ta) in its own axes at (q, dq), 6 x NDOF. */
+void mini_frame_jacobian_time_variation_tool_local(const double *q, const double *dq, const double *p, double *dJ);
+
+/* dJ/dt of end effector slider (frame b) in frame 0 (world) axes at (q, dq),
+ * 6 x NDOF. */
+void mini_frame_jacobian_time_variation_slider_world(const double *q, const double *dq, const double *p, double *dJ);
+
+/* dJ/dt of end effector slider (frame b) in its own axes at (q, dq), 6 x
+ * NDOF. */
+void mini_frame_jacobian_time_variation_slider_local(const double *q, const double *dq, const double *p, double *dJ);
+
+/* dJ/dt (6 x NDOF, linear rows first) of end effector `ee` at (q, dq), the
+ * time derivative of jacobian(q, p, ee, frame) along the motion (Pinocchio's
+ * getFrameJacobianTimeVariation, frame 0 = LOCAL_WORLD_ALIGNED, 1 = LOCAL):
+ * dJ dq is the end effector's acceleration at ddq = 0 (world: jdot_qdot, the
+ * classical one). An unknown ee or frame fills dJ with NaN. */
+void mini_frame_jacobian_time_variation(const double *q, const double *dq, const double *p, int ee, int frame, double *dJ);
 
 /* Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (its position in the
  * end-effector list). An unknown ee fills T with NaN. */
