@@ -24,7 +24,8 @@ B = 9
 def _states(n=B, seed=3):
     rng = np.random.default_rng(seed)
     return {"q": rng.uniform(-3, 3, (n, N)), "dq": rng.uniform(-2, 2, (n, N)),
-            "ddq": rng.uniform(-4, 4, (n, N)), "tau": rng.uniform(-30, 30, (n, N))}
+            "ddq": rng.uniform(-4, 4, (n, N)), "tau": rng.uniform(-30, 30, (n, N)),
+            "fext": rng.uniform(-10, 10, (n, 6 * kk.N_BODIES))}
 
 
 P = kk.default_params() * np.random.default_rng(7).uniform(0.9, 1.1, NP)
@@ -49,6 +50,14 @@ KERNELS = {
         s["q"], s["dq"], s["ddq"], p, out=out),
     "forward_dynamics_derivatives": lambda s, p, out=None: kk.forward_dynamics_derivatives(
         s["q"], s["dq"], s["tau"], p, out=out),
+    "inverse_dynamics_fext": lambda s, p, out=None: kk.inverse_dynamics_fext(
+        s["q"], s["dq"], s["ddq"], s["fext"], p, out=out),
+    "forward_dynamics_fext": lambda s, p, out=None: kk.forward_dynamics_fext(
+        s["q"], s["dq"], s["tau"], s["fext"], p, out=out),
+    "inverse_dynamics_derivatives_fext": lambda s, p, out=None: kk.inverse_dynamics_derivatives_fext(
+        s["q"], s["dq"], s["ddq"], s["fext"], p, out=out),
+    "forward_dynamics_derivatives_fext": lambda s, p, out=None: kk.forward_dynamics_derivatives_fext(
+        s["q"], s["dq"], s["tau"], s["fext"], p, out=out),
 }
 for _ee in kk.END_EFFECTORS:
     for _frame in ("world", "local"):
@@ -56,6 +65,10 @@ for _ee in kk.END_EFFECTORS:
             lambda s, p, out=None, ee=_ee, fr=_frame: kk.jacobian(s["q"], ee, fr, p, out=out))
     KERNELS[f"fk_{_ee}"] = lambda s, p, out=None, ee=_ee: kk.fk(s["q"], ee, p, out=out)
     KERNELS[f"jdot_qdot_{_ee}"] = lambda s, p, out=None, ee=_ee: kk.jdot_qdot(s["q"], s["dq"], ee, p, out=out)
+    for _frame in ("world", "local"):
+        KERNELS[f"frame_jacobian_time_variation_{_ee}_{_frame}"] = (
+            lambda s, p, out=None, ee=_ee, fr=_frame: kk.frame_jacobian_time_variation(
+                s["q"], s["dq"], ee, fr, p, out=out))
 
 
 def _row(states, i):
@@ -65,7 +78,7 @@ def _row(states, i):
 def test_every_kernel_is_covered():
     kernels = {n for n in kk.__all__ if callable(getattr(kk, n))} - {
         "default_params", "params_from_dict", "check_params", "load_params", "link_params", "compute_all",
-        "jacobian", "fk", "jdot_qdot", "neutral",
+        "jacobian", "fk", "jdot_qdot", "neutral", "frame_jacobian_time_variation",
         "base_params"}  # a function of the parameters alone: no state, no batch
     assert kernels <= set(KERNELS)
 

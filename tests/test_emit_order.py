@@ -58,7 +58,7 @@ def mini():
 
 def inputs_of(d):
     syms = d.symbols
-    return (list(syms.q) + list(syms.dq) + list(syms.ddq) + list(syms.tau) + list(syms.s) + list(syms.c)
+    return (list(syms.q) + list(syms.dq) + list(syms.ddq) + list(syms.tau) + list(syms.fext) + list(syms.s) + list(syms.c)
             + list(syms.params.values()))
 
 

@@ -62,6 +62,8 @@ def _calls(m):
         extra = {"ee": 0, "dt": 0.01}
 
         def call(q, vec, f=f, params=params, extra=extra):
+            fext = np.zeros(np.shape(vec)[:-1] + (6 * m.N_BODIES,))  # the *_fext kernels' forces
+            extra = {**extra, "fext": fext}
             args = [q] + [vec if p in VECTORS else extra[p] for p in params[1:] if p in VECTORS or p in extra]
             return f(*args)
         calls[name] = call

@@ -60,35 +60,45 @@ def jacobians(kin: Kinematics, poses, ee):
 
 
 def time_seeds(syms) -> dict:
-    """Tangents of the configuration along the motion, d/dt at velocity dq: q_j -> dq_j,
-    s_j -> c_j dq_j, c_j -> -s_j dq_j for every joint, and on a free-flyer its
-    quaternion e (x, y, z, w) -> e * (w_b, 0) / 2, w_b = dq[3:6] its angular velocity in
-    base axes (Hamilton product; orthogonal to e, so its normalization changes nothing).
-    The base position enters no Jacobian."""
-    t = "t"
+    """Tangents of the joints' configuration along the motion, d/dt at velocity dq:
+    q_j -> dq_j, s_j -> c_j dq_j, c_j -> -s_j dq_j (the free-flyer's pose: see rates)."""
     seeds = {}
     for j, f in enumerate(syms.model.joints):
         if f.base:
             continue
         d = syms.dq[j]
-        seeds[syms.q[j]] = {t: d}
-        seeds[syms.s[j]] = {t: syms.c[j] * d}
-        seeds[syms.c[j]] = {t: -syms.s[j] * d}
-    if syms.base_quaternion is not None:
-        x, y, z, w = syms.base_quaternion
-        wx, wy, wz = syms.dq[3:6]
-        rates = (w * wx + y * wz - z * wy, w * wy + z * wx - x * wz, w * wz + x * wy - y * wx,
-                 -(x * wx + y * wy + z * wz))
-        for sym, r in zip(syms.base_quaternion, rates):
-            seeds[sym] = {t: r / 2}
+        seeds[syms.q[j]] = {"t": d}
+        seeds[syms.s[j]] = {"t": syms.c[j] * d}
+        seeds[syms.c[j]] = {"t": -syms.s[j] * d}
     return seeds
 
 
-def time_variation(kin: Kinematics, J):
-    """dJ/dt at (q, dq) of a Jacobian J(q) (Pinocchio's getFrameJacobianTimeVariation): the
-    tangent of J's statements along the motion (codegen/derive/differentiate.py), so that
-    dJ/dt dq is the time derivative of J dq at ddq = 0."""
+def rates(kin: Kinematics, poses, ee):
+    """(world, local) dJ/dt at (q, dq) (Pinocchio's getFrameJacobianTimeVariation, LOCAL_WORLD_ALIGNED
+    and LOCAL): the tangents of the Jacobians' statements along the motion
+    (codegen/derive/differentiate.py), so that dJ/dt dq is the time derivative of J dq at
+    ddq = 0. Columns in base axes and local ones do not depend on a free-flyer's pose; the world
+    ones are R_b times those, so d/dt = R_b (w_b x b + db/dt), w_b the base's angular velocity
+    (base axes): the quaternion is never differentiated (nor its normalization, which would
+    square its entries)."""
     from .differentiate import tangents
-    prog = kin.prog
-    rates = tangents(prog, list(J), time_seeds(kin.syms))
-    return sp.Matrix(J.rows, J.cols, lambda i, k: rates[i * J.cols + k].get("t", sp.S.Zero))
+    prog, n = kin.prog, kin.model.ndof
+    world, local = jacobians(kin, poses, ee)  # the same statements as the Jacobians' (stored once)
+    _, pn = ee_pose(kin, poses, ee)
+    base = world_columns(kin, poses, ee, pn, sp.zeros(6, n))
+    seeds = time_seeds(kin.syms)
+    rate = lambda M: [t.get("t", sp.S.Zero) for t in tangents(prog, list(M), seeds)]  # noqa: E731
+    dlocal = sp.Matrix(6, n, rate(local))
+    dbase = sp.Matrix(6, n, rate(base))
+    if not kin.model.floating_base:
+        return dbase, dlocal  # frame 0 is the world
+    w = kin.syms.dq[3:6]
+    dworld = sp.zeros(6, n)
+    for col in range(n):
+        for half in (0, 3):
+            b = [base[half + r, col] for r in range(3)]
+            d = [x + y for x, y in zip(sv.cross(w, b), (dbase[half + r, col] for r in range(3)))]
+            d = kin.rotate_to_world(prog.vec(d)) if any(x != 0 for x in d) else d
+            for r in range(3):
+                dworld[half + r, col] = d[r]
+    return dworld, dlocal

@@ -16,7 +16,7 @@ from .derivation import Derivation
 from .christoffel import coriolis_matrix
 from .composite_inertia import composite_inertias, gravity_vector, inertia_matrix
 from .friction import friction
-from .jacobians import jacobians, time_variation
+from .jacobians import jacobians, rates
 from .kinematics import Kinematics
 from ..read.model import Model
 from ..support.progress import stage
@@ -80,8 +80,7 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward"), ready=Non
     ready(d)
     # dJ/dt of every end effector, world (LOCAL_WORLD_ALIGNED) and local axes
     for ee in model.end_effectors:
-        for frame in ("world", "local"):
-            out[f"dJ_{ee.name}_{frame}"] = time_variation(kin, out[f"J_{ee.name}_{frame}"])
+        out[f"dJ_{ee.name}_world"], out[f"dJ_{ee.name}_local"] = rates(kin, poses, ee)
     ready(d)
     # centre of mass and centroidal momentum, then the regressor, derived
     # last: the intermediates of the kernels above keep their places in the program

@@ -1597,14 +1597,14 @@ void mini_inverse_dynamics_derivatives_fext(const double *q, const double *v, co
     const double s_q_base = sq[0];
     const double ddq_q_base = a[0];
     const double t729 = ddq_q_base*s_q_base + dq_q_base*t727;
-    const double t557 = dq_q_base*s_q_base;
-    const double t728 = ddq_q_base*c_q_base - dq_q_base*t557;
+    const double t562 = dq_q_base*s_q_base;
+    const double t728 = ddq_q_base*c_q_base - dq_q_base*t562;
     const double p_m_b = p[41];
     const double t582 = -c_q_base*p_m_b;
     const double t581 = p_m_b*s_q_base;
     const double t879 = t581*t728 + t582*t729;
     dtau_dq[8] = t879;
-    const double t731 = 2.0*t557;
+    const double t731 = 2.0*t562;
     const double t730 = 2.0*t727;
     const double p_Fv_b = p[52];
     const double t882 = p_Fv_b + t581*t730 + t582*t731;
@@ -1630,10 +1630,10 @@ void mini_inverse_dynamics_derivatives_fext(const double *q, const double *v, co
     const double t746 = p_m_b*t271 + t737;
     const double t732 = dq_q_b*s_q_base;
     const double t754 = -dq_q_base*t746 + p_m_b*t732;
-    const double x13 = t557*t754;
+    const double x13 = t562*t754;
     const double t863 = x13 - x14;
     const double ddq_q_b = a[2];
-    const double t735 = -ddq_q_b*c_q_base + dq_q_b*t557;
+    const double t735 = -ddq_q_b*c_q_base + dq_q_b*t562;
     const double fx_14 = fext[14];
     const double fx_13 = fext[13];
     const double t764 = -fx_13*s_q_base + fx_14*c_q_base;
@@ -1830,8 +1830,8 @@ void mini_forward_dynamics_derivatives_fext(const double *q, const double *v, co
     const double dq_q_base = v[0];
     const double t727 = c_q_base*dq_q_base;
     kk_pv[107] = t727;
-    const double t557 = dq_q_base*s_q_base;
-    kk_pv[108] = t557;
+    const double t562 = dq_q_base*s_q_base;
+    kk_pv[108] = t562;
     const double p_L3 = p[2];
     const double x5 = (0.5)*p_L3;
     const double p_m_ta = p[31];
@@ -1962,13 +1962,13 @@ void mini_forward_dynamics_derivatives_fext(const double *q, const double *v, co
     const double p_Fc_1 = p[17];
     const double t523 = -p_Fc_1*(double)((dq_q_base > 0) - (dq_q_base < 0)) - p_Fv_1*dq_q_base + trq_q_base - t411*t521 - t414*t522 - t518;
     const double t524 = t416*t523;
-    const double t903 = c_q_base*t524 - dq_q_base*t557;
+    const double t903 = c_q_base*t524 - dq_q_base*t562;
     kk_pv[113] = t903;
     const double t904 = dq_q_base*t727 + s_q_base*t524;
     kk_pv[114] = t904;
     const double t730 = 2.0*t727;
     kk_pv[119] = t730;
-    const double t731 = 2.0*t557;
+    const double t731 = 2.0*t562;
     kk_pv[120] = t731;
     const double x10 = 2.0*p_L1;
     const double t269 = p_L3 + x10;
@@ -2013,14 +2013,14 @@ void mini_forward_dynamics_derivatives_fext(const double *q, const double *v, co
     kk_pv[135] = t933;
     const double t526 = t410*t521;
     const double t528 = -t411*t524 + t526;
-    const double t906 = -c_q_base*t528 + dq_q_b*t557;
+    const double t906 = -c_q_base*t528 + dq_q_b*t562;
     const double t764 = -fx_13*s_q_base + fx_14*c_q_base;
     const double t911 = dq_q_base*t754 + p_m_b*t906 + t524*t745 - t764;
     const double t905 = dq_q_b*t727 + s_q_base*t528 + t75;
     const double t763 = -fx_13*c_q_base - fx_14*s_q_base;
     const double t910 = -dq_q_base*t755 + p_m_b*t905 - t524*t746 - t763;
     const double x35 = t727*t755;
-    const double x34 = t557*t754;
+    const double x34 = t562*t754;
     const double t863 = x34 - x35;
     const double t934 = c_q_base*t910 + s_q_base*t911 + t745*t904 - t746*t903 + t863 - x34 + x35;
     kk_pv[136] = t934;
@@ -2658,8 +2658,8 @@ void mini_frame_jacobian_time_variation_slider_world(const double *q, const doub
     dJ[2] = x0;
     const double s_q_base = sq[0];
     const double x1 = dq_q_base*s_q_base;
-    const double t557 = x1;
-    dJ[5] = t557;
+    const double t562 = x1;
+    dJ[5] = t562;
     const double p_L4 = p[3];
     const double p_L2 = p[1];
     const double t554 = p_L2*x1 - p_L4*x0;
@@ -2706,10 +2706,10 @@ void mini_frame_jacobian_time_variation_slider_local(const double *q, const doub
     const double x7 = dq_q_base*s_q_base;
     const double c_q_base = cq[0];
     const double x6 = c_q_base*dq_q_base;
-    const double t561 = -2.0*s_q_base;
-    const double t560 = -2.0*c_q_base;
-    const double t562 = -t560*x7 + t561*x6;
-    dJ[8] = t562;
+    const double t560 = -2.0*s_q_base;
+    const double t559 = -2.0*c_q_base;
+    const double t561 = -t559*x7 + t560*x6;
+    dJ[8] = t561;
     const double p_L4 = p[3];
     const double x1 = p_L4*c_q_base;
     const double p_L2 = p[1];
@@ -2728,10 +2728,10 @@ void mini_frame_jacobian_time_variation_slider_local(const double *q, const doub
     const double t271 = t268 - x5;
     const double t267 = x0 - x1;
     const double t270 = t267 + x4;
-    const double t558 = c_q_base*t556 - s_q_base*t555 - t270*x6 - t271*x7;
-    dJ[3] = t558;
-    const double t559 = c_q_base*t555 + s_q_base*t556 - t270*x7 + t271*x6;
-    dJ[6] = t559;
+    const double t557 = c_q_base*t556 - s_q_base*t555 - t270*x6 - t271*x7;
+    dJ[3] = t557;
+    const double t558 = c_q_base*t555 + s_q_base*t556 - t270*x7 + t271*x6;
+    dJ[6] = t558;
 }
 #endif
 
