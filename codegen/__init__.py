@@ -15,9 +15,13 @@ _os.environ.setdefault("SYMPY_CACHE_SIZE", "100000")
 
 
 def __getattr__(name):
-    """codegen.import_urdf (codegen/urdf.py), imported on first use so that
+    """codegen.import_urdf and codegen.export (codegen/urdf.py; export: a built robot's C
+    library as a CMake project, codegen/build/export.py), imported on first use so that
     `import codegen` stays light (krang_kernels reads __version__ from here)."""
     if name == "import_urdf":
         from .urdf import import_urdf
         return import_urdf
+    if name == "export":
+        from .urdf import export
+        return export
     raise AttributeError(f"module 'codegen' has no attribute {name!r}")

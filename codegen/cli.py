@@ -22,16 +22,16 @@ from .read.model import ModelError
 from .support.options import SHARE_CHOICES, URDF_ONLY, GenerateOptions, UrdfOptions, check_robot_name
 
 USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--kernels K] [--python] [--native]
-                         [--module-source DIR [--module MODULE]]
+                         [--cmake] [--module-source DIR [--module MODULE]]
        python -m codegen ROBOT.urdf --out DIR [--name NAME] [--end-effector LINK]...
                          [--floating-base] [--mimic independent] [--no-snap] [--no-friction] [--emit-model]
-                         [--no-share-subtrees] [--kernels K] [--python] [--native] [--no-cache]"""
+                         [--no-share-subtrees] [--kernels K] [--python] [--native] [--cmake] [--no-cache]"""
 DESCRIPTION = """Generate C99 rigid-body dynamics kernels (inertia matrix A(q), Coriolis C(q, dq),
 gravity Q(q), end-effector Jacobians and poses, J-dot q-dot, friction, inverse and
 forward dynamics) for a tree robot, fixed or on a free-flying base, from a model file and a parameter
 file (TOML) or from a URDF. Writes DIR/NAME_kernels.h and
-DIR/NAME_kernels.c (and with --python an importable NAME_kernels module); all files
-are replaced together or not at all."""
+DIR/NAME_kernels.c (with --python also an importable NAME_kernels module, with --cmake
+the C library's CMake project); all files are replaced together or not at all."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,6 +56,10 @@ def parser() -> argparse.ArgumentParser:
     add_option_flags(ap, UrdfOptions)
     ap.add_argument("--no-share-subtrees", action="store_const", const=(), dest="share_subtrees",
                     help="the same as --share-subtrees none: every kernel one straight line")
+    ap.add_argument("--cmake", action="store_true",
+                    help="also write DIR/CMakeLists.txt, NAME_kernelsConfig.cmake.in and NAME_kernels.pc.in: DIR "
+                         "becomes a CMake project (static and shared library; installs find_package(NAME_kernels) "
+                         "and a relocatable NAME_kernels.pc; codegen.export writes the same)")
     ap.add_argument("--module-source", metavar="DIR",
                     help="also render the Python module's source (MODULE.pyx, MODULE.pyi) into DIR without "
                          "compiling it (make generate: the krang_kernels package)")
@@ -100,7 +104,7 @@ def _urdf(args, out_dir):
     from .urdf import generate_urdf_cached
 
     written, summary, warnings = generate_urdf_cached(args.inputs[0], _options(args, UrdfOptions), out_dir,
-                                                      cache=args.cache)
+                                                      cache=args.cache, cmake=args.cmake)
     for text in warnings:
         print(f"warning: {text}", file=sys.stderr)
     print(summary)
@@ -158,7 +162,7 @@ def run(args) -> list:
         raise ModelError(f"{', '.join(urdf_only)}: only for URDF input (edit the model file instead)")
     config = CodegenConfig(out_dir=Path(args.out), **_options(args, GenerateOptions).__dict__,
                            module_source=Path(args.module_source) if args.module_source else None,
-                           module=args.module)
+                           module=args.module, cmake=args.cmake)
     return generate_from_files(args.inputs[0], args.inputs[1], config)
 
 

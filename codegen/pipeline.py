@@ -24,6 +24,7 @@ from pathlib import Path
 from sympy.core.cache import clear_cache
 
 from .build.commit import write_atomically
+from .build.export import cmake_files
 from .build.module import build_python_module
 from .derive.base_parameters import base_outputs
 from .derive.outputs import derive
@@ -50,6 +51,9 @@ class CodegenConfig(GenerateOptions):
     # (the built-in krang_kernels package), as `module` (default NAME_kernels)
     module_source: Path | None = None
     module: str | None = None
+    # also write the C library's CMake project (CMakeLists.txt, the package's and the
+    # pkg-config file's templates: codegen/emit/cmake_project.py) beside the C
+    cmake: bool = False
 
 
 def _check_values(model, values) -> tuple:
@@ -120,6 +124,8 @@ def generate(model, values, config, extra_files=None) -> list:
         abi = describe(model, names=names, nbase=base.nbase, kernels=config.kernels)
         kernels = emission.finish(kernel_specs(abi, d), d)
     files = render(abi, names, model, values, kernels, config, base)
+    if config.cmake:
+        files.update(cmake_files(f"{names.prefix}_kernels"))
     files.update(extra_files or {})
     build = None
     if config.python:
@@ -172,8 +178,9 @@ def _no_end_effector_warning(model) -> str:
             f"pass --end-effector LINK (end_effectors=[...]), e.g. a leaf link: {', '.join(leaves)}")
 
 
-def generate_urdf(path, options: UrdfOptions, out_dir) -> tuple:
-    """Generate into out_dir (committed atomically by codegen.pipeline).
+def generate_urdf(path, options: UrdfOptions, out_dir, cmake: bool = False) -> tuple:
+    """Generate into out_dir (committed atomically by codegen.pipeline); cmake: with the
+    C library's CMake project (CodegenConfig.cmake).
     Returns (written paths, summary line, warnings, module name)."""
     from .read.urdf import load_urdf  # through sys.modules at call time (tests replace the reader)
 
@@ -195,7 +202,7 @@ def generate_urdf(path, options: UrdfOptions, out_dir) -> tuple:
         stem = fragment(name)
         extra = {f"{stem}.toml": model_toml, f"{stem}_params.toml": params_toml}
     generate_options = {f.name: getattr(options, f.name) for f in dataclasses.fields(GenerateOptions)}
-    config = CodegenConfig(**{**generate_options, "name": name}, out_dir=Path(out_dir),
+    config = CodegenConfig(**{**generate_options, "name": name}, out_dir=Path(out_dir), cmake=cmake,
                            inputs=(("URDF file", hashlib.sha256(data).hexdigest()),))
     written = generate(robot.model, values, config, extra_files=extra)
     header = next(p.name for p in written if p.name.endswith("_kernels.h"))

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from . import __version__
 from .build.cache import CacheUnusable, describe_platform, get_or_build, open_verified
+from .build.export import cmake_files, export
 from .support.digest import source_digest
 from .support.options import UrdfOptions
 from .support.workdirs import BUILD_LOCK, fresh_directory
@@ -145,14 +146,18 @@ def _import_entry(module: str, entry: Path, key: str, extension: str):
     return mod
 
 
-def _build_privately(path, options: UrdfOptions, quiet: bool):
+def _build_privately(path, options: UrdfOptions, quiet: bool, out=None):
     """(module, build info) built in a temporary directory of this process, removed
     afterwards (Linux: an extension stays usable after its file is unlinked; the
-    directory is reaped like a build directory if this process is killed)."""
+    directory is reaped like a build directory if this process is killed); out: its C
+    library exported there first (codegen.build.export)."""
     tmp = Path(fresh_directory("import_"))
     try:
         info = _build_into(path, options, tmp, quiet)
-        return _import(info["module"], tmp / info["extension"]), info
+        module = _import(info["module"], tmp / info["extension"])
+        if out is not None:
+            export(tmp, out)
+        return module, info
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -162,7 +167,7 @@ def _not_cached(exc: CacheUnusable, what: str) -> str:
 
 
 def import_urdf(path, end_effectors=(), floating_base: bool = False, *, cache: bool = True, quiet: bool = False,
-                **options):
+                out=None, **options):
     """The compiled module NAME_kernels of the URDF file `path`, built if needed.
 
     end_effectors: link names exposed to jacobian/fk (in `ee` index order); the
@@ -183,7 +188,10 @@ def import_urdf(path, end_effectors=(), floating_base: bool = False, *, cache: b
     native (default): compiled for this machine's CPU (-march=native, a third
     of the portable build's compile time; the cache key names the CPU), False:
     the portable module `python -m codegen --python` builds; cache=False builds in a temporary
-    directory and stores nothing; quiet: no summary line on stderr.
+    directory and stores nothing; quiet: no summary line on stderr; out: a directory that
+    receives the module's C library as a CMake project (codegen.export: NAME_kernels.c and .h,
+    CMakeLists.txt, find_package and pkg-config files), also when the module comes from
+    the cache; not part of the cache key.
 
     A cache that is not the user's own (another owner, writable by others, a link)
     or cannot take the entry (read-only, full) is not used: one CacheWarning, and
@@ -198,36 +206,46 @@ def import_urdf(path, end_effectors=(), floating_base: bool = False, *, cache: b
     data = read_urdf_bytes(path)
     key, parts = cache_key(data, path, options)
     if cache and key in _IMPORTED:
-        return _IMPORTED[key]
+        return _exported(_IMPORTED[key], out)
     with BUILD_LOCK:  # a build's output capture and TMPDIR are the process's: one at a time
         if cache and key in _IMPORTED:  # built by another thread meanwhile
-            return _IMPORTED[key]
+            return _exported(_IMPORTED[key], out)
         if not cache:
-            module, info = _build_privately(path, options, quiet)
+            module, info = _build_privately(path, options, quiet, out)
         else:
             try:
                 entry, info = get_or_build(key, lambda d: _build_into(path, options, d, quiet),
                                            extra={"parts": parts})
                 module = _import_entry(info["module"], entry, key, info["extension"])
+                if out is not None:
+                    export(entry, out)
             except CacheUnusable as exc:
                 warnings.warn(_not_cached(exc, "building in a private temporary directory"), CacheWarning,
                               stacklevel=2)
-                module, info = _build_privately(path, options, quiet)
+                module, info = _build_privately(path, options, quiet, out)
             _IMPORTED[key] = module
     for text in info.get("warnings", ()):
         warnings.warn(text, stacklevel=2)
     return module
 
 
-def generate_urdf_cached(path, options: UrdfOptions, out_dir, cache: bool = True) -> tuple:
+def _exported(module, out):
+    """A module imported before, its C library exported into `out` first if asked."""
+    if out is not None:
+        export(module, out)
+    return module
+
+
+def generate_urdf_cached(path, options: UrdfOptions, out_dir, cache: bool = True, cmake: bool = False) -> tuple:
     """The command line's URDF path: generate into out_dir through the cache (an
-    entry's files copied into out_dir, committed all or nothing like any generation).
+    entry's files copied into out_dir, committed all or nothing like any generation;
+    cmake: with the C library's CMake project, codegen.build.export.cmake_files).
     Returns (written paths, summary line, warnings). A cache that cannot be used
     (see import_urdf) adds one warning and generates without it."""
     from .pipeline import generate_urdf
 
     if not cache:
-        written, summary, warns, _ = generate_urdf(path, options, out_dir)
+        written, summary, warns, _ = generate_urdf(path, options, out_dir, cmake=cmake)
         return written, summary, warns
     from .build.commit import write_atomically
 
@@ -242,7 +260,7 @@ def generate_urdf_cached(path, options: UrdfOptions, out_dir, cache: bool = True
             entry, info = get_or_build(key, lambda d: _build_into(path, options, d, quiet=True),
                                        extra={"parts": parts})
         except CacheUnusable as exc:
-            written, summary, warns, _ = generate_urdf(path, options, out_dir)
+            written, summary, warns, _ = generate_urdf(path, options, out_dir, cmake=cmake)
             return written, summary, [_not_cached(exc, "generated without it")] + list(warns)
     names = sorted(info["files"])
 
@@ -257,5 +275,6 @@ def generate_urdf_cached(path, options: UrdfOptions, out_dir, cache: bool = True
                     src.seek(0)
                     shutil.copyfileobj(src, dst)
 
-    written = write_atomically(Path(out_dir), {}, copy, stale_stem=info["module"])
+    project = cmake_files(info["module"]) if cmake else {}
+    written = write_atomically(Path(out_dir), project, copy, stale_stem=info["module"])
     return written, info["summary"], info.get("warnings", [])

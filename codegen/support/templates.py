@@ -1,7 +1,7 @@
 """Where the templates are: one resolver for every renderer and the generator digest.
 
 The templates live in the repository's top-level templates/ folder, grouped by
-target language (c/, python/). pyproject.toml maps that folder into the installed
+target language (c/, python/, cmake/). pyproject.toml maps that folder into the installed
 package as codegen/templates, so a wheel carries it; a checkout and an editable
 install read it in place. Files are named by their logical path
 (templates/c/kernels.c.j2) wherever they are, so that the generator digest, and
@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # the codegen package
-LANGUAGES = ("c", "python")
+LANGUAGES = ("c", "python", "cmake")
 
 
 def template_root() -> Path:
@@ -26,7 +26,7 @@ def template_root() -> Path:
 
 
 def template_dir(language: str) -> Path:
-    """The templates of one target language: "c" or "python"."""
+    """The templates of one target language: "c", "python" or "cmake" (a robot's CMake project)."""
     if language not in LANGUAGES:
         raise ValueError(f"no templates for {language!r}")
     return template_root() / language
