@@ -3,32 +3,38 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        36ede64ffaa56b212499c8942edc1a7b9805e4483150bfe86692c93b1c2ccd02
+ * generator        7ddcf2499a55d4e52b924fd7d17e58c70dd78b5f62cf854913cdf9bdca85a65a
  * operations per function (SymPy count_ops after CSE):
- *   krang_compute_A                       1998
- *   krang_compute_C                       6832
- *   krang_compute_Q                        340
- *   krang_jacobian_left_world              248
- *   krang_jacobian_left_local              525
- *   krang_jacobian_right_world             242
- *   krang_jacobian_right_local             521
- *   krang_friction                          68
- *   krang_compute_all                     7914
- *   krang_inverse_dynamics                2941
- *   krang_bias                            2752
- *   krang_forward_dynamics                5919
- *   krang_inverse_dynamics_derivatives   15314
- *   krang_forward_dynamics_derivatives   45784
- *   krang_fk_left                          185
- *   krang_jdot_qdot_left                   503
- *   krang_fk_right                         183
- *   krang_jdot_qdot_right                  495
- *   krang_regressor                       6321
- *   krang_base_regressor                  5006
- *   krang_base_params                      681
- *   krang_com                              206
- *   krang_com_jacobian                     651
- *   krang_centroidal_map                  1933
+ *   krang_compute_A                                    1998
+ *   krang_compute_C                                    6832
+ *   krang_compute_Q                                     340
+ *   krang_jacobian_left_world                           248
+ *   krang_jacobian_left_local                           525
+ *   krang_jacobian_right_world                          242
+ *   krang_jacobian_right_local                          521
+ *   krang_friction                                       68
+ *   krang_compute_all                                  7914
+ *   krang_inverse_dynamics                             2941
+ *   krang_bias                                         2752
+ *   krang_forward_dynamics                             5919
+ *   krang_inverse_dynamics_fext                        3035
+ *   krang_forward_dynamics_fext                        6013
+ *   krang_inverse_dynamics_derivatives_fext           16066
+ *   krang_forward_dynamics_derivatives_fext           46649
+ *   krang_fk_left                                       185
+ *   krang_jdot_qdot_left                                503
+ *   krang_fk_right                                      183
+ *   krang_jdot_qdot_right                               495
+ *   krang_frame_jacobian_time_variation_left_world      708
+ *   krang_frame_jacobian_time_variation_left_local     1404
+ *   krang_frame_jacobian_time_variation_right_world     704
+ *   krang_frame_jacobian_time_variation_right_local    1398
+ *   krang_regressor                                    6321
+ *   krang_base_regressor                               5006
+ *   krang_base_params                                   681
+ *   krang_com                                           206
+ *   krang_com_jacobian                                  651
+ *   krang_centroidal_map                               1933
  */
 #ifndef KRANG_KERNELS_H
 #define KRANG_KERNELS_H
@@ -45,6 +51,9 @@ extern "C" {
 #define KRANG_NQ 17
 /* Length of the velocity vector dq (= KRANG_NDOF). */
 #define KRANG_NV 17
+/* Number of bodies that take an external force (the fext argument: KRANG_NBODIES x 6): the
+ * joints' bodies, on a free-flying base one for its six coordinates. */
+#define KRANG_NBODIES 17
 /* Number of parameters (length of p). */
 #define KRANG_NP 231
 /* Number of regressor columns (standard parameters pi, krang_regressor). */
@@ -518,12 +527,21 @@ extern "C" {
 #define krang_inverse_dynamics KKSYMBOL(krang_kernels_prefix, krang_inverse_dynamics)
 #define krang_bias KKSYMBOL(krang_kernels_prefix, krang_bias)
 #define krang_forward_dynamics KKSYMBOL(krang_kernels_prefix, krang_forward_dynamics)
+#define krang_inverse_dynamics_fext KKSYMBOL(krang_kernels_prefix, krang_inverse_dynamics_fext)
+#define krang_forward_dynamics_fext KKSYMBOL(krang_kernels_prefix, krang_forward_dynamics_fext)
+#define krang_inverse_dynamics_derivatives_fext KKSYMBOL(krang_kernels_prefix, krang_inverse_dynamics_derivatives_fext)
 #define krang_inverse_dynamics_derivatives KKSYMBOL(krang_kernels_prefix, krang_inverse_dynamics_derivatives)
+#define krang_forward_dynamics_derivatives_fext KKSYMBOL(krang_kernels_prefix, krang_forward_dynamics_derivatives_fext)
 #define krang_forward_dynamics_derivatives KKSYMBOL(krang_kernels_prefix, krang_forward_dynamics_derivatives)
 #define krang_fk_left KKSYMBOL(krang_kernels_prefix, krang_fk_left)
 #define krang_jdot_qdot_left KKSYMBOL(krang_kernels_prefix, krang_jdot_qdot_left)
 #define krang_fk_right KKSYMBOL(krang_kernels_prefix, krang_fk_right)
 #define krang_jdot_qdot_right KKSYMBOL(krang_kernels_prefix, krang_jdot_qdot_right)
+#define krang_frame_jacobian_time_variation_left_world KKSYMBOL(krang_kernels_prefix, krang_frame_jacobian_time_variation_left_world)
+#define krang_frame_jacobian_time_variation_left_local KKSYMBOL(krang_kernels_prefix, krang_frame_jacobian_time_variation_left_local)
+#define krang_frame_jacobian_time_variation_right_world KKSYMBOL(krang_kernels_prefix, krang_frame_jacobian_time_variation_right_world)
+#define krang_frame_jacobian_time_variation_right_local KKSYMBOL(krang_kernels_prefix, krang_frame_jacobian_time_variation_right_local)
+#define krang_frame_jacobian_time_variation KKSYMBOL(krang_kernels_prefix, krang_frame_jacobian_time_variation)
 #define krang_fk KKSYMBOL(krang_kernels_prefix, krang_fk)
 #define krang_jdot_qdot KKSYMBOL(krang_kernels_prefix, krang_jdot_qdot)
 #define krang_regressor KKSYMBOL(krang_kernels_prefix, krang_regressor)
@@ -605,21 +623,52 @@ void krang_bias(const double *q, const double *dq, const double *p, double *h);
  * inertia or has Ia > 0), NDOF. */
 void krang_forward_dynamics(const double *q, const double *dq, const double *tau, const double *p, double *ddq);
 
+/* inverse_dynamics with an external force on every body (Pinocchio's rnea
+ * with fext): tau = A ddq + C dq + Q + friction - sum_k J_k^T fext_k, J_k
+ * body k's Jacobian in its own frame, NDOF. */
+void krang_inverse_dynamics_fext(const double *q, const double *dq, const double *ddq, const double *p, const double *fext, double *tau);
+
+/* forward_dynamics with an external force on every body (Pinocchio's aba with
+ * fext): ddq = A^-1 (tau - C dq - Q - friction + sum_k J_k^T fext_k), NDOF. */
+void krang_forward_dynamics_fext(const double *q, const double *dq, const double *tau, const double *p, const double *fext, double *ddq);
+
+/* Derivatives of inverse_dynamics_fext at (q, v, a, fext): dtau_dq = d tau /
+ * dq and dtau_dv = d tau / dv, NDOF x NDOF each, row-major, row i = joint
+ * torque i (d tau / da is A: compute_A). Friction: the viscous term gives
+ * diag(Fv) in dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its derivative
+ * away from v = 0, returned at v = 0 too). Free-flying base: the q-derivative
+ * is on the tangent space (Pinocchio's convention: q (+) delta through
+ * integrate, delta a base-frame twist, linear first), so dtau_dq has NV
+ * columns. External forces fext as in inverse_dynamics_fext, fixed in their
+ * bodies (Pinocchio's computeRNEADerivatives with fext). */
+void krang_inverse_dynamics_derivatives_fext(const double *q, const double *v, const double *a, const double *p, const double *fext, double *dtau_dq, double *dtau_dv);
+
 /* Derivatives of inverse_dynamics at (q, v, a): dtau_dq = d tau / dq and
  * dtau_dv = d tau / dv, NDOF x NDOF each, row-major, row i = joint torque i
  * (d tau / da is A: compute_A). Friction: the viscous term gives diag(Fv) in
  * dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its derivative away from v =
  * 0, returned at v = 0 too). Free-flying base: the q-derivative is on the
  * tangent space (Pinocchio's convention: q (+) delta through integrate, delta
- * a base-frame twist, linear first), so dtau_dq has NV columns. */
+ * a base-frame twist, linear first), so dtau_dq has NV columns. No external
+ * force (inverse_dynamics_derivatives_fext with fext = 0). */
 void krang_inverse_dynamics_derivatives(const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv);
+
+/* Derivatives of forward_dynamics_fext at (q, v, tau, fext): dddq_dq = d ddq
+ * / dq, dddq_dv = d ddq / dv and Minv = d ddq / d tau = A^-1, NDOF x NDOF
+ * each, row-major (Carpentier and Mansard 2018: -A^-1 times the inverse
+ * dynamics' derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so
+ * A must be positive definite as for forward_dynamics). Coulomb friction
+ * contributes 0 as in inverse_dynamics_derivatives. External forces fext as
+ * in forward_dynamics_fext (Pinocchio's computeABADerivatives with fext). */
+void krang_forward_dynamics_derivatives_fext(const double *q, const double *v, const double *tau, const double *p, const double *fext, double *dddq_dq, double *dddq_dv, double *Minv);
 
 /* Derivatives of forward_dynamics at (q, v, tau): dddq_dq = d ddq / dq,
  * dddq_dv = d ddq / dv and Minv = d ddq / d tau = A^-1, NDOF x NDOF each,
  * row-major (Carpentier and Mansard 2018: -A^-1 times the inverse dynamics'
  * derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so A must be
  * positive definite as for forward_dynamics). Coulomb friction contributes 0
- * as in inverse_dynamics_derivatives. */
+ * as in inverse_dynamics_derivatives. No external force
+ * (forward_dynamics_derivatives_fext with fext = 0). */
 void krang_forward_dynamics_derivatives(const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv);
 
 /* Pose of end effector left (frame 10l) in frame 0: 4 x 4 homogeneous. */
@@ -635,6 +684,29 @@ void krang_fk_right(const double *q, const double *p, double *T);
 /* Jdot*dq of end effector right (frame 10r): its classical acceleration at
  * ddq = 0, 6, linear first, frame 0 (world) axes. */
 void krang_jdot_qdot_right(const double *q, const double *dq, const double *p, double *a);
+
+/* dJ/dt of end effector left (frame 10l) in frame 0 (world) axes at (q, dq),
+ * 6 x NDOF. */
+void krang_frame_jacobian_time_variation_left_world(const double *q, const double *dq, const double *p, double *dJ);
+
+/* dJ/dt of end effector left (frame 10l) in its own axes at (q, dq), 6 x
+ * NDOF. */
+void krang_frame_jacobian_time_variation_left_local(const double *q, const double *dq, const double *p, double *dJ);
+
+/* dJ/dt of end effector right (frame 10r) in frame 0 (world) axes at (q, dq),
+ * 6 x NDOF. */
+void krang_frame_jacobian_time_variation_right_world(const double *q, const double *dq, const double *p, double *dJ);
+
+/* dJ/dt of end effector right (frame 10r) in its own axes at (q, dq), 6 x
+ * NDOF. */
+void krang_frame_jacobian_time_variation_right_local(const double *q, const double *dq, const double *p, double *dJ);
+
+/* dJ/dt (6 x NDOF, linear rows first) of end effector `ee` at (q, dq), the
+ * time derivative of jacobian(q, p, ee, frame) along the motion (Pinocchio's
+ * getFrameJacobianTimeVariation, frame 0 = LOCAL_WORLD_ALIGNED, 1 = LOCAL):
+ * dJ dq is the end effector's acceleration at ddq = 0 (world: jdot_qdot, the
+ * classical one). An unknown ee or frame fills dJ with NaN. */
+void krang_frame_jacobian_time_variation(const double *q, const double *dq, const double *p, int ee, int frame, double *dJ);
 
 /* Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (its position in the
  * end-effector list). An unknown ee fills T with NaN. */

@@ -22,6 +22,8 @@ from numpy.typing import ArrayLike, NDArray
 N_DOF: Final[int]
 """Degrees of freedom (NV): the length of dq, ddq and tau."""
 N_Q: Final[int]
+N_BODIES: Final[int]
+BODY_NAMES: Final[tuple[str, ...]]
 """Length of q: N_DOF, or N_DOF + 1 on a free-flying base (position and quaternion)."""
 N_PARAMS: Final[int]
 """Length of the parameter vector."""
@@ -279,13 +281,142 @@ def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayL
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
     call bit for bit (the same C kernel, once per row)."""
 
+def inverse_dynamics_fext(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, fext: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """inverse_dynamics with an external force on every body (Pinocchio's rnea with fext): tau = A ddq
+    + C dq + Q + friction - sum_k J_k^T fext_k, J_k body k's Jacobian in its own frame, NDOF.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
+    ddq : array_like, shape (17,) or (N, 17) for a batch
+        accelerations, NV entries: the joints' rad/s^2 or m/s^2; on a free-flying base first its
+        linear (m/s^2) and angular (rad/s^2) acceleration in base axes.
+    fext : array_like, shape (102,) or (N, 102) for a batch
+        external forces, 6 per body, NBODIES x 6 row-major (Pinocchio's fext, its universe left
+        out): body k's force (N, x y z) then moment (N m, x y z, about the body frame's origin),
+        both in the body frame's axes (Pinocchio's LOCAL); the bodies in BODY_NAMES order: on a
+        free-flying base first the base body, then the body each joint moves, in joint order.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        joint torques (N m) or forces (N) that produce ddq, friction included; on a free-flying base
+        first the force (N) and moment about its origin (N m) on it, base axes (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+
+def forward_dynamics_fext(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, fext: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """forward_dynamics with an external force on every body (Pinocchio's aba with fext): ddq = A^-1
+    (tau - C dq - Q - friction + sum_k J_k^T fext_k), NDOF.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
+    tau : array_like, shape (17,) or (N, 17) for a batch
+        joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted); on
+        a free-flying base first the force (N) and moment about its origin (N m) on it, base axes.
+    fext : array_like, shape (102,) or (N, 102) for a batch
+        external forces, 6 per body, NBODIES x 6 row-major (Pinocchio's fext, its universe left
+        out): body k's force (N, x y z) then moment (N m, x y z, about the body frame's origin),
+        both in the body frame's axes (Pinocchio's LOCAL); the bodies in BODY_NAMES order: on a
+        free-flying base first the base body, then the body each joint moves, in joint order.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        accelerations, NV entries: the joints' rad/s^2 or m/s^2; on a free-flying base first its
+        linear (m/s^2) and angular (rad/s^2) acceleration in base axes (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+
+def inverse_dynamics_derivatives_fext(q: ArrayLike, v: ArrayLike, a: ArrayLike, fext: ArrayLike, params: ArrayLike | None = None, out: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Derivatives of inverse_dynamics_fext at (q, v, a, fext): dtau_dq = d tau / dq and dtau_dv = d
+    tau / dv, NDOF x NDOF each, row-major, row i = joint torque i (d tau / da is A: compute_A).
+    Friction: the viscous term gives diag(Fv) in dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its
+    derivative away from v = 0, returned at v = 0 too). Free-flying base: the q-derivative is on the
+    tangent space (Pinocchio's convention: q (+) delta through integrate, delta a base-frame twist,
+    linear first), so dtau_dq has NV columns. External forces fext as in inverse_dynamics_fext,
+    fixed in their bodies (Pinocchio's computeRNEADerivatives with fext).
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    v : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities dq (rad/s or m/s; a free-flyer's six first).
+    a : array_like, shape (17,) or (N, 17) for a batch
+        accelerations, NV entries: the joints' rad/s^2 or m/s^2; on a free-flying base first its
+        linear (m/s^2) and angular (rad/s^2) acceleration in base axes.
+    fext : array_like, shape (102,) or (N, 102) for a batch
+        external forces, 6 per body, NBODIES x 6 row-major (Pinocchio's fext, its universe left
+        out): body k's force (N, x y z) then moment (N m, x y z, about the body frame's origin),
+        both in the body frame's axes (Pinocchio's LOCAL); the bodies in BODY_NAMES order: on a
+        free-flying base first the base body, then the body each joint moves, in joint order.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : tuple of 2 ndarray, optional
+        one array per result, distinct, each array to write the result into and return: writeable,
+        aligned, C-contiguous float64 in native byte order, of the result's shape (TypeError or
+        ValueError naming it otherwise).
+
+    Returns
+    -------
+    dtau_dq : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d tau / dq (row i: torque i; a free-flyer's q-columns on the tangent space) (float64).
+    dtau_dv : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d tau / dv (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+
 def inverse_dynamics_derivatives(q: ArrayLike, v: ArrayLike, a: ArrayLike, params: ArrayLike | None = None, out: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Derivatives of inverse_dynamics at (q, v, a): dtau_dq = d tau / dq and dtau_dv = d tau / dv,
     NDOF x NDOF each, row-major, row i = joint torque i (d tau / da is A: compute_A). Friction: the
     viscous term gives diag(Fv) in dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its derivative away
     from v = 0, returned at v = 0 too). Free-flying base: the q-derivative is on the tangent space
     (Pinocchio's convention: q (+) delta through integrate, delta a base-frame twist, linear first),
-    so dtau_dq has NV columns.
+    so dtau_dq has NV columns. No external force (inverse_dynamics_derivatives_fext with fext = 0).
 
     Parameters
     ----------
@@ -320,12 +451,61 @@ def inverse_dynamics_derivatives(q: ArrayLike, v: ArrayLike, a: ArrayLike, param
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
     call bit for bit (the same C kernel, once per row)."""
 
+def forward_dynamics_derivatives_fext(q: ArrayLike, v: ArrayLike, tau: ArrayLike, fext: ArrayLike, params: ArrayLike | None = None, out: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Derivatives of forward_dynamics_fext at (q, v, tau, fext): dddq_dq = d ddq / dq, dddq_dv = d ddq
+    / dv and Minv = d ddq / d tau = A^-1, NDOF x NDOF each, row-major (Carpentier and Mansard 2018:
+    -A^-1 times the inverse dynamics' derivatives at a = ddq; A^-1 by the sparse LTDL factorization,
+    so A must be positive definite as for forward_dynamics). Coulomb friction contributes 0 as in
+    inverse_dynamics_derivatives. External forces fext as in forward_dynamics_fext (Pinocchio's
+    computeABADerivatives with fext).
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    v : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities dq (rad/s or m/s; a free-flyer's six first).
+    tau : array_like, shape (17,) or (N, 17) for a batch
+        joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted); on
+        a free-flying base first the force (N) and moment about its origin (N m) on it, base axes.
+    fext : array_like, shape (102,) or (N, 102) for a batch
+        external forces, 6 per body, NBODIES x 6 row-major (Pinocchio's fext, its universe left
+        out): body k's force (N, x y z) then moment (N m, x y z, about the body frame's origin),
+        both in the body frame's axes (Pinocchio's LOCAL); the bodies in BODY_NAMES order: on a
+        free-flying base first the base body, then the body each joint moves, in joint order.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : tuple of 3 ndarray, optional
+        one array per result, distinct, each array to write the result into and return: writeable,
+        aligned, C-contiguous float64 in native byte order, of the result's shape (TypeError or
+        ValueError naming it otherwise).
+
+    Returns
+    -------
+    dddq_dq : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d ddq / dq (a free-flyer's q-columns on the tangent space) (float64).
+    dddq_dv : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d ddq / dv (float64).
+    Minv : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d ddq / d tau = A^-1 (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+
 def forward_dynamics_derivatives(q: ArrayLike, v: ArrayLike, tau: ArrayLike, params: ArrayLike | None = None, out: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Derivatives of forward_dynamics at (q, v, tau): dddq_dq = d ddq / dq, dddq_dv = d ddq / dv and
     Minv = d ddq / d tau = A^-1, NDOF x NDOF each, row-major (Carpentier and Mansard 2018: -A^-1
     times the inverse dynamics' derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so A
     must be positive definite as for forward_dynamics). Coulomb friction contributes 0 as in
-    inverse_dynamics_derivatives.
+    inverse_dynamics_derivatives. No external force (forward_dynamics_derivatives_fext with fext =
+    0).
 
     Parameters
     ----------
@@ -575,6 +755,48 @@ def jacobian(q: ArrayLike, ee: str | int, frame: Literal['world', 'local'] = 'wo
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
     call bit for bit (the same C kernel, once per row)."""
 
+def frame_jacobian_time_variation(q: ArrayLike, dq: ArrayLike, ee: str | int, frame: Literal['world', 'local'] = 'world', params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """dJ/dt (6 x N_DOF, linear rows first) of end effector `ee` (a name in END_EFFECTORS or its index)
+    at (q, dq), in frame 'world' (world axes, Pinocchio's LOCAL_WORLD_ALIGNED) or 'local' (its own
+    axes, LOCAL): the time derivative of jacobian(q, ee, frame) along the motion; dJ dq is the end
+    effector's acceleration at ddq = 0.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
+    ee : str or int
+        the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
+    frame : {'world', 'local'}, optional
+        'world': frame 0 (world) axes; 'local': the end effector's own axes.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (6, 17) or (N, 6, 17) for a batch
+        the time derivative of the end effector's Jacobian along the motion (J's rows and axes: rows
+        0-2: the linear velocity of the end effector's origin (m/s per unit dq), rows 3-5: its
+        angular velocity (rad/s per unit dq); in frame 0 (world) axes (Pinocchio's
+        LOCAL_WORLD_ALIGNED) or the end effector's own axes (Pinocchio's LOCAL)), per unit of dq:
+        rows 0-2 m/s^2, rows 3-5 rad/s^2 per unit dq (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+
 def fk(q: ArrayLike, ee: str | int, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Pose (4 x 4 homogeneous, frame 0) of end effector `ee` (a name in END_EFFECTORS or its index).
     An unknown `ee` raises ValueError.
@@ -776,4 +998,4 @@ def link_params(key: str, mass: float, com: ArrayLike, inertia_at_com: ArrayLike
     moves the centre of mass and changes the inertia; set all ten with this.
     Raises KeyError for an unknown link, ValueError for an impossible body."""
 
-__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

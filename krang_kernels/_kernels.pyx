@@ -40,8 +40,13 @@ cdef extern from "krang_kernels.h":
     void _c_inverse_dynamics "krang_inverse_dynamics"(const double *, const double *, const double *, const double *, double *) nogil
     void _c_bias "krang_bias"(const double *, const double *, const double *, double *) nogil
     void _c_forward_dynamics "krang_forward_dynamics"(const double *, const double *, const double *, const double *, double *) nogil
+    void _c_inverse_dynamics_fext "krang_inverse_dynamics_fext"(const double *, const double *, const double *, const double *, const double *, double *) nogil
+    void _c_forward_dynamics_fext "krang_forward_dynamics_fext"(const double *, const double *, const double *, const double *, const double *, double *) nogil
+    void _c_inverse_dynamics_derivatives_fext "krang_inverse_dynamics_derivatives_fext"(const double *, const double *, const double *, const double *, const double *, double *, double *) nogil
     void _c_inverse_dynamics_derivatives "krang_inverse_dynamics_derivatives"(const double *, const double *, const double *, const double *, double *, double *) nogil
+    void _c_forward_dynamics_derivatives_fext "krang_forward_dynamics_derivatives_fext"(const double *, const double *, const double *, const double *, const double *, double *, double *, double *) nogil
     void _c_forward_dynamics_derivatives "krang_forward_dynamics_derivatives"(const double *, const double *, const double *, const double *, double *, double *, double *) nogil
+    void _c_frame_jacobian_time_variation "krang_frame_jacobian_time_variation"(const double *, const double *, const double *, int, int, double *) nogil
     void _c_fk "krang_fk"(const double *, const double *, int, double *) nogil
     void _c_jdot_qdot "krang_jdot_qdot"(const double *, const double *, const double *, int, double *) nogil
     void _c_regressor "krang_regressor"(const double *, const double *, const double *, const double *, double *) nogil
@@ -62,11 +67,15 @@ N_DOF = 17
 # length of q: N_DOF, or N_DOF + 1 on a free-flying base (x, y, z, qx, qy, qz, qw, joints...)
 N_Q = 17
 N_PARAMS = 231
+# bodies that take an external force (the *_fext kernels' fext: N_BODIES x 6, flattened)
+N_BODIES = 17
 cdef Py_ssize_t _NDOF = 17
 cdef Py_ssize_t _NQ = 17
 cdef Py_ssize_t _NP = 231
 JOINT_NAMES = tuple(_c_joint_name(i).decode("utf-8") for i in range(_NDOF))
 PARAM_NAMES = tuple(_c_param_name(i).decode("utf-8") for i in range(_NP))
+# the joint that moves each body of fext, in order (a free-flyer's name first: "root_joint:vx" -> "root_joint")
+BODY_NAMES = ((JOINT_NAMES[0].rsplit(":", 1)[0],) + JOINT_NAMES[6:]) if _NQ != _NDOF else JOINT_NAMES
 _PARAM_INDEX = {name: i for i, name in enumerate(PARAM_NAMES)}
 # The regressor's columns (regressor(q, dq, ddq) . params[REGRESSOR_PARAM_INDEX]
 # = inverse_dynamics): their index in params and their names.
@@ -970,6 +979,258 @@ def forward_dynamics(q, dq, tau, params=None, out=None):
     return out
 
 
+cdef object _batch_inverse_dynamics_fext(object q, object dq, object ddq, object params, object fext, object out, Py_ssize_t nb):
+    """inverse_dynamics_fext over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_dq
+    cdef double *d_ddq
+    cdef double *d_params
+    cdef double *d_fext
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    dq = _rows(dq, "dq", nb, 17)
+    ddq = _rows(ddq, "ddq", nb, 17)
+    params = _params(params)
+    fext = _rows(fext, "fext", nb, 102)
+    out = _out(out, "out", (nb,) + (17,))
+    q, dq, ddq, params, fext, = _unalias(out, (q, dq, ddq, params, fext,))
+    d_q = _data(q)
+    d_dq = _data(dq)
+    d_ddq = _data(ddq)
+    d_params = _data(params)
+    d_fext = _data(fext)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_inverse_dynamics_fext(d_q + i * 17, d_dq + i * 17, d_ddq + i * 17, d_params, d_fext + i * 102, d_out + i * 17)
+    return out
+
+
+def inverse_dynamics_fext(q, dq, ddq, fext, params=None, out=None):
+    """inverse_dynamics with an external force on every body (Pinocchio's rnea with fext): tau = A ddq
+    + C dq + Q + friction - sum_k J_k^T fext_k, J_k body k's Jacobian in its own frame, NDOF.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
+    ddq : array_like, shape (17,) or (N, 17) for a batch
+        accelerations, NV entries: the joints' rad/s^2 or m/s^2; on a free-flying base first its
+        linear (m/s^2) and angular (rad/s^2) acceleration in base axes.
+    fext : array_like, shape (102,) or (N, 102) for a batch
+        external forces, 6 per body, NBODIES x 6 row-major (Pinocchio's fext, its universe left
+        out): body k's force (N, x y z) then moment (N m, x y z, about the body frame's origin),
+        both in the body frame's axes (Pinocchio's LOCAL); the bodies in BODY_NAMES order: on a
+        free-flying base first the base body, then the body each joint moves, in joint order.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        joint torques (N m) or forces (N) that produce ddq, friction included; on a free-flying base
+        first the force (N) and moment about its origin (N m) on it, base axes (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_inverse_dynamics_fext(q, dq, ddq, params, fext, out, nb)
+    q = _input(q, "q", 17)
+    dq = _input(dq, "dq", 17)
+    ddq = _input(ddq, "ddq", 17)
+    params = _params(params)
+    fext = _input(fext, "fext", 102)
+    out = _out(out, "out", (17,))
+    _c_inverse_dynamics_fext(_data(q), _data(dq), _data(ddq), _data(params), _data(fext), _data(out))
+    return out
+
+
+cdef object _batch_forward_dynamics_fext(object q, object dq, object tau, object params, object fext, object out, Py_ssize_t nb):
+    """forward_dynamics_fext over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_dq
+    cdef double *d_tau
+    cdef double *d_params
+    cdef double *d_fext
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    dq = _rows(dq, "dq", nb, 17)
+    tau = _rows(tau, "tau", nb, 17)
+    params = _params(params)
+    fext = _rows(fext, "fext", nb, 102)
+    out = _out(out, "out", (nb,) + (17,))
+    q, dq, tau, params, fext, = _unalias(out, (q, dq, tau, params, fext,))
+    d_q = _data(q)
+    d_dq = _data(dq)
+    d_tau = _data(tau)
+    d_params = _data(params)
+    d_fext = _data(fext)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_forward_dynamics_fext(d_q + i * 17, d_dq + i * 17, d_tau + i * 17, d_params, d_fext + i * 102, d_out + i * 17)
+    return out
+
+
+def forward_dynamics_fext(q, dq, tau, fext, params=None, out=None):
+    """forward_dynamics with an external force on every body (Pinocchio's aba with fext): ddq = A^-1
+    (tau - C dq - Q - friction + sum_k J_k^T fext_k), NDOF.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
+    tau : array_like, shape (17,) or (N, 17) for a batch
+        joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted); on
+        a free-flying base first the force (N) and moment about its origin (N m) on it, base axes.
+    fext : array_like, shape (102,) or (N, 102) for a batch
+        external forces, 6 per body, NBODIES x 6 row-major (Pinocchio's fext, its universe left
+        out): body k's force (N, x y z) then moment (N m, x y z, about the body frame's origin),
+        both in the body frame's axes (Pinocchio's LOCAL); the bodies in BODY_NAMES order: on a
+        free-flying base first the base body, then the body each joint moves, in joint order.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (17,) or (N, 17) for a batch
+        accelerations, NV entries: the joints' rad/s^2 or m/s^2; on a free-flying base first its
+        linear (m/s^2) and angular (rad/s^2) acceleration in base axes (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_forward_dynamics_fext(q, dq, tau, params, fext, out, nb)
+    q = _input(q, "q", 17)
+    dq = _input(dq, "dq", 17)
+    tau = _input(tau, "tau", 17)
+    params = _params(params)
+    fext = _input(fext, "fext", 102)
+    out = _out(out, "out", (17,))
+    _c_forward_dynamics_fext(_data(q), _data(dq), _data(tau), _data(params), _data(fext), _data(out))
+    return out
+
+
+cdef object _batch_inverse_dynamics_derivatives_fext(object q, object v, object a, object params, object fext, object out, Py_ssize_t nb):
+    """inverse_dynamics_derivatives_fext over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_v
+    cdef double *d_a
+    cdef double *d_params
+    cdef double *d_fext
+    cdef double *d_out0
+    cdef double *d_out1
+    q = _rows(q, "q", nb, 17)
+    v = _rows(v, "v", nb, 17)
+    a = _rows(a, "a", nb, 17)
+    params = _params(params)
+    fext = _rows(fext, "fext", nb, 102)
+    out = _out_tuple(out, tuple((nb,) + s for s in ((17, 17), (17, 17),)))
+    for o in out:
+        q, v, a, params, fext, = _unalias(o, (q, v, a, params, fext,))
+    d_q = _data(q)
+    d_v = _data(v)
+    d_a = _data(a)
+    d_params = _data(params)
+    d_fext = _data(fext)
+    d_out0 = _data(out[0])
+    d_out1 = _data(out[1])
+    with nogil:
+        for i in range(nb):
+            _c_inverse_dynamics_derivatives_fext(d_q + i * 17, d_v + i * 17, d_a + i * 17, d_params, d_fext + i * 102, d_out0 + i * 289, d_out1 + i * 289)
+    return out
+
+
+def inverse_dynamics_derivatives_fext(q, v, a, fext, params=None, out=None):
+    """Derivatives of inverse_dynamics_fext at (q, v, a, fext): dtau_dq = d tau / dq and dtau_dv = d
+    tau / dv, NDOF x NDOF each, row-major, row i = joint torque i (d tau / da is A: compute_A).
+    Friction: the viscous term gives diag(Fv) in dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its
+    derivative away from v = 0, returned at v = 0 too). Free-flying base: the q-derivative is on the
+    tangent space (Pinocchio's convention: q (+) delta through integrate, delta a base-frame twist,
+    linear first), so dtau_dq has NV columns. External forces fext as in inverse_dynamics_fext,
+    fixed in their bodies (Pinocchio's computeRNEADerivatives with fext).
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    v : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities dq (rad/s or m/s; a free-flyer's six first).
+    a : array_like, shape (17,) or (N, 17) for a batch
+        accelerations, NV entries: the joints' rad/s^2 or m/s^2; on a free-flying base first its
+        linear (m/s^2) and angular (rad/s^2) acceleration in base axes.
+    fext : array_like, shape (102,) or (N, 102) for a batch
+        external forces, 6 per body, NBODIES x 6 row-major (Pinocchio's fext, its universe left
+        out): body k's force (N, x y z) then moment (N m, x y z, about the body frame's origin),
+        both in the body frame's axes (Pinocchio's LOCAL); the bodies in BODY_NAMES order: on a
+        free-flying base first the base body, then the body each joint moves, in joint order.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : tuple of 2 ndarray, optional
+        one array per result, distinct, each array to write the result into and return: writeable,
+        aligned, C-contiguous float64 in native byte order, of the result's shape (TypeError or
+        ValueError naming it otherwise).
+
+    Returns
+    -------
+    dtau_dq : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d tau / dq (row i: torque i; a free-flyer's q-columns on the tangent space) (float64).
+    dtau_dv : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d tau / dv (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_inverse_dynamics_derivatives_fext(q, v, a, params, fext, out, nb)
+    q = _input(q, "q", 17)
+    v = _input(v, "v", 17)
+    a = _input(a, "a", 17)
+    params = _params(params)
+    fext = _input(fext, "fext", 102)
+    out = _out_tuple(out, ((17, 17), (17, 17),))
+    _c_inverse_dynamics_derivatives_fext(_data(q), _data(v), _data(a), _data(params), _data(fext), _data(out[0]), _data(out[1]))
+    return out
+
+
 cdef object _batch_inverse_dynamics_derivatives(object q, object v, object a, object params, object out, Py_ssize_t nb):
     """inverse_dynamics_derivatives over a batch of nb states."""
     cdef Py_ssize_t i
@@ -1004,7 +1265,7 @@ def inverse_dynamics_derivatives(q, v, a, params=None, out=None):
     viscous term gives diag(Fv) in dtau_dv; Coulomb's Fc*sign(v) contributes 0 (its derivative away
     from v = 0, returned at v = 0 too). Free-flying base: the q-derivative is on the tangent space
     (Pinocchio's convention: q (+) delta through integrate, delta a base-frame twist, linear first),
-    so dtau_dq has NV columns.
+    so dtau_dq has NV columns. No external force (inverse_dynamics_derivatives_fext with fext = 0).
 
     Parameters
     ----------
@@ -1050,6 +1311,99 @@ def inverse_dynamics_derivatives(q, v, a, params=None, out=None):
     return out
 
 
+cdef object _batch_forward_dynamics_derivatives_fext(object q, object v, object tau, object params, object fext, object out, Py_ssize_t nb):
+    """forward_dynamics_derivatives_fext over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_v
+    cdef double *d_tau
+    cdef double *d_params
+    cdef double *d_fext
+    cdef double *d_out0
+    cdef double *d_out1
+    cdef double *d_out2
+    q = _rows(q, "q", nb, 17)
+    v = _rows(v, "v", nb, 17)
+    tau = _rows(tau, "tau", nb, 17)
+    params = _params(params)
+    fext = _rows(fext, "fext", nb, 102)
+    out = _out_tuple(out, tuple((nb,) + s for s in ((17, 17), (17, 17), (17, 17),)))
+    for o in out:
+        q, v, tau, params, fext, = _unalias(o, (q, v, tau, params, fext,))
+    d_q = _data(q)
+    d_v = _data(v)
+    d_tau = _data(tau)
+    d_params = _data(params)
+    d_fext = _data(fext)
+    d_out0 = _data(out[0])
+    d_out1 = _data(out[1])
+    d_out2 = _data(out[2])
+    with nogil:
+        for i in range(nb):
+            _c_forward_dynamics_derivatives_fext(d_q + i * 17, d_v + i * 17, d_tau + i * 17, d_params, d_fext + i * 102, d_out0 + i * 289, d_out1 + i * 289, d_out2 + i * 289)
+    return out
+
+
+def forward_dynamics_derivatives_fext(q, v, tau, fext, params=None, out=None):
+    """Derivatives of forward_dynamics_fext at (q, v, tau, fext): dddq_dq = d ddq / dq, dddq_dv = d ddq
+    / dv and Minv = d ddq / d tau = A^-1, NDOF x NDOF each, row-major (Carpentier and Mansard 2018:
+    -A^-1 times the inverse dynamics' derivatives at a = ddq; A^-1 by the sparse LTDL factorization,
+    so A must be positive definite as for forward_dynamics). Coulomb friction contributes 0 as in
+    inverse_dynamics_derivatives. External forces fext as in forward_dynamics_fext (Pinocchio's
+    computeABADerivatives with fext).
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    v : array_like, shape (17,) or (N, 17) for a batch
+        joint velocities dq (rad/s or m/s; a free-flyer's six first).
+    tau : array_like, shape (17,) or (N, 17) for a batch
+        joint torques (N m) or forces (N, prismatic joints), motor side (friction is subtracted); on
+        a free-flying base first the force (N) and moment about its origin (N m) on it, base axes.
+    fext : array_like, shape (102,) or (N, 102) for a batch
+        external forces, 6 per body, NBODIES x 6 row-major (Pinocchio's fext, its universe left
+        out): body k's force (N, x y z) then moment (N m, x y z, about the body frame's origin),
+        both in the body frame's axes (Pinocchio's LOCAL); the bodies in BODY_NAMES order: on a
+        free-flying base first the base body, then the body each joint moves, in joint order.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : tuple of 3 ndarray, optional
+        one array per result, distinct, each array to write the result into and return: writeable,
+        aligned, C-contiguous float64 in native byte order, of the result's shape (TypeError or
+        ValueError naming it otherwise).
+
+    Returns
+    -------
+    dddq_dq : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d ddq / dq (a free-flyer's q-columns on the tangent space) (float64).
+    dddq_dv : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d ddq / dv (float64).
+    Minv : ndarray, shape (17, 17) or (N, 17, 17) for a batch
+        d ddq / d tau = A^-1 (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_forward_dynamics_derivatives_fext(q, v, tau, params, fext, out, nb)
+    q = _input(q, "q", 17)
+    v = _input(v, "v", 17)
+    tau = _input(tau, "tau", 17)
+    params = _params(params)
+    fext = _input(fext, "fext", 102)
+    out = _out_tuple(out, ((17, 17), (17, 17), (17, 17),))
+    _c_forward_dynamics_derivatives_fext(_data(q), _data(v), _data(tau), _data(params), _data(fext), _data(out[0]), _data(out[1]), _data(out[2]))
+    return out
+
+
 cdef object _batch_forward_dynamics_derivatives(object q, object v, object tau, object params, object out, Py_ssize_t nb):
     """forward_dynamics_derivatives over a batch of nb states."""
     cdef Py_ssize_t i
@@ -1085,7 +1439,8 @@ def forward_dynamics_derivatives(q, v, tau, params=None, out=None):
     Minv = d ddq / d tau = A^-1, NDOF x NDOF each, row-major (Carpentier and Mansard 2018: -A^-1
     times the inverse dynamics' derivatives at a = ddq; A^-1 by the sparse LTDL factorization, so A
     must be positive definite as for forward_dynamics). Coulomb friction contributes 0 as in
-    inverse_dynamics_derivatives.
+    inverse_dynamics_derivatives. No external force (forward_dynamics_derivatives_fext with fext =
+    0).
 
     Parameters
     ----------
@@ -1532,6 +1887,82 @@ def jacobian(q, ee, frame='world', params=None, out=None):
     return out
 
 
+cdef object _batch_frame_jacobian_time_variation(object q, object dq, object params, int ee_i, int frame_i, object out, Py_ssize_t nb):
+    """frame_jacobian_time_variation over a batch of nb states."""
+    cdef Py_ssize_t i
+    cdef double *d_q
+    cdef double *d_dq
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    dq = _rows(dq, "dq", nb, 17)
+    params = _params(params)
+    out = _out(out, "out", (nb,) + (6, 17))
+    q, dq, params, = _unalias(out, (q, dq, params,))
+    d_q = _data(q)
+    d_dq = _data(dq)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        for i in range(nb):
+            _c_frame_jacobian_time_variation(d_q + i * 17, d_dq + i * 17, d_params, ee_i, frame_i, d_out + i * 102)
+    return out
+
+
+def frame_jacobian_time_variation(q, dq, ee, frame='world', params=None, out=None):
+    """dJ/dt (6 x N_DOF, linear rows first) of end effector `ee` (a name in END_EFFECTORS or its index)
+    at (q, dq), in frame 'world' (world axes, Pinocchio's LOCAL_WORLD_ALIGNED) or 'local' (its own
+    axes, LOCAL): the time derivative of jacobian(q, ee, frame) along the motion; dJ dq is the end
+    effector's acceleration at ddq = 0.
+
+    Parameters
+    ----------
+    q : array_like, shape (17,) or (N, 17) for a batch
+        configuration, NQ entries: the joints in JOINT_NAMES order, rad (revolute) or m (prismatic);
+        on a free-flying base first its position x, y, z (m, world) and quaternion x, y, z, w.
+    dq : array_like, shape (17,) or (N, 17) for a batch
+        velocities, NV entries: the joints' rad/s or m/s; on a free-flying base first its linear
+        (m/s) and angular (rad/s) velocity in base axes.
+    ee : str or int
+        the end effector: a name in END_EFFECTORS or its index; another value raises ValueError.
+    frame : {'world', 'local'}, optional
+        'world': frame 0 (world) axes; 'local': the end effector's own axes.
+    params : array_like, shape (231,), optional
+        the parameter vector, PARAM_NAMES order: lengths m, g m/s^2, per link m kg, MX MY MZ kg m,
+        XX..ZZ kg m^2 about the link frame's origin, Ia kg m^2, Fv N m s/rad, Fc N m; default:
+        default_params().
+    out : ndarray, optional
+        an array to write the result into and return: writeable, aligned, C-contiguous float64 in
+        native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+
+    Returns
+    -------
+    ndarray, shape (6, 17) or (N, 6, 17) for a batch
+        the time derivative of the end effector's Jacobian along the motion (J's rows and axes: rows
+        0-2: the linear velocity of the end effector's origin (m/s per unit dq), rows 3-5: its
+        angular velocity (rad/s per unit dq); in frame 0 (world) axes (Pinocchio's
+        LOCAL_WORLD_ALIGNED) or the end effector's own axes (Pinocchio's LOCAL)), per unit of dq:
+        rows 0-2 m/s^2, rows 3-5 rad/s^2 per unit dq (float64).
+
+    Notes
+    -----
+    Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
+    broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
+    call bit for bit (the same C kernel, once per row)."""
+    cdef int ee_i = _ee_index(ee)
+    cdef int frame_i = _frame_index(frame)
+    cdef Py_ssize_t nb = _batch(q)
+    if nb >= 0:
+        return _batch_frame_jacobian_time_variation(q, dq, params, ee_i, frame_i, out, nb)
+    q = _input(q, "q", 17)
+    dq = _input(dq, "dq", 17)
+    params = _params(params)
+    out = _out(out, "out", (6, 17))
+    _c_frame_jacobian_time_variation(_data(q), _data(dq), _data(params), ee_i, frame_i, _data(out))
+    return out
+
+
 cdef object _batch_fk(object q, object params, int ee_i, object out, Py_ssize_t nb):
     """fk over a batch of nb states."""
     cdef Py_ssize_t i
@@ -1824,4 +2255,4 @@ def compute_all(q, dq, params=None, out=None):
     return res
 
 
-__all__ = ['N_DOF', 'N_Q', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
