@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        7ddcf2499a55d4e52b924fd7d17e58c70dd78b5f62cf854913cdf9bdca85a65a
+ * generator        c97b3d7ce29fb8ce5c368cd4bd191ce4f0caa612c292ebe056469f609de61459
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
@@ -40928,16 +40928,18 @@ void krang_jdot_qdot(const double *q, const double *dq, const double *p, int ee,
     }
 }
 
+/* read-only zeros for inverse_dynamics_derivatives (a stack array = {0} trips gcc 12's -Wmaybe-uninitialized) */
+static const double kk_zero_inverse_dynamics_derivatives_fext[102] = {0};
 void krang_inverse_dynamics_derivatives(const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv)
 {
-    const double fext[102] = {0};
-    krang_inverse_dynamics_derivatives_fext(q, v, a, p, fext, dtau_dq, dtau_dv);
+    krang_inverse_dynamics_derivatives_fext(q, v, a, p, kk_zero_inverse_dynamics_derivatives_fext, dtau_dq, dtau_dv);
 }
 
+/* read-only zeros for forward_dynamics_derivatives (a stack array = {0} trips gcc 12's -Wmaybe-uninitialized) */
+static const double kk_zero_forward_dynamics_derivatives_fext[102] = {0};
 void krang_forward_dynamics_derivatives(const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv)
 {
-    const double fext[102] = {0};
-    krang_forward_dynamics_derivatives_fext(q, v, tau, p, fext, dddq_dq, dddq_dv, Minv);
+    krang_forward_dynamics_derivatives_fext(q, v, tau, p, kk_zero_forward_dynamics_derivatives_fext, dddq_dq, dddq_dv, Minv);
 }
 
 void krang_default_params(double *p)

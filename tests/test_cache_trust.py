@@ -62,7 +62,7 @@ def stand_in(monkeypatch, tmp_path, tiny_extension):
 
     builds = []
 
-    def generate_urdf(path, options, out_dir):
+    def generate_urdf(path, options, out_dir, **_):
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         builds.append(out_dir)

@@ -3895,16 +3895,18 @@ void mini_jdot_qdot(const double *q, const double *dq, const double *p, int ee, 
     }
 }
 
+/* read-only zeros for inverse_dynamics_derivatives (a stack array = {0} trips gcc 12's -Wmaybe-uninitialized) */
+static const double kk_zero_inverse_dynamics_derivatives_fext[18] = {0};
 void mini_inverse_dynamics_derivatives(const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv)
 {
-    const double fext[18] = {0};
-    mini_inverse_dynamics_derivatives_fext(q, v, a, p, fext, dtau_dq, dtau_dv);
+    mini_inverse_dynamics_derivatives_fext(q, v, a, p, kk_zero_inverse_dynamics_derivatives_fext, dtau_dq, dtau_dv);
 }
 
+/* read-only zeros for forward_dynamics_derivatives (a stack array = {0} trips gcc 12's -Wmaybe-uninitialized) */
+static const double kk_zero_forward_dynamics_derivatives_fext[18] = {0};
 void mini_forward_dynamics_derivatives(const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv)
 {
-    const double fext[18] = {0};
-    mini_forward_dynamics_derivatives_fext(q, v, tau, p, fext, dddq_dq, dddq_dv, Minv);
+    mini_forward_dynamics_derivatives_fext(q, v, tau, p, kk_zero_forward_dynamics_derivatives_fext, dddq_dq, dddq_dv, Minv);
 }
 
 void mini_default_params(double *p)
