@@ -100,8 +100,10 @@ def cache_key(data: bytes, path, options: UrdfOptions) -> tuple:
 
 def _build_into(path, options: UrdfOptions, directory: Path, quiet: bool) -> dict:
     from .pipeline import generate_urdf
+    from .support.progress import silenced
 
-    written, summary, warns, module = generate_urdf(path, options, directory)
+    with silenced(quiet):  # quiet: no stage or compile lines either
+        written, summary, warns, module = generate_urdf(path, options, directory)
     if not quiet:
         print(f"[codegen] {summary}", file=sys.stderr, flush=True)
     ext = [p.name for p in written if p.suffix in EXTENSIONS]
@@ -188,7 +190,7 @@ def import_urdf(path, end_effectors=(), floating_base: bool = False, *, cache: b
     native (default): compiled for this machine's CPU (-march=native, a third
     of the portable build's compile time; the cache key names the CPU), False:
     the portable module `python -m codegen --python` builds; cache=False builds in a temporary
-    directory and stores nothing; quiet: no summary line on stderr; out: a directory that
+    directory and stores nothing; quiet: no summary or progress line on stderr; out: a directory that
     receives the module's C library as a CMake project (codegen.export: NAME_kernels.c and .h,
     CMakeLists.txt, find_package and pkg-config files), also when the module comes from
     the cache; not part of the cache key.

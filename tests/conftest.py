@@ -12,9 +12,15 @@ a parameter) may carry a tier of its own, e.g. one full-robot test in a file of
 small models: the innermost tier wins, the outer ones are taken off that test so
 that `-m` sees one tier per test.
 """
+import os
 from pathlib import Path
 
 import pytest
+
+# No progress lines that depend on the machine's speed ("[codegen] derive C: 2.1 s", the compiled
+# parts of a build), here and in every subprocess: output checks must not depend on load
+# (codegen/support/progress.py). Tests of those lines clear it.
+os.environ.setdefault("KRANG_CODEGEN_PROGRESS", "0")
 
 ROOT = Path(__file__).resolve().parents[1]
 TIERS = ("unit", "module", "builds", "robots", "system")

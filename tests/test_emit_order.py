@@ -132,6 +132,7 @@ def test_op_count_is_sympy_count_ops():
 
 def test_progress_lines_on_stderr_only(capsys, monkeypatch):
     monkeypatch.delenv("KRANG_CODEGEN_VERBOSE", raising=False)
+    monkeypatch.delenv("KRANG_CODEGEN_PROGRESS", raising=False)
     with progress.stage("quick"):
         pass
     assert capsys.readouterr() == ("", "")
@@ -145,3 +146,24 @@ def test_progress_lines_on_stderr_only(capsys, monkeypatch):
     with progress.stage("slow"):
         pass
     assert capsys.readouterr().err.startswith("[codegen] slow: ")
+
+
+def test_progress_lines_off_in_tests_and_when_silenced(capsys, monkeypatch):
+    """KRANG_CODEGEN_PROGRESS=0 (the suite's default, tests/conftest.py) and silenced()
+    (import_urdf(quiet=True)) drop the timing-dependent lines; verbose prints them anyway."""
+    monkeypatch.delenv("KRANG_CODEGEN_VERBOSE", raising=False)
+    monkeypatch.setattr(progress, "THRESHOLD", 0.0)
+    monkeypatch.setenv("KRANG_CODEGEN_PROGRESS", "0")
+    progress.report("compiled part.c (1 of 2)", 0.0, always=True)
+    assert capsys.readouterr().err == ""
+    monkeypatch.delenv("KRANG_CODEGEN_PROGRESS")
+    with progress.silenced():
+        progress.report("compiled part.c (1 of 2)", 0.0, always=True)
+    assert capsys.readouterr().err == ""
+    progress.report("compiled part.c (2 of 2)", 0.0, always=True)
+    assert capsys.readouterr().err.startswith("[codegen] compiled part.c (2 of 2): ")
+    monkeypatch.setenv("KRANG_CODEGEN_PROGRESS", "0")
+    monkeypatch.setenv("KRANG_CODEGEN_VERBOSE", "1")
+    with progress.silenced():
+        progress.report("derive C", 0.0)
+    assert capsys.readouterr().err.startswith("[codegen] derive C: ")

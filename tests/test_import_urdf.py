@@ -263,3 +263,19 @@ def test_the_codegen_package_sizes_sympys_cache_before_sympy_loads():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
                          cwd=Path(__file__).resolve().parent.parent).stdout
     assert out.strip() == "100000"
+
+
+def test_a_build_reports_each_compiled_part_unless_quiet(env):
+    """One line per compiled part as it finishes (the longest step of a big robot's build), on the
+    real stderr though the build's own output is captured; none with quiet=True. The suite turns
+    timing lines off (tests/conftest.py): this child turns them back on."""
+    base, urdf, e = env
+    loud = {k: v for k, v in e.items() if k != "KRANG_CODEGEN_PROGRESS"}
+    code = IMPORT.format(urdf=str(urdf), extra=', cache=False, kernels=(), name="parts_shown"{quiet}')
+    _, err = child(loud, code.replace("{quiet}", ""))
+    parts = [ln for ln in err.splitlines() if ln.startswith("[codegen] compiled ")]
+    assert len(parts) >= 2 and parts[-1].endswith(" s"), err
+    n = int(parts[0].split(" of ")[1].split(")")[0])
+    assert [int(ln.split("(")[1].split(" of ")[0]) for ln in parts] == list(range(1, n + 1)), err
+    _, err = child(loud, code.replace("{quiet}", ", quiet=True"))
+    assert err == "", err

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from setuptools.command.build_ext import build_ext
 
 from ..support.errors import BuildError
+from ..support.progress import report
 from .log import first_errors
 
 from .flags import VALUE_FLAG_PREFIXES, VALUE_FLAGS, without_value_flags  # noqa: E402,F401 - re-exported
@@ -130,11 +131,17 @@ def _concurrent_compile(compiler, debug_info: bool, first=(), other_flags=()):
         todo = [(obj, build[obj][0]) for obj in objects if obj in build]
         todo.sort(key=lambda item: rank.get(os.path.abspath(item[1]), len(rank)))  # stable: the rest as given
 
+        done = []  # parts finished so far (list.append is atomic under the GIL)
+
         def one(item):
             obj, src = item
             os.makedirs(os.path.dirname(obj) or ".", exist_ok=True)
             last = [] if os.path.abspath(src) in rank else list(other_flags)
+            t0 = time.perf_counter()
             run_compiler(base + cc_args + [src, "-o", obj] + list(extra_postargs or ()) + last, src)
+            done.append(src)
+            # the longest step of a big robot's build (minutes): one line per part as it finishes
+            report(f"compiled {os.path.basename(src)} ({len(done)} of {len(todo)})", t0, always=True)
 
         with ThreadPoolExecutor(jobs(len(todo))) as pool:
             for _ in pool.map(one, todo):  # re-raises the first failure

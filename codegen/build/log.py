@@ -31,6 +31,7 @@ from contextlib import contextmanager
 
 from ..support.errors import BuildError  # noqa: F401 - re-exported: the build's error
 from ..support.workdirs import BUILD_LOCK
+from ..support import progress
 
 # gcc/clang: "file:line:col: error: ..." (and "fatal error:"); Cython: "file.pyx:line:col: message"
 _CC_ERROR = re.compile(r":\d+(?::\d+)?: (?:fatal )?error: ")
@@ -145,8 +146,10 @@ def captured():
         if patched:
             subprocess.Popen.__init__ = _popen_init
         _active.append(cap)
+        err = sys.stderr._real if isinstance(sys.stderr, _Router) else sys.stderr
         try:
-            yield out
+            with progress.writing_to(err):  # the compiled parts' lines reach the user, not the log
+                yield out
         finally:
             _active.remove(cap)
             if patched and not _active and subprocess.Popen.__init__ is _popen_init:
