@@ -10,10 +10,11 @@ PYTHON ?= $(VENV)/bin/python
 MODEL  := models/krang.toml
 PARAMS := models/krang_params.toml
 STAMP  := build/.installed
+GEN    := build/.generated
 
 .PHONY: all setup generate build demo examples test test-all test-rest docs check-generated emulator bench bench-robots clean distclean
 
-all: generate demo
+all: $(GEN) demo
 
 $(VENV)/bin/python:
 	$(BOOTSTRAP) -m venv $(VENV)
@@ -30,10 +31,27 @@ $(STAMP): pyproject.toml setup.py $(filter $(VENV)/bin/python,$(PYTHON))
 
 setup: $(STAMP)
 
-# Derivation -> CSE -> C sources from templates, then rebuild the extension.
+# Derivation -> CSE -> C sources from templates, then rebuild the extension. `make` regenerates
+# only when the model or the generator changed (the stamp build/.generated, on the real inputs),
+# and replaces only the files whose bytes changed, so that an unchanged source does not rebuild the
+# extension; `make generate` always runs the generator.
+GEN_INPUTS := $(MODEL) $(PARAMS) $(shell find codegen templates -type f \( -name '*.py' -o -name '*.j2' \
+	-o -name '*.pxi' \) -not -path '*/__pycache__/*' 2>/dev/null)
+GEN_OUT := generated/krang_kernels.c generated/krang_kernels.h krang_kernels/_kernels.pyx \
+	krang_kernels/_kernels.pyi krang_kernels/_kernels_parts.json
+
+$(GEN): $(STAMP) $(GEN_INPUTS)
+	rm -rf build/regen build/regen-module && $(PYTHON) -m codegen $(MODEL) $(PARAMS) --out build/regen \
+		--module-source build/regen-module --module _kernels
+	@for f in $(GEN_OUT); do \
+		case $$f in generated/*) new=build/regen/$${f#generated/};; *) new=build/regen-module/$${f#krang_kernels/};; esac; \
+		cmp -s $$new $$f || { cp $$new $$f && echo "updated $$f"; }; \
+	done
+	@touch $(GEN)
+
 generate: $(STAMP)
-	$(PYTHON) -m codegen $(MODEL) $(PARAMS) --out generated --module-source krang_kernels --module _kernels
-	$(MAKE) build
+	rm -f $(GEN)
+	$(MAKE) $(GEN) build
 
 EXT := build/.extension
 $(EXT): $(STAMP) setup.py krang_kernels/_kernels.pyx krang_kernels/_kernels_parts.json $(wildcard generated/*.c generated/*.h)
