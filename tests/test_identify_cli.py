@@ -50,6 +50,12 @@ def test_a_module_by_the_path_of_its_file(arm):
 
 def test_a_module_from_its_urdf_through_the_cache(arm):
     urdf, env, module, samples = arm
+    # the entry as a user's own process leaves it (the fixture's build ran in this worker, whose
+    # earlier test files may have patched what the cache key reads)
+    code = f"import codegen; codegen.import_urdf({str(urdf)!r}, end_effectors=['tool'], quiet=True)"
+    built = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900,
+                           cwd=ROOT)
+    assert built.returncode == 0, built.stderr
     r = identify(env, samples, "--urdf", urdf, "--end-effector", "tool")
     assert r.returncode == 0, r.stderr
     assert f"{module.N_BASE} base parameters" in r.stdout

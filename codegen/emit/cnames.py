@@ -79,7 +79,7 @@ NDOF SINCOSCONVERT SINCOSLIMIT
 b l o t kv ts tc vq vs vc vdq vddq vtau sincos_lanes KKSIMD KKCLONES KKCLONING KKVECTOROK KKDOUBLE
 kk_overlap KKCOLD KKNOINLINE kk_x in_q in_dq in_ddq in_tau in_p blk_A blk_C pose
 v in_v in_a dtau_dq dtau_dv dddq_dq dddq_dv Minv fext
-kk_begin kk_end kk_prefetch_code prefetch KKPREFETCH KKPREFETCHSTRIDE KKPART KKIN KKNPARTS
+kk_zero_ kk_begin kk_end kk_prefetch_code prefetch KKPREFETCH KKPREFETCHSTRIDE KKPART KKIN KKNPARTS
 ob kq4 kq4u kq4i r e g u0 u1 u2 u3 e0 e1 e2 e3 d w m splat store_lanes load_lanes size KKLANES KKSHUF KKSHUFFLES KKINLINE KKHELPER
 """.split())
 GENERATED_PATTERN = re.compile(r"[tx][0-9]+")
