@@ -38,7 +38,7 @@ from .read.expr_value import check_origins
 from .read.model import ModelError, load_model, load_param_values
 from .read.urdf_parse import read_bytes
 from .read.urdf_summary import snap_report, summary_line, without_friction
-from .support.options import GenerateOptions, UrdfOptions
+from .support.options import GenerateOptions, UrdfOptions, contact_pairs
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,10 @@ def generate(model, values, config, extra_files=None) -> list:
     if unknown:
         raise ModelError(f"kernels: {', '.join(map(repr, unknown))} cannot be left in or out; "
                          f"the optional kernels are {', '.join(OPTIONAL)}")
+    if "constrained_dynamics_derivatives" in wanted:
+        lacking = [k for k in ("inverse_dynamics_derivatives", "contact_dynamics") if k not in wanted]
+        if lacking:
+            raise ModelError(f"kernels: constrained_dynamics_derivatives needs {' and '.join(lacking)}")
     # every kernel but the base parameters' (their sizes come last): emitted by
     # child processes as soon as the derivation has their outputs (codegen/emit/parallel.py)
     early = describe(model, names=names, kernels=config.kernels)
@@ -115,7 +119,8 @@ def generate(model, values, config, extra_files=None) -> list:
     with Emission(lambda k, d: emit_kernel(k, d, early.prefix, batched)) as emission:
         d = derive(model, config.share_subtrees,
                    tuple(k for k, f in (("inverse", "inverse_dynamics_derivatives"),
-                                        ("forward", "forward_dynamics_derivatives")) if f in wanted),
+                                        ("forward", "forward_dynamics_derivatives"),
+                                        ("contact", "constrained_dynamics_derivatives")) if f in wanted),
                    ready=lambda d: emission.offer(ready_specs(early, d), d))
         # every CPU emits while this process finds the base parameters (the last derivation
         # outputs: the forward dynamics' derivatives, the largest kernel, start now)
@@ -191,11 +196,13 @@ def generate_urdf(path, options: UrdfOptions, out_dir, cmake: bool = False) -> t
         read["floating_base"] = True
     if options.mimic != "refuse":  # codegen.read.urdf: mimic joints as independent coordinates
         read["mimic"] = options.mimic
+    if options.contacts:  # codegen.read.records.Contact
+        read["contacts"] = contact_pairs(options.contacts)
     robot = load_urdf(path, snap=options.snap, **read)
     snap = snap_report(robot.model, load_urdf(path, snap=False, **read).model) if options.snap else None
     values = tuple(robot.values) if options.friction else without_friction(robot.model, robot.values)
     warnings = list(getattr(robot, "warnings", ()))
-    warnings += [] if robot.model.end_effectors else [_no_end_effector_warning(robot.model)]
+    warnings += [] if robot.model.end_effectors or robot.model.contacts else [_no_end_effector_warning(robot.model)]
     extra = {}
     if options.emit_model:
         model_toml, params_toml = robot.to_toml()

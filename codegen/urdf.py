@@ -176,6 +176,8 @@ def import_urdf(path, end_effectors=(), floating_base: bool = False, *, cache: b
     other keywords are codegen.support.options.UrdfOptions' fields, with their
     defaults there, but for native (default True here: a cached module is for this
     machine):
+    contacts: the links that can touch ("LINK" or "LINK:3d" a point contact, "LINK:6d" a flat
+    one; in the order of the contact kernels' mask bits, docs/contact-dynamics.md);
     name: NAME (default: the URDF file name, e.g. ur5_robot.urdf -> ur5_robot); ASCII letters,
     digits and _, starting with a letter (ValueError otherwise: it names the module and the C);
     snap=False keeps rotation entries near 0/+-1 as written (agreement with

@@ -49,7 +49,8 @@ def _se3(R, p):
 def build_pin_model(model, params):
     """(pin.Model, {ee_name: pin frame id}) for `model` at parameter vector `params`.
 
-    The end-effector ids are ids of OP_FRAMEs named "ee_<name>" (for frames
+    The end-effector ids are ids of OP_FRAMEs named "ee_<name>" (a contact's: key
+    "contact:<name>", frame "contact_<name>") (for frames
     on moving joints these coincide with the joint: pm.frames[id].parentJoint
     is the joint id and the placement is the identity).
     """
@@ -102,6 +103,12 @@ def build_pin_model(model, params):
         placement = placement * _se3(e.rotation.tolist(), [float(o) for o in e.origin])
         parent_frame = pm.getFrameId(f"joint_{key}") if pm.existFrame(f"joint_{key}") else 0
         ee[e.name] = pm.addFrame(pin.Frame(EE_PREFIX + e.name, jid, parent_frame, placement, pin.FrameType.OP_FRAME))
+    for c in model.contacts:  # keyed "contact:<name>" (a contact and an end effector may share a link)
+        jid, placement = where[c.frame]
+        placement = placement * _se3(c.rotation.tolist(), [float(o) for o in c.origin])
+        parent_frame = pm.getFrameId(f"joint_{c.frame}") if pm.existFrame(f"joint_{c.frame}") else 0
+        ee[f"contact:{c.name}"] = pm.addFrame(pin.Frame(f"contact_{c.name}", jid, parent_frame, placement,
+                                                        pin.FrameType.OP_FRAME))
     if pm.nq != model.nq or pm.nv != model.ndof:
         raise AssertionError(f"Pinocchio model has nq={pm.nq}, nv={pm.nv}, expected {model.nq}, {model.ndof}")
     return pm, ee

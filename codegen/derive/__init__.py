@@ -11,7 +11,8 @@ alternative), Jacobians (jacobians), poses and J-dot q-dot (fk), friction
 (friction), centre of mass and centroidal momentum (centroidal); the regressor
 and base parameters (regressor, base_parameters); the derivatives of the
 dynamics (dynamics_derivatives, with the forward-mode differentiation of a
-program, differentiate); one routine per group of isomorphic subtrees
+program, differentiate); the contact Jacobians, drifts and the constrained
+dynamics' contact terms (contacts); one routine per group of isomorphic subtrees
 (subtrees, subtree_groups); the energy method, an independent reference for
 small models (lagrangian).
 

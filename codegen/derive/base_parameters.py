@@ -112,7 +112,8 @@ def random_inputs(syms: Symbols, values, n, rng) -> dict:
     quat /= np.sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3])
     base = np.vstack([rng.uniform(-1, 1, size=(3, n)), quat])
     arrays = {"q": q, "s": s, "c": c, "dq": dq, "ddq": ddq, "qb": base,
-              "tau": np.zeros((ndof, n)), "fext": np.zeros((len(syms.fext), n)), "p": np.asarray(values, float)[:, None] * np.ones(n)}
+              "tau": np.zeros((ndof, n)), "fext": np.zeros((len(syms.fext), n)),
+              "lam": np.zeros((len(syms.lam), n)), "p": np.asarray(values, float)[:, None] * np.ones(n)}
     return {sym: arrays[kind][index] for sym, (kind, index) in syms.tags.items()}
 
 

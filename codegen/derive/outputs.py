@@ -9,7 +9,9 @@ the seed's energy method, "recursive" inlines the structured derivation.
 from __future__ import annotations
 
 from . import dynamics_derivatives as dd
-from . import fk, lagrangian, rnea
+import sympy as sp
+
+from . import contacts, fk, lagrangian, rnea
 from . import forward_dynamics as fd
 from .centroidal import centroidal
 from .derivation import Derivation
@@ -26,9 +28,10 @@ from .subtrees import all_split, coriolis_split, inertia_split
 from .symbols import Symbols
 
 
-def derive(model: Model, share=(), derivatives=("inverse", "forward"), ready=None) -> Derivation:
+def derive(model: Model, share=(), derivatives=("inverse", "forward", "contact"), ready=None) -> Derivation:
     """`derivatives`: the derivatives of inverse and forward dynamics to derive
-    ("inverse", "forward"; codegen/derive/dynamics_derivatives.py), derived last so that the other
+    ("inverse", "forward"; codegen/derive/dynamics_derivatives.py) and the contact terms of the
+    constrained dynamics' ("contact"; codegen/derive/contacts.py), derived last so that the other
     outputs' statements are the same with or without them. `share`: the outputs ("A", "C", "all": compute_all's A, C, Q and world
     Jacobians) to derive also in the form with shared subtree routines
     (Derivation.splits, None without isomorphic subtrees; codegen/derive/subtrees.py).
@@ -89,6 +92,12 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward"), ready=Non
     with stage("derive regressor"):
         out["Y"] = regressor(kin, vel, syms.ddq)
     ready(d)
+    if model.contacts:  # the contact kernels (codegen/derive/contacts.py), after every other kernel's
+        with stage("derive contacts"):
+            out["contact_jacobians"], out["contact_drifts"] = contacts.contact_kinematics(kin, poses, vel, acc0)
+            out["contact_positions"] = contacts.contact_positions(kin, poses)
+            out["nle"] = sp.Matrix([prog.var(x + y) for x, y in zip(out["h"], out["friction"])])
+        ready(d)
     with stage("derive dynamics derivatives"):
         # forward_dynamics_derivatives is emitted from its pair form (codegen/emit/pair_loops.py);
         # dddq_dq and dddq_dv = -Minv times the pair form's matrices exist only there (None here)
@@ -100,6 +109,10 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward"), ready=Non
             d.pair_forms["dddq_pairs"], out["Minv"] = dd.forward_dynamics_derivatives(
                 kin, out["A"], out["ddq_fext"], out["friction"], fext)
             out["dddq_dq"] = out["dddq_dv"] = None
+            ready(d)
+        if "contact" in derivatives and model.contacts:
+            (out["dJtf_dq"], out["dac_dq"], out["dac_dv"],
+             out["dvc_dq"]) = contacts.contact_derivatives(kin, poses, vel, acc0)
     return d
 
 

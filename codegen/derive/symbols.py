@@ -52,6 +52,9 @@ class Symbols:
         # body's own frame, Pinocchio's order (force x y z, then moment x y z about the origin)
         self.bodies = body_frames(model)
         self.fext = [make("fext", k, f"_fext{k}") for k in range(6 * len(self.bodies))]
+        # contact forces (the contact kernels' derivatives): the rows of every contact, in
+        # model.contacts order (codegen/derive/contacts.py)
+        self.lam = [make("lam", k, f"_lam{k}") for k in range(model.contact_rows)]
         # sin/cos as plain symbols: the recursive derivation never
         # differentiates, and the C code computes each once.
         self.s = [make("s", i, f"s_{j}") for i, j in enumerate(joints)]

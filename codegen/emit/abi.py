@@ -18,7 +18,7 @@ import dataclasses
 from ..read.model import Model
 from .abi_records import (  # noqa: F401 (re-exported: the ABI's vocabulary)
     IN, OUT, INDEX, REAL, DERIVED, TEMPLATE, BATCH, BATCHED, MASS, CORIOLIS, DYNAMICS, KINEMATICS,
-    IDENTIFICATION, ALL, INTERFACE, ID_DERIVATIVES, FD_DERIVATIVES, FRAMES, Arg, Function, ABI,
+    IDENTIFICATION, ALL, INTERFACE, ID_DERIVATIVES, FD_DERIVATIVES, CONTACT, CONTACT_DERIVATIVES, FRAMES, Arg, Function, ABI,
     jacobian_name)
 from .cnames import CNames, cnames
 
@@ -85,7 +85,11 @@ Q_NEXT_DOC = ("the configuration q (+) v dt, NQ entries as q (rad, m; a free-fly
 # largest by far (Krang: 15,341 and 35,221 operations against compute_C's
 # 6,832), which dominate generation and compile time. Every other kernel is
 # "core": the dispatchers, compute_all and the Python module rely on it.
-OPTIONAL = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives")
+# The contact kernels (a model with contacts only) are optional too: "contact_dynamics" (the
+# contact Jacobian and drift, constrained and impulse dynamics) and
+# "constrained_dynamics_derivatives" (which needs inverse_dynamics_derivatives and contact_dynamics).
+OPTIONAL = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives", "contact_dynamics",
+            "constrained_dynamics_derivatives")
 
 
 def nbodies(model: Model) -> int:
@@ -158,6 +162,7 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None, nbase: i
                  (Arg("i", (), INDEX),), TEMPLATE, "const char *"),
     ]
     fs += controller_functions(model, idents, q, dq, p, OPTIONAL if kernels is None else kernels)
+    fs += contact_functions(model, q, dq, p, OPTIONAL if kernels is None else kernels)
     fs += identification_functions(model, q, dq, p, nbase)
     fs += batch_functions(fs)
     fs += centroidal_functions(model, q, p)
@@ -226,6 +231,100 @@ def controller_functions(model: Model, idents, q, dq, p, optional=OPTIONAL) -> l
                  "Jdot*dq (6, linear first, world axes) of end effector `ee`: its classical acceleration "
                  "at ddq = 0. An unknown ee fills a with NaN.",
                  (q, dq, p, Arg("ee", (), INDEX), Arg("a", (6,), OUT, doc=JDOT_DOC)), TEMPLATE),
+    ]
+    return fs
+
+
+MASK_DOC = ("the active contacts: bit k set for contact k (CONTACT_NAMES order); the active contacts' rows come "
+            "first in every stacked output, in contact order, the rest are zeros; bits of no contact are ignored")
+JC_ALL_DOC = ("every contact's rows, in contact order: a 3d contact 3 (the velocity of its point, m/s per unit dq, "
+              "world axes: Pinocchio's LOCAL_WORLD_ALIGNED), a 6d contact 6 (its twist, linear then angular, its "
+              "own axes: LOCAL)")
+GAMMA_DOC = ("the contact acceleration at ddq = 0 (dJc/dt dq), rows as Jc's: a 3d contact's classical "
+             "acceleration (m/s^2, world axes), a 6d contact's spatial acceleration (its own axes)")
+LAMBDA_DOC = ("the contact forces, rows as Jc's (the active contacts' first, zeros after): a 3d contact's force "
+              "on the robot (N, world axes), a 6d contact's force (N) and moment (N m) about its origin, its "
+              "own axes; A ddq + b = tau + Jc^T lambda_c")
+REF_DOC = ("the reference point of every contact for the Baumgarte position term (kp), 3 per contact, "
+           "CONTACT_NAMES order: x y z (m, world); kp acts on the 3d contacts (the error is the point's position "
+           "minus its reference), a 6d contact takes kd only")
+KP_DOC = "Baumgarte position gain (1/s^2): the contact acceleration is driven to -kd vc - kp e (e: the placement error)"
+KD_DOC = "Baumgarte velocity gain (1/s)"
+MU_DOC = ("proximal damping (>= 0): 0 solves the contact system exactly (it must have full rank); > 0 makes redundant "
+          "contacts well posed (proximal iterations, the exact solution where one exists, the least-squares one "
+          "otherwise)")
+
+
+def contact_functions(model: Model, q, dq, p, optional=OPTIONAL) -> list:
+    """The contact kernels (docs/contact-dynamics.md; derivation: codegen/derive/contacts.py,
+    the dense contact system in the source template)."""
+    if not model.contacts or "contact_dynamics" not in optional:
+        return []
+    n, nr, nc = model.ndof, model.contact_rows, len(model.contacts)
+    tau = Arg("tau", (n,), IN, doc=TAU_DOC)
+    mask = Arg("mask", (), INDEX, doc=MASK_DOC)
+    kp, kd, mu = Arg("kp", (), REAL, doc=KP_DOC), Arg("kd", (), REAL, doc=KD_DOC), Arg("mu", (), REAL, doc=MU_DOC)
+    ref = Arg("ref", (3 * nc,), IN, doc=REF_DOC)
+    jc = lambda source="": Arg("Jc", (nr, n), OUT, source, doc="the contact Jacobian: " + JC_ALL_DOC)  # noqa: E731
+    gamma = lambda source="": Arg("gamma", (nr,), OUT, source, doc=GAMMA_DOC)  # noqa: E731
+    fs = [
+        Function("contact_jacobian_all", "The contact Jacobian of every contact, NROWS x NDOF (contact_jacobian "
+                 "with every contact active).", (q, p, jc("contact_jacobians")), group=CONTACT),
+        Function("contact_drift_all", "The contact drift dJc/dt dq of every contact, NROWS (contact_drift with every "
+                 "contact active).", (q, dq, p, gamma("contact_drifts")), group=CONTACT),
+        Function("contact_terms", "Everything the contact dynamics reads, in one pass: A, b = C dq + Q + friction, "
+                 "every contact's Jacobian Jc and drift gamma, and the contacts' positions pc.",
+                 (q, dq, p, Arg("A", (n, n), OUT, "A", doc=A_DOC),
+                  Arg("b", (n,), OUT, "nle", doc="C(q, dq) dq + Q(q) + friction(dq): N m or N" + BASE_WRENCH),
+                  jc("contact_jacobians"), gamma("contact_drifts"),
+                  Arg("pc", (nc, 3), OUT, "contact_positions", doc="every contact origin's position (m, world)")),
+                 group=CONTACT),
+        Function("contact_jacobian", "The contact Jacobian of the active contacts, stacked (Pinocchio's "
+                 "getConstraintsJacobian), NROWS x NDOF, the active rows first.", (q, p, mask, jc()), TEMPLATE),
+        Function("contact_drift", "The drift dJc/dt dq of the active contacts, NROWS, the active rows first: "
+                 "the contact acceleration is Jc ddq + gamma.", (q, dq, p, mask, gamma()), TEMPLATE),
+        Function("constrained_dynamics",
+                 "Forward dynamics with the active contacts held (Pinocchio's constraintDynamics): the solution "
+                 "(ddq, lambda_c) of A ddq - Jc^T lambda_c = tau - b, Jc ddq + gamma = -kd Jc dq - kp e, "
+                 "through the sparse LTDL factorization of A and the dense contact system Jc A^-1 Jc^T "
+                 "(+ mu I with proximal iterations when mu > 0). A contact system that is not positive definite "
+                 "with mu = 0 (redundant contacts) fills ddq and lambda_c with NaN.",
+                 (q, dq, tau, p, mask, kp, kd, mu, ref, Arg("ddq", (n,), OUT, doc=DDQ_DOC),
+                  Arg("lambda_c", (nr,), OUT, doc=LAMBDA_DOC)), TEMPLATE),
+        Function("impulse_dynamics",
+                 "The velocity after an impact of the active contacts (Pinocchio's impulseDynamics): v_plus = "
+                 "dq + A^-1 Jc^T impulse with Jc v_plus = -restitution Jc dq (0: "
+                 "a plastic impact, 1: elastic).",
+                 (q, dq, p, mask, Arg("restitution", (), REAL, doc="coefficient of restitution, 0 to 1"), mu,
+                  Arg("v_plus", (n,), OUT, doc="the velocities after the impact, as dq"),
+                  Arg("impulse", (nr,), OUT, doc="the contact impulses (N s; N m s), rows as lambda_c's")), TEMPLATE),
+    ]
+    if "constrained_dynamics_derivatives" not in optional:
+        return fs
+    v = Arg("v", (n,), IN, "dq", doc="joint velocities dq (rad/s or m/s; a free-flyer's six first)")
+    mat = lambda name, rows, doc: Arg(name, (rows, n), OUT, name, doc=doc)  # noqa: E731
+    fs += [
+        Function("contact_derivatives",
+                 "The contact terms of the constrained dynamics' derivatives at (q, v, a, lambda_c) (every "
+                 "contact, rows as contact_jacobian_all's; the q-derivatives on the tangent space as the "
+                 "inverse dynamics'): d(Jc^T lambda_c)/dq at lambda_c fixed in the contacts' axes, and the "
+                 "derivatives of the contact acceleration Jc a + gamma and velocity Jc v.",
+                 (q, v, Arg("a", (n,), IN, "ddq", doc=DDQ_DOC), p,
+                  Arg("lambda_c", (nr,), IN, "lam", doc="every contact's force, rows as contact_jacobian_all's"),
+                  Arg("dJtf_dq", (n, n), OUT, "dJtf_dq", doc="d(Jc^T lambda_c)/dq"),
+                  mat("dac_dq", nr, "d(Jc a + gamma)/dq"), mat("dac_dv", nr, "d(Jc a + gamma)/dv"),
+                  mat("dvc_dq", nr, "d(Jc v)/dq")), group=CONTACT_DERIVATIVES),
+        Function("constrained_dynamics_derivatives",
+                 "Derivatives of constrained_dynamics (Pinocchio's computeConstraintDynamicsDerivatives): of "
+                 "ddq and lambda_c with respect to q (tangent space), v and tau, from the inverse dynamics' "
+                 "derivatives at the solution with the contact forces as external forces and the contact "
+                 "acceleration's, through the same KKT system.",
+                 (q, v, tau, p, mask, kp, kd, mu, ref,
+                  Arg("dddq_dq", (n, n), OUT, doc="d ddq / dq"), Arg("dddq_dv", (n, n), OUT, doc="d ddq / dv"),
+                  Arg("dddq_dtau", (n, n), OUT, doc="d ddq / d tau"),
+                  Arg("dlambda_dq", (nr, n), OUT, doc="d lambda_c / dq, rows as lambda_c's"),
+                  Arg("dlambda_dv", (nr, n), OUT, doc="d lambda_c / dv"),
+                  Arg("dlambda_dtau", (nr, n), OUT, doc="d lambda_c / d tau")), TEMPLATE),
     ]
     return fs
 

@@ -31,6 +31,7 @@ IDENTIFICATION, ALL, INTERFACE = "identification", "compute_all", "interface"
 # forward dynamics' derivatives compile beside the inverse dynamics' and then
 # the rest, rather than both in one compiler process (OPTIONAL below).
 ID_DERIVATIVES, FD_DERIVATIVES = "inverse dynamics derivatives", "forward dynamics derivatives"
+CONTACT, CONTACT_DERIVATIVES = "contact dynamics", "contact derivatives"
 FRAMES = ("world", "local")  # the `frame` argument of jacobian: 0, 1
 
 
@@ -101,6 +102,9 @@ class ABI:
             if f.name == name:
                 return f
         raise KeyError(name)
+
+    def has(self, name: str) -> bool:
+        return any(f.name == name for f in self.functions)
 
     def family(self, name: str) -> tuple:
         """The per-end-effector kernels behind dispatcher `name`, in ee order."""

@@ -79,6 +79,10 @@ NDOF SINCOSCONVERT SINCOSLIMIT
 b l o t kv ts tc vq vs vc vdq vddq vtau sincos_lanes KKSIMD KKCLONES KKCLONING KKVECTOROK KKDOUBLE
 kk_overlap KKCOLD KKNOINLINE kk_x in_q in_dq in_ddq in_tau in_p blk_A blk_C pose
 v in_v in_a dtau_dq dtau_dv dddq_dq dddq_dv Minv fext
+lambda_c mask kp kd mu ref gamma Jc v_plus impulse dddq_dtau dlambda_dq dlambda_dv dlambda_dtau dJtf_dq dac_dq
+dac_dv dvc_dq pc restitution kk_kkt_column kk_constrained kk_fill lall dtq dtv jtf acq acv vcq all rhs next
+step pass dd dl NCONTACTS NROWS KKPROXITERS it kk_parent kk_contact_rows kk_ltdl kk_ltdl_solve kk_chol kk_chol_solve kk_contacts
+kk_contact_system kk_contact_solve kk_active kk_ws
 kk_zero_ kk_begin kk_end kk_prefetch_code prefetch KKPREFETCH KKPREFETCHSTRIDE KKPART KKIN KKNPARTS
 ob kq4 kq4u kq4i r e g u0 u1 u2 u3 e0 e1 e2 e3 d w m splat store_lanes load_lanes size KKLANES KKSHUF KKSHUFFLES KKINLINE KKHELPER
 """.split())
@@ -86,7 +90,7 @@ GENERATED_PATTERN = re.compile(r"[tx][0-9]+")
 # Kind prefixes of locals made from model names: none is a prefix of another
 # (and "trq_", not "tau_": tau_ + "f" would be the argument tau_f).
 KINDS = {"q": "q_", "dq": "dq_", "ddq": "ddq_", "tau": "trq_", "s": "s_", "c": "c_", "p": "p_", "qb": "qb_",
-         "fext": "fx_"}
+         "fext": "fx_", "lam": "lm_"}
 # The free-flyer's pose q[0:7] (kind "qb", codegen/derive/symbols.py): fixed fragments.
 BASE_Q = ("x", "y", "z", "qx", "qy", "qz", "qw")
 # Macro namespaces of the C library that a name <P>_<X> can reach (our
@@ -175,7 +179,8 @@ def symbol_locals(syms) -> dict:
     its kind's prefix and the per-kind unique fragment of its joint or parameter name."""
     joints = unique_fragments(syms.model.joint_names, "joint")
     params = unique_fragments(syms.model.param_names, "parameter")
-    table = {"p": params, "qb": BASE_Q, "fext": tuple(str(k) for k in range(len(syms.fext)))}
+    table = {"p": params, "qb": BASE_Q, "fext": tuple(str(k) for k in range(len(syms.fext))),
+             "lam": tuple(str(k) for k in range(len(syms.lam)))}
     return {sym: local(kind, table.get(kind, joints)[i]) for sym, (kind, i) in syms.tags.items()}
 
 

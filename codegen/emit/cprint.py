@@ -24,7 +24,7 @@ FUNCTIONS = {
 # Expression classes the printer accepts; anything else is a ModelError.
 _STRUCTURE = (sp.Add, sp.Mul, sp.Pow, sp.Symbol, sp.sign)
 # Array elements the kernels read (right sides of the input reads).
-ELEMENT = re.compile(r"(q|dq|ddq|tau|fext|v|a|p|pl|sq|cq|vin|pose|o[a-z]*[0-9]+)\[[0-9]+\]")
+ELEMENT = re.compile(r"(q|dq|ddq|tau|fext|lambda_c|v|a|p|pl|sq|cq|vin|pose|o[a-z]*[0-9]+)\[[0-9]+\]")
 
 
 def c_double(value) -> str:

@@ -147,6 +147,9 @@ def _input_reads(syms, used, link_params=(), sincos=True, arrays=None):
     for k, sym in enumerate(syms.fext):
         if sym in used:
             reads.append((sym, element("fext", k)))
+    for k, sym in enumerate(syms.lam):
+        if sym in used:
+            reads.append((sym, element("lam", k)))
     for k, name in enumerate(syms.model.param_names):
         if syms.params[name] in used:
             reads.append((syms.params[name], element("pl" if syms.params[name] in link_params else "p", k)))

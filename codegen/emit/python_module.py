@@ -80,10 +80,14 @@ def _py_name(arg) -> str:
     return name
 
 
+# Inputs shared by every state of a batch, after the others with a default: var -> its check.
+SHARED_INPUTS = {"params": "_params(params)", "ref": "_contact_ref(ref)"}
+
+
 def _check(arg) -> PyInput:
     var = _py_name(arg)
-    if var == "params":
-        return PyInput(var, "_params(params)", "_params(params)")
+    if var in SHARED_INPUTS:
+        return PyInput(var, SHARED_INPUTS[var], SHARED_INPUTS[var])
     return PyInput(var, f'_input({var}, "{var}", {arg.size})', f'_rows({var}, "{var}", nb, {arg.size})')
 
 
@@ -111,7 +115,7 @@ def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
     """The Python function of C function f; batch: f's SIMD batch form (abi.batch_form), if any.
     A kernel with several outputs returns a tuple of arrays (`out`: a tuple of as many)."""
     ins = [_check(a) for a in f.inputs]
-    names = [i.var for i in ins if i.var != "params"]
+    names = [i.var for i in ins if i.var not in SHARED_INPUTS]
     outs = f.outputs
     multi = len(outs) > 1
     call, bcall, ptrs = [], [], []
@@ -128,12 +132,13 @@ def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
             ptr = f"d_{var}"
         ptrs.append((ptr, var))
         call.append(f"_data({var})")
-        bcall.append(ptr if var == "params" else f"{ptr} + i * {a.size}")
-    lead = ", ".join(names + list(extra_args))
+        bcall.append(ptr if var in SHARED_INPUTS else f"{ptr} + i * {a.size}")
+    lead = ", ".join(names + list(extra_args) + (["ref=None"] if any(i.var == "ref" for i in ins) else []))
     has_params = any(i.var == "params" for i in ins)
     sig = f"{lead}, params=None, out=None" if has_params else f"{lead}, out=None"
     arr = "NDArray[np.float64]"
-    stub_lead = ", ".join([f"{n}: ArrayLike" for n in names] + [e.stub for e in extra_args])
+    stub_lead = ", ".join([f"{n}: ArrayLike" for n in names] + [e.stub for e in extra_args]
+                          + (["ref: ArrayLike | None = None"] if any(i.var == "ref" for i in ins) else []))
     if multi:
         tup = f"tuple[{', '.join([arr] * len(outs))}]"
         out_stub = tup
@@ -144,7 +149,7 @@ def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
     stub = f"{stub_lead}, params: ArrayLike | None = None, out: {out_stub} | None = None" if has_params else \
         f"{stub_lead}, out: {out_stub} | None = None"
     extra_docs = {"ee": ("str or int", EE_DOC), "frame": ("{'world', 'local'}, optional", FRAME_DOC),
-                  "dt": ("float", DT_DOC)}
+                  "dt": ("float", DT_DOC), **CONTACT_DOCS}
     extras = [(e.split("=")[0], *extra_docs[e.split("=")[0]]) for e in extra_args]
     doc = kernel_doc(doc or f.doc, [(_py_name(a), a) for a in f.inputs], extras, outs, batch is not None)
     # the batch function takes `n` and then f's arguments: bcall (rows i.. of every array) serves both
@@ -173,6 +178,39 @@ def _dispatcher_doc(abi, f) -> str:
     doc = re.sub(r"\(its position in the end-effector list\)", "(a name in END_EFFECTORS or its index)", f.doc)
     doc = re.sub(r"\s*An unknown ee( or frame)? fills \w+ with NaN\.", "", doc)
     return doc + " An unknown `ee` raises ValueError."
+
+
+# The contact kernels' arguments that are not arrays (docs/contact-dynamics.md).
+CONTACT_DOCS = {
+    "mask": ("int, sequence of bool or of str", "the active contacts: a bit mask (bit k: CONTACT_NAMES[k]), "
+             "N_CONTACTS flags, or contact names"),
+    "kp": ("float, optional", "Baumgarte position gain (1/s^2, >= 0; 3d contacts, with `ref`)"),
+    "kd": ("float, optional", "Baumgarte velocity gain (1/s, >= 0)"),
+    "mu": ("float, optional", "proximal damping (>= 0): 0 an exact solve (the active contacts' rows independent), "
+           "> 0 redundant contacts allowed"),
+    "restitution": ("float, optional", "coefficient of restitution, 0 (plastic) to 1 (elastic)"),
+}
+
+
+def _contact_kernels(abi) -> list:
+    """The contact kernels laid out by the source template: the mask and gains as Python arguments."""
+    extras = {
+        "mask": _Extra("mask", "mask: int | Sequence[bool] | Sequence[str]", "cdef int mask_i = _contact_mask(mask)"),
+        "kp": _Extra("kp=0.0", "kp: float = 0.0", 'cdef double kp_c = _gain(kp, "kp", 0.0)'),
+        "kd": _Extra("kd=0.0", "kd: float = 0.0", 'cdef double kd_c = _gain(kd, "kd", 0.0)'),
+        "mu": _Extra("mu=0.0", "mu: float = 0.0", 'cdef double mu_c = _gain(mu, "mu", 0.0)'),
+        "restitution": _Extra("restitution=0.0", "restitution: float = 0.0",
+                              'cdef double restitution_c = _gain(restitution, "restitution", 1.0)'),
+    }
+    index_vars = {"mask": "mask_i", "kp": "kp_c", "kd": "kd_c", "mu": "mu_c", "restitution": "restitution_c"}
+    out = []
+    for name in ("contact_jacobian", "contact_drift", "constrained_dynamics", "impulse_dynamics",
+                 "constrained_dynamics_derivatives"):
+        if abi.has(name):
+            f = abi.function(name)
+            extra = tuple(extras[a.name] for a in f.args if a.role in (INDEX, REAL))
+            out.append(_kernel(f, extra, index_vars))
+    return out
 
 
 def _compute_all(abi) -> dict:
@@ -257,6 +295,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         f = abi.function(name)
         extra = tuple(ee if a.name == "ee" else frame for a in f.args if a.role == INDEX)
         kernels.append(_kernel(f, extra, index_vars, _dispatcher_doc(abi, f)))
+    kernels += _contact_kernels(abi)
     # integrate: dt a float shared by a batch, like params
     dt = _Extra("dt", "dt: float", 'cdef double dt_c = _real(dt, "dt")')
     kernels.append(_kernel(abi.function("integrate"), (dt,), {"dt": "dt_c"}))
@@ -265,12 +304,13 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
     called = {k.name for k in kernels} | {k.batch for k in kernels if k.batch} | {
         "compute_all", "friction", "base_params"} | set(METADATA) | set(CONSTANTS)
     externs = [_extern(abi, f) for f in abi.functions if f.name in called]
+    contacts = [c for c in model.contacts] if abi.has("constrained_dynamics") else []
     limits = abi.function("joint_limits")
     names = {f.name for f in abi.functions}
     nbase = abi.function("base_params").outputs[0].shape[0] if "base_params" in names else None
     public = ["N_DOF", "N_Q", "N_BODIES", "BODY_NAMES", "N_PARAMS", "N_PI", "JOINT_NAMES", "PARAM_NAMES", "REGRESSOR_PARAMS",
               "REGRESSOR_PARAM_INDEX", *(["N_BASE", "BASE_PARAM_NAMES", "BASE_COLUMNS", "base_params"] if nbase else []),
-              "END_EFFECTORS", "JOINT_LIMITS",
+              "END_EFFECTORS", "JOINT_LIMITS", *(["N_CONTACTS", "CONTACT_NAMES", "CONTACT_ROWS"] if contacts else []),
               *[k.name for k in kernels], *CONSTANTS, "compute_all", *SHARED]
     doc = (f"{module_name}: compiled dynamics of robot {abi.name} ({abi.ndof} DOF, {abi.nparams} parameters).\n\n"
            "    Gamma = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq)\n\n"
@@ -287,6 +327,8 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         ndof=abi.ndof, nq=abi.nq, nbodies=nbodies(model), nparams=abi.nparams, npi=abi.function("regressor").outputs[0].shape[1],
         nbase=nbase,
         end_effectors=py_tuple(abi.end_effectors),
+        contact_names=py_tuple(tuple(c.name for c in contacts)), contact_rows=tuple(c.rows for c in contacts),
+        ncrows=sum(c.rows for c in contacts),
         frames=py_tuple(FRAMES), frame_names=FRAMES, limit_names=[a.name for a in limits.outputs],
         checks=CHECKS.read_text(), shared_docs=shared_docs(CHECKS.read_text()),
         kernels=kernels, constants=constants, all=all_, public=public,

@@ -10,7 +10,8 @@ from ..support.digest import source_digest
 from ..support.templates import template_dir
 from .abi import TEMPLATE, nbodies, regressor_columns
 from .batch import batch
-from .cnames import c_string, comment_line, comment_text, doc_lines
+from ..derive.forward_dynamics import parents
+from .cnames import c_string, comment_line, comment_text, doc_lines, unique_fragments
 from .cprint import c_double
 
 
@@ -32,6 +33,14 @@ def banner(filename, config, kernels, prefix) -> str:
     width = max(len(prefix + k.name) for k in kernels)
     lines += [f" *   {(prefix + k.name).ljust(width)} {k.ops:>7}" for k in kernels]
     return "\n".join(lines) + "\n */"
+
+
+def _contact_rows(model) -> list:
+    out, first = [], 0
+    for c in model.contacts:
+        out.append((first, c.rows))
+        first += c.rows
+    return out
 
 
 def render(abi, names, model, values, kernels, config, base=None) -> dict:
@@ -84,6 +93,12 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         defaults=[(f"p[{i}]", c_double(v), comment_text(n))
                   for i, (n, v) in enumerate(zip(model.param_names, values))],
         param_names=[c_string(n) for n in model.param_names],
+        # the contact kernels (templates/c/contacts.c.j2): (first row, rows) of each contact
+        contacts=_contact_rows(model) if abi.has("constrained_dynamics") else [],
+        contact_macros=[(f"{P}_CONTACT_{frag.upper()}", 1 << k) for k, frag in enumerate(
+            unique_fragments(model.contact_names, "contact"))] if abi.has("constrained_dynamics") else [],
+        nrows=model.contact_rows, parents=parents(model),
+        derivatives=abi.has("constrained_dynamics_derivatives"),
         joint_names=[c_string(n) for n in model.joint_names],
     )
     return {filename: env.get_template(template).render(

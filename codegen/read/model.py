@@ -28,7 +28,7 @@ from .model_fields import (MAX_FILE_BYTES, MAX_NAME, ORTHO_TOL, check_identifier
                            finite, limits_table, number, rotation_matrix, show, unit_axis, vector)
 from .expr_value import check_origins
 from .physical import check_params
-from .records import (ACTUATOR, INERTIAL, JOINT_TYPES, EndEffector, Frame, Limits, Model,  # noqa: F401
+from .records import (ACTUATOR, CONTACT_KINDS, INERTIAL, MAX_CONTACTS, JOINT_TYPES, Contact, EndEffector, Frame, Limits, Model,  # noqa: F401
                       check_free_flyer, free_flyer_frames)
 
 # The model name is the C prefix and the file name: a letter first, so the
@@ -130,7 +130,7 @@ def parse_model(text: str, source: str = "<model>") -> Model:
     if len(text) > MAX_FILE_BYTES:
         raise ModelError(f"{source}: longer than {MAX_FILE_BYTES} characters")
     raw = _toml(text, source)
-    extra = set(raw) - {"name", "geometry", "gravity", "frame", "end_effector"}
+    extra = set(raw) - {"name", "geometry", "gravity", "frame", "end_effector", "contact"}
     if extra:
         raise ModelError(f"{source}: unknown top-level field(s) {sorted(extra)}")
     name = raw.get("name")
@@ -171,30 +171,46 @@ def parse_model(text: str, source: str = "<model>") -> Model:
         raise ModelError("joint names must be unique")
     if model.ndof == 0:
         raise ModelError("the model has no moving joint")
-    ees = []
-    raw_ees = raw.get("end_effector", [])
-    if not isinstance(raw_ees, list) or not all(isinstance(e, dict) for e in raw_ees):
-        raise ModelError(f"{source}: end_effector must be [[end_effector]] tables")
-    if len(raw_ees) > MAX_END_EFFECTORS:
-        raise ModelError(f"{source}: {len(raw_ees)} end effectors (the limit is {MAX_END_EFFECTORS})")
-    for e in raw_ees:
-        extra = set(e) - {"name", "frame", "rotation", "origin"}
-        if extra:
-            raise ModelError(f"{source}: end effector: unknown field(s) {sorted(extra)}")
-        ename = check_name(e.get("name"), "end-effector name")
-        if e.get("frame") not in known - {"0"} or "\x1f" in e.get("frame"):
-            raise ModelError(f"end effector {ename!r}: unknown frame {show(e.get('frame'))}")
-        where = f"end effector {ename!r}"
-        rot = sp.ImmutableMatrix(rotation_matrix(e["rotation"], where)) if "rotation" in e else EndEffector.rotation
-        origin = tuple(vector(e["origin"], f"{where}: origin")) if "origin" in e else EndEffector.origin
-        ees.append(EndEffector(ename, e["frame"], rot, origin))
-    if len({e.name for e in ees}) != len(ees):
-        raise ModelError("end-effector names must be unique")
+    ees = _operational_frames(raw, "end_effector", "end effector", known, source)
+    contacts = _operational_frames(raw, "contact", "contact", known, source)
     names = model.param_names
     if len(set(names)) != len(names):  # a parameter file is a table name -> value
         dup = sorted({n for n in names if names.count(n) > 1})
         raise ModelError(f"parameter name clash: {dup}")
-    return Model(name, model.frames, geometry, gravity, tuple(ees), model.sha256, floating)
+    return Model(name, model.frames, geometry, gravity, ees, model.sha256, floating, contacts)
+
+
+def _operational_frames(raw, key: str, what: str, known, source: str) -> tuple:
+    """The [[end_effector]] or [[contact]] tables (a contact also has `type`, "3d" or "6d")."""
+    out = []
+    tables = raw.get(key, [])
+    if not isinstance(tables, list) or not all(isinstance(e, dict) for e in tables):
+        raise ModelError(f"{source}: {key} must be [[{key}]] tables")
+    limit = MAX_CONTACTS if key == "contact" else MAX_END_EFFECTORS
+    if len(tables) > limit:
+        raise ModelError(f"{source}: {len(tables)} {what}s (the limit is {limit})")
+    fields = {"name", "frame", "rotation", "origin"} | ({"type"} if key == "contact" else set())
+    for e in tables:
+        extra = set(e) - fields
+        if extra:
+            raise ModelError(f"{source}: {what}: unknown field(s) {sorted(extra)}")
+        ename = check_name(e.get("name"), f"{what.replace(' ', '-')} name")
+        frame = e.get("frame")
+        if not isinstance(frame, str) or frame not in known - {"0"} or "\x1f" in frame:
+            raise ModelError(f"{what} {ename!r}: unknown frame {show(frame)}")
+        where = f"{what} {ename!r}"
+        rot = sp.ImmutableMatrix(rotation_matrix(e["rotation"], where)) if "rotation" in e else EndEffector.rotation
+        origin = tuple(vector(e["origin"], f"{where}: origin")) if "origin" in e else EndEffector.origin
+        if key == "contact":
+            kind = e.get("type", "3d")
+            if kind not in CONTACT_KINDS:
+                raise ModelError(f"{where}: type {show(kind)} is not one of {', '.join(CONTACT_KINDS)}")
+            out.append(Contact(ename, frame, rot, origin, kind))
+        else:
+            out.append(EndEffector(ename, frame, rot, origin))
+    if len({e.name for e in out}) != len(out):
+        raise ModelError(f"{what.replace(' ', '-')} names must be unique")
+    return tuple(out)
 
 
 def load_model(path) -> Model:

@@ -96,6 +96,25 @@ class EndEffector:
         return self.rotation != sp.eye(3) or any(o != 0 for o in self.origin)
 
 
+CONTACT_KINDS = {"3d": 3, "6d": 6}  # a contact's kind -> its constraint rows
+# The run-time mask of active contacts is a C int, bit k for contact k; the dense contact
+# system of the kernels (at most 6 MAX_CONTACTS rows) lives on the caller's stack.
+MAX_CONTACTS = 16
+
+
+@dataclass(frozen=True)
+class Contact(EndEffector):
+    """A frame that can touch the environment (docs/contact-dynamics.md): an operational frame
+    with a kind, "3d" (a point: its origin's linear velocity is constrained, the force acts at
+    the origin, world axes: Pinocchio's CONTACT_3D, LOCAL_WORLD_ALIGNED) or "6d" (a flat contact:
+    its whole twist, force and moment in its own axes: CONTACT_6D, LOCAL)."""
+    kind: str = "3d"
+
+    @property
+    def rows(self) -> int:
+        return CONTACT_KINDS[self.kind]
+
+
 @dataclass(frozen=True)
 class Model:
     """A tree robot as data, fixed to the world or (floating_base) on a free-flyer: frames
@@ -109,6 +128,16 @@ class Model:
     end_effectors: tuple  # EndEffector records, in ee index order
     sha256: str
     floating_base: bool = False  # frames[:6] are a free-flyer (BASE_TYPES); q has 7 base entries
+    contacts: tuple = ()  # Contact records, in the order of the contact mask's bits
+
+    @property
+    def contact_names(self) -> tuple:
+        return tuple(c.name for c in self.contacts)
+
+    @property
+    def contact_rows(self) -> int:
+        """The constraint rows of all contacts (3 per 3d contact, 6 per 6d one)."""
+        return sum(c.rows for c in self.contacts)
 
     @property
     def nq(self) -> int:

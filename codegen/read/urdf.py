@@ -82,7 +82,7 @@ from ..support.options import MIMIC_CHOICES
 from .physical import about_origin, check_params
 from .singular import singular_joints
 from .model import ACTUATOR, INERTIAL, MAX_END_EFFECTORS, EndEffector, Frame, Limits, Model, ModelError
-from .records import check_free_flyer, floating_error, free_flyer_frames
+from .records import CONTACT_KINDS, MAX_CONTACTS, Contact, check_free_flyer, floating_error, free_flyer_frames
 from .urdf_numbers import ORIGIN_SNAP_TOL, SNAP_TOL, axis, origin, rotation, rpy_matrix  # noqa: F401 (re-exported)
 from .urdf_parse import MOVING_TYPES, Urdf, check_name, parse_urdf, read_bytes
 from .urdf_toml import model_toml, params_toml
@@ -184,11 +184,11 @@ def _lump(body, link, R_bl, p_bl):
 
 
 def load_urdf(path, *, name=None, end_effectors=(), snap=True, floating_base=False,
-              mimic=MIMIC_DEFAULT) -> UrdfRobot:
+              mimic=MIMIC_DEFAULT, contacts=()) -> UrdfRobot:
     """The robot of the URDF file `path` (see the module docstring)."""
     data = read_bytes(path)
     return urdf_robot(data, name=name, end_effectors=end_effectors, snap=snap, source=repr(Path(path).name),
-                      floating_base=floating_base, mimic=mimic)
+                      floating_base=floating_base, mimic=mimic, contacts=contacts)
 
 
 def _mimic_joints(urdf: Urdf, mode: str, source: str) -> tuple:
@@ -245,14 +245,35 @@ def _floating_root(root, children, floating_base):
     return None, None
 
 
+def _attached(link, what, links, where, snap) -> tuple:
+    """(name, moving body, rotation, origin) of an operational frame at URDF link `link`."""
+    link = check_name(link, what)
+    if link not in links:
+        close = difflib.get_close_matches(link, list(links), n=3)
+        hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+        raise ModelError(f"{what} {link!r}: no such link in the URDF{hint}")
+    body, R_bl, p_bl = where[link]
+    if body == "0":
+        raise ModelError(f"{what} {link!r}: the link does not move (it is fixed to the root)")
+    return (link, body, sp.ImmutableMatrix(rotation(R_bl, snap, f"{what} {link!r}")),
+            origin(p_bl, snap, f"{what} {link!r}"))
+
+
 def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<urdf>",
-               floating_base=False, mimic=MIMIC_DEFAULT) -> UrdfRobot:
+               floating_base=False, mimic=MIMIC_DEFAULT, contacts=()) -> UrdfRobot:
     """load_urdf on bytes already read; `floating_base`: a free-flyer between
     the world and the root link (codegen/read/records.py, BASE_TYPES); `mimic`:
-    "refuse" or "independent" (the module docstring, UrdfOptions.mimic)."""
+    "refuse" or "independent" (the module docstring, UrdfOptions.mimic); `contacts`:
+    (link, "3d" or "6d") of each frame that can touch (codegen/read/records.py, Contact)."""
     end_effectors = tuple(end_effectors)
     if len(end_effectors) > MAX_END_EFFECTORS:  # before any work (the model files' bound)
         raise ModelError(f"{len(end_effectors)} end effectors (the limit is {MAX_END_EFFECTORS})")
+    contacts = tuple(contacts)
+    if len(contacts) > MAX_CONTACTS:
+        raise ModelError(f"{len(contacts)} contacts (the limit is {MAX_CONTACTS})")
+    for c in contacts:
+        if not (isinstance(c, tuple) and len(c) == 2 and c[1] in CONTACT_KINDS):
+            raise ModelError(f"contact {str(c)[:80]!r}: (link, '3d' or '6d')")
     urdf = parse_urdf(data, source)
     links = {x.name: x for x in urdf.links}
     root, children = _tree(urdf)
@@ -302,20 +323,14 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
     for link, (body, R_bl, p_bl) in where.items():
         if body != "0":
             _lump(inertia[body], links[link], R_bl, p_bl)
-    ees = []
-    for ee in end_effectors:
-        ee = check_name(ee, "end effector")
-        if ee not in links:
-            close = difflib.get_close_matches(ee, list(links), n=3)
-            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
-            raise ModelError(f"end effector {ee!r}: no such link in the URDF{hint}")
-        if any(e.name == ee for e in ees):
-            raise ModelError(f"end effector {ee!r} is given twice")
-        body, R_bl, p_bl = where[ee]
-        if body == "0":
-            raise ModelError(f"end effector {ee!r}: the link does not move (it is fixed to the root)")
-        ees.append(EndEffector(ee, body, sp.ImmutableMatrix(rotation(R_bl, snap, f"end effector {ee!r}")),
-                               origin(p_bl, snap, f"end effector {ee!r}")))
+    ees = tuple(EndEffector(*_attached(ee, "end effector", links, where, snap)) for ee in end_effectors)
+    if len({e.name for e in ees}) != len(ees):
+        raise ModelError(f"end effector {next(e.name for e in ees if sum(x.name == e.name for x in ees) > 1)!r} "
+                         "is given twice")
+    cs = tuple(Contact(*_attached(link, "contact", links, where, snap), kind) for link, kind in contacts)
+    if len({c.name for c in cs}) != len(cs):
+        raise ModelError(f"contact {next(c.name for c in cs if sum(x.name == c.name for x in cs) > 1)!r} "
+                         "is given twice")
     values = {"g": GRAVITY}
     for f in frames:
         if f.massless:
@@ -329,7 +344,7 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
     if len(set(f.joint for f in frames if f.moving)) != sum(f.moving for f in frames):
         raise ModelError("two joints have the same name (the free-flyer's velocities are named "
                          f"{ff_joint!r}:vx ... :wz)")
-    draft = Model(model_name, tuple(frames), (), gravity, tuple(ees), "", floating)
+    draft = Model(model_name, tuple(frames), (), gravity, ees, "", floating, cs)
     if len(set(draft.param_names)) != len(draft.param_names):
         raise ModelError("two links give the same parameter name")
     vector = [values[n] for n in draft.param_names]
@@ -342,6 +357,6 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
         raise ModelError(f"{source}: physically impossible parameters: {exc}") from None
     source_sha = hashlib.sha256(data).hexdigest()
     sha = hashlib.sha256(model_toml(draft, source_sha).encode()).hexdigest()
-    model = Model(model_name, tuple(frames), (), gravity, tuple(ees), sha, floating)
+    model = Model(model_name, tuple(frames), (), gravity, ees, sha, floating, cs)
     return UrdfRobot(model, tuple(values[n] for n in model.param_names), source_sha,
                      urdf_warnings(urdf, where, frames, singular) + mimic_warnings, mimics)

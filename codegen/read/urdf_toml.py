@@ -105,6 +105,10 @@ def model_toml(model, source_sha256: str) -> str:
         parts.append(_table("\n[[end_effector]]\n", {
             "name": e.name, "frame": e.frame, "rotation": _matrix(e.rotation),
             "origin": [_num(o) for o in e.origin]}))
+    for c in model.contacts:
+        parts.append(_table("\n[[contact]]\n", {
+            "name": c.name, "frame": c.frame, "type": c.kind, "rotation": _matrix(c.rotation),
+            "origin": [_num(o) for o in c.origin]}))
     return "".join(parts)
 
 

@@ -102,6 +102,11 @@ class UrdfOptions(GenerateOptions):
     end_effectors: tuple = option(
         (), "--end-effector", "URDF only: a link to expose as end effector (repeatable; its position in "
         "this list is the `ee` argument of NAME_jacobian)", action="append", metavar="LINK")
+    # the frames that can touch (codegen/read/records.py, Contact), "LINK:3d" or "LINK:6d"
+    contacts: tuple = option(
+        (), "--contact", "URDF only: a link that can touch the environment, LINK (a point contact, 3d) or "
+        "LINK:6d (a flat contact: force and moment); repeatable; its position in this list is its bit in the "
+        "contact kernels' run-time mask (docs/contact-dynamics.md)", action="append", metavar="LINK[:3d|6d]")
     floating_base: bool = option(
         False, "--floating-base", "URDF only: put a free-flyer (Pinocchio's JointModelFreeFlyer, named "
         "root_joint) between the world and the root link: q = [x, y, z, qx, qy, qz, qw, joints...], "
@@ -127,9 +132,31 @@ class UrdfOptions(GenerateOptions):
         if isinstance(self.end_effectors, str):
             raise TypeError(f"end_effectors: a list of link names, not {self.end_effectors!r}")
         object.__setattr__(self, "end_effectors", tuple(self.end_effectors))
+        if isinstance(self.contacts, str):
+            raise TypeError(f"contacts: a list of 'LINK', 'LINK:3d' or 'LINK:6d', not {self.contacts!r}")
+        object.__setattr__(self, "contacts", tuple(contact_spec(c) for c in self.contacts))
         if self.mimic not in MIMIC_CHOICES:
             raise ValueError(f"mimic: one of {', '.join(map(repr, MIMIC_CHOICES))}, not {self.mimic!r}")
         super().__post_init__()
+
+
+def contact_spec(spec) -> str:
+    """'LINK:3d' or 'LINK:6d' from 'LINK', 'LINK:3d', 'LINK:6d' or (LINK, '3d'|'6d')."""
+    if isinstance(spec, (tuple, list)) and len(spec) == 2 and all(isinstance(x, str) for x in spec):
+        spec = ":".join(spec)
+    if not isinstance(spec, str):
+        raise TypeError(f"contacts: 'LINK', 'LINK:3d' or 'LINK:6d', not {str(spec)[:80]!r}")
+    link, sep, kind = spec.rpartition(":")
+    if not sep or kind.lower() not in ("3d", "6d"):
+        link, kind = spec, "3d"
+    if not link:
+        raise ValueError(f"contacts: {spec[:80]!r} names no link")
+    return f"{link}:{kind.lower()}"
+
+
+def contact_pairs(specs) -> tuple:
+    """(link, kind) of each normalized contact spec."""
+    return tuple(tuple(s.rsplit(":", 1)) for s in specs)
 
 
 URDF_ONLY = tuple(f.name for f in dataclasses.fields(UrdfOptions) if f.name not in

@@ -1,0 +1,145 @@
+"""Contact kinematics for constrained dynamics (docs/contact-dynamics.md): the rows of
+every contact stacked in model order, 3 for a point contact ("3d"), 6 for a flat one ("6d").
+
+Conventions (Pinocchio's RigidConstraintModel): a 3d contact constrains the velocity of its
+origin in world axes (LOCAL_WORLD_ALIGNED), and its force acts at the origin in world axes; a
+6d contact constrains its whole twist in its own axes (LOCAL), force then moment.
+
+* Jc: the contact Jacobian, Jc dq the contact velocity;
+* gamma: the contact acceleration at ddq = 0 (Jc-dot dq): for a 3d contact the classical
+  acceleration of the point (d/dt of its world velocity), for a 6d one the spatial
+  acceleration of the frame in its own axes (the derivative of its body twist);
+* the derivatives on the tangent space, at fixed contact forces lambda and fixed ddq, of the
+  contact acceleration ac = Jc ddq + gamma (wrt q and dq), of the contact velocity Jc dq (wrt
+  q) and of the generalized contact force Jc^T lambda (wrt q): what the constrained
+  dynamics' derivatives add to the inverse dynamics' (Carpentier and Mansard 2018, "Analytical
+  derivatives of rigid body dynamics algorithms", sec. IV; the KKT system: the source template).
+
+The derivatives are tangents of the programs above (codegen/derive/differentiate.py) along
+the joints' coordinates and the velocities. Everything is formed in base axes, where nothing
+depends on a free-flyer's pose; a world-axes row is R_b x, whose derivative along the base's
+rotation delta-theta (base axes, Pinocchio's q (+) delta) is R_b (e_k x x), and a force in
+world axes enters as R_b^T lambda, whose derivative is (R_b^T lambda) x e_k.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from . import spatial as sv
+from .differentiate import joint_seeds, tangents
+from .fk import ee_pose
+from .jacobians import world_columns
+from .kinematics import Kinematics
+
+_E = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
+
+
+def _frame(kin: Kinematics, poses, vel, acc0, c):
+    """(J, gamma) of contact c in the axes it is constrained in, before a free-flyer's rotation
+    to the world: 3d: 3 rows, base axes (world on a fixed base); 6d: 6 rows, its own axes."""
+    prog, n = kin.prog, kin.model.ndof
+    R, _ = poses[c.frame]
+    Rc, pc = ee_pose(kin, poses, c)
+    base = world_columns(kin, poses, c, pc, sp.zeros(6, n))  # base axes, at the contact's origin
+    w, v = vel[c.frame]
+    dw, dv = acc0[c.frame]
+    r = list(c.origin)
+    if c.kind == "3d":
+        # classical acceleration of the origin: dv + w x v, plus dw x r + w x (w x r) off the frame's origin
+        lin = sv.add(dv, sv.cross(w, v))
+        if any(o != 0 for o in r):
+            lin = sv.add(lin, sv.add(sv.cross(dw, r), sv.cross(w, prog.vec(sv.cross(w, r)))))
+        gamma = prog.vec(sv.matvec(R, prog.vec(lin)))
+        return base[:3, :], gamma
+    # spatial acceleration at the origin (a motion vector: dv + dw x r), in the contact's axes
+    lin = prog.vec(sv.add(dv, sv.cross(dw, r))) if any(o != 0 for o in r) else dv
+    C = c.rotation
+    to_c = (lambda x: prog.vec(sv.rotate_to_child(C, x))) if C != sp.eye(3) else (lambda x: list(x))  # noqa: E731
+    J = sp.zeros(6, n)
+    for col in range(n):
+        for half in (0, 3):
+            b = [base[half + k, col] for k in range(3)]
+            if any(x != 0 for x in b):
+                loc = prog.vec(sv.rotate_to_child(Rc, b))
+                for k in range(3):
+                    J[half + k, col] = loc[k]
+    return J, to_c(lin) + to_c(dw)
+
+
+def contact_kinematics(kin: Kinematics, poses, vel, acc0):
+    """(Jc, gamma): rows of every contact (world axes for 3d ones), Jc NROWS x NV."""
+    rows_J, rows_g = [], []
+    for c in kin.model.contacts:
+        J, g = _frame(kin, poses, vel, acc0, c)
+        if c.kind == "3d":
+            J = _rotate_columns(kin, J)
+            g = kin.rotate_to_world(g)
+        rows_J.append(J)
+        rows_g += list(g)
+    return sp.Matrix.vstack(*rows_J), sp.Matrix(rows_g)
+
+
+def contact_positions(kin: Kinematics, poses):
+    """The world position of every contact's origin, NCONTACTS x 3 (the Baumgarte position term)."""
+    rows = []
+    for c in kin.model.contacts:
+        R, p = kin.pose_to_world(*ee_pose(kin, poses, c))
+        rows.append(list(p))
+    return sp.Matrix(rows)
+
+
+def contact_derivatives(kin: Kinematics, poses, vel, acc0):
+    """(dJtf_dq, dac_dq, dac_dv, dvc_dq) at ddq = syms.ddq, lambda = syms.lam (contact order,
+    the Jc rows' axes): d(Jc^T lambda)/dq (NV x NV), d(Jc ddq + gamma)/dq and /dv, d(Jc dq)/dq
+    (NROWS x NV each), q-derivatives on the tangent space."""
+    model, syms, prog = kin.model, kin.syms, kin.prog
+    n = model.ndof
+    a, dq = syms.ddq, syms.dq
+    seeds = joint_seeds(syms, ("q", "v"))
+    qdirs, vdirs = [("q", j) for j in range(n)], [("v", j) for j in range(n)]
+    floating = model.floating_base
+    Rb = kin.base_rotation() if floating else None
+    dJtf = sp.zeros(n, n)
+    dac_dq, dac_dv, dvc_dq = [], [], []
+    row = 0
+    for c in model.contacts:
+        J, g = _frame(kin, poses, vel, acc0, c)
+        m = J.rows
+        lam = syms.lam[row:row + m]
+        ac = [prog.var(sum((J[i, j] * a[j] for j in range(n)), sp.S.Zero) + g[i]) for i in range(m)]
+        vc = [prog.var(sum((J[i, j] * dq[j] for j in range(n)), sp.S.Zero)) for i in range(m)]
+        world = c.kind == "3d" and floating
+        # the force in the axes J is in: base axes (R_b^T lambda) for a 3d contact on a free-flyer
+        f = prog.vec(sv.matvec(Rb.T, lam)) if world else list(lam)
+        gen = [prog.var(sum((J[i, j] * f[i] for i in range(m)), sp.S.Zero)) for j in range(n)]
+        t_ac, t_vc, t_gen = (tangents(prog, xs, seeds) for xs in (ac, vc, gen))
+        Aq = sp.Matrix(m, n, lambda i, j: t_ac[i].get(qdirs[j], sp.S.Zero))
+        Av = sp.Matrix(m, n, lambda i, j: t_ac[i].get(vdirs[j], sp.S.Zero))
+        Vq = sp.Matrix(m, n, lambda i, j: t_vc[i].get(qdirs[j], sp.S.Zero))
+        Gq = sp.Matrix(n, n, lambda i, j: t_gen[i].get(qdirs[j], sp.S.Zero))
+        if world:
+            for k in range(3):  # the base's rotation, velocity index 3 + k
+                ek = _E[k]
+                Aq[:, 3 + k] = sp.Matrix(prog.vec(sv.cross(ek, ac)))
+                Vq[:, 3 + k] = sp.Matrix(prog.vec(sv.cross(ek, vc)))
+                fk = prog.vec(sv.cross(f, ek))
+                for j in range(n):
+                    Gq[j, 3 + k] = prog.var(sum((J[i, j] * fk[i] for i in range(m)), sp.S.Zero))
+            Aq, Av, Vq = (_rotate_columns(kin, M) for M in (Aq, Av, Vq))
+        dJtf += Gq
+        dac_dq.append(Aq)
+        dac_dv.append(Av)
+        dvc_dq.append(Vq)
+        row += m
+    dJtf = dJtf.applyfunc(prog.var)
+    return dJtf, sp.Matrix.vstack(*dac_dq), sp.Matrix.vstack(*dac_dv), sp.Matrix.vstack(*dvc_dq)
+
+
+def _rotate_columns(kin: Kinematics, M):
+    out = sp.zeros(3, M.cols)
+    for col in range(M.cols):
+        b = list(M[:, col])
+        w = kin.rotate_to_world(b) if any(x != 0 for x in b) else b
+        for k in range(3):
+            out[k, col] = w[k]
+    return out

@@ -1,0 +1,270 @@
+"""Contact dynamics (codegen/derive/contacts.py, templates/c/contacts.c.j2), through the
+Python module of a robot built with contacts, against Pinocchio's constraint API on the
+same model and parameters (reference.pin_reference.build_pin_model, the contact frames
+included):
+
+* contact_jacobian / contact_drift = getFrameJacobian / getFrameClassicalAcceleration
+  (3d, LOCAL_WORLD_ALIGNED) and the LOCAL Jacobian and spatial acceleration (6d);
+* constrained_dynamics = constraintDynamics, with the Baumgarte gains (corrector Kp, Kd, the
+  reference point as the contact's joint2 placement);
+* constrained_dynamics_derivatives = computeConstraintDynamicsDerivatives;
+* impulse_dynamics = impulseDynamics;
+every subset of Solo12's four point contacts, default and random physical parameters,
+<= 1e-10 relative. Physics: the active contacts do not accelerate (gains 0), an impact leaves
+them at -restitution times their velocity and never adds energy; the derivatives equal central
+differences of our own kernels; redundant contacts with damping; the mask's checks.
+A humanoid with two 6d soles (Talos) is in the robots tier.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from reference.reference_fk import random_physical_params, rel_err
+from reference.robot_data import MIMIC, robots_dir
+
+pytestmark = pytest.mark.builds
+
+pin = pytest.importorskip("pinocchio")
+from reference.pin_reference import build_pin_model  # noqa: E402
+
+TOL = 1e-10
+SOLO = "solo_description/robots/solo12.urdf"
+FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
+TALOS = "talos_data/robots/talos_reduced.urdf"
+SOLES = ("left_sole_link", "right_sole_link")
+
+
+def _build(path, contacts, **kw):
+    import codegen
+    return codegen.import_urdf(robots_dir() / path, floating_base=True, contacts=contacts, quiet=True, **kw)
+
+
+@pytest.fixture(scope="module")
+def solo():
+    from codegen.read.urdf import load_urdf
+    kk = _build(SOLO, FEET)
+    robot = load_urdf(robots_dir() / SOLO, floating_base=True, contacts=[(f, "3d") for f in FEET])
+    return kk, robot.model
+
+
+def _constraints(pm, frames, model, mask, kp=0.0, kd=0.0, ref=None):
+    cms = []
+    for k, c in enumerate(model.contacts):
+        if not (mask >> k) & 1:
+            continue
+        f = pm.frames[frames[f"contact:{c.name}"]]
+        kind, axes = ((pin.ContactType.CONTACT_3D, pin.LOCAL_WORLD_ALIGNED) if c.kind == "3d"
+                      else (pin.ContactType.CONTACT_6D, pin.LOCAL))
+        cm = pin.RigidConstraintModel(kind, pm, f.parentJoint, f.placement, axes)
+        if ref is not None:
+            cm.joint2_placement = pin.SE3(np.eye(3), ref[3 * k:3 * k + 3])
+        b = cm.m_baumgarte_parameters
+        b.Kp, b.Kd = kp, kd
+        cm.setBaumgarteCorrectorParameters(b)
+        cms.append(cm)
+    return pin.StdVec_RigidConstraintModel(cms), pin.StdVec_RigidConstraintData([c.createData() for c in cms])
+
+
+def _state(model, rng):
+    q = rng.uniform(-1.5, 1.5, size=model.nq)
+    quat = rng.normal(size=4)
+    q[3:7] = quat / np.linalg.norm(quat)
+    return q, rng.uniform(-2, 2, model.ndof), rng.uniform(-10, 10, model.ndof)
+
+
+def _rows(model, mask):
+    return sum(c.rows for k, c in enumerate(model.contacts) if (mask >> k) & 1)
+
+
+def _reference_kinematics(pm, data, frames, model, mask, q, v):
+    pin.forwardKinematics(pm, data, q, v, np.zeros(model.ndof))
+    pin.computeJointJacobians(pm, data, q)
+    pin.updateFramePlacements(pm, data)
+    J, g = [], []
+    for k, c in enumerate(model.contacts):
+        if not (mask >> k) & 1:
+            continue
+        fid = frames[f"contact:{c.name}"]
+        if c.kind == "3d":
+            J.append(pin.getFrameJacobian(pm, data, fid, pin.LOCAL_WORLD_ALIGNED)[:3])
+            g.append(pin.getFrameClassicalAcceleration(pm, data, fid, pin.LOCAL_WORLD_ALIGNED).linear)
+        else:
+            J.append(pin.getFrameJacobian(pm, data, fid, pin.LOCAL))
+            g.append(pin.getFrameAcceleration(pm, data, fid, pin.LOCAL).vector)
+    return np.vstack(J), np.hstack(g)
+
+
+def _check_against_pinocchio(kk, model, masks, params, rng, n_states=2, gains=((0.0, 0.0), (30.0, 4.0))):
+    worst = {}
+
+    def check(name, got, ref, tol=TOL):
+        e = rel_err(got, ref)
+        worst[name] = max(worst.get(name, 0.0), e)
+        assert e <= tol, f"{name}: {e:.2e}"
+
+    for label, p in params:
+        p = _no_friction(kk, p)
+        pm, frames = build_pin_model(model, p)
+        data = pm.createData()
+        for _ in range(n_states):
+            q, v, tau = _state(model, rng)
+            ref = rng.uniform(-0.5, 0.5, 3 * len(model.contacts))
+            tau_pin = tau  # p without friction (_no_friction)
+            assert not kk.friction(v, p).any()
+            for mask in masks:
+                m = _rows(model, mask)
+                J, g = _reference_kinematics(pm, data, frames, model, mask, q, v)
+                check("contact_jacobian", kk.contact_jacobian(q, mask, params=p)[:m], J)
+                check("contact_drift", kk.contact_drift(q, v, mask, params=p)[:m], g)
+                for kp, kd in gains:
+                    if kp and any(c.kind == "6d" for c in model.contacts):
+                        kp = 0.0  # kp acts on point contacts only (docs/contact-dynamics.md)
+                    cms, cds = _constraints(pm, frames, model, mask, kp, kd, ref)
+                    pin.initConstraintDynamics(pm, data, cms, cds)
+                    a = pin.constraintDynamics(pm, data, q, v, tau_pin, cms, cds)
+                    lam = data.lambda_c.copy()
+                    ddq, lc = kk.constrained_dynamics(q, v, tau, mask, kp, kd, ref=ref, params=p)
+                    check("ddq", ddq, a)
+                    check("lambda_c", lc[:m], lam)
+                    assert not lc[m:].any()
+                    pin.computeConstraintDynamicsDerivatives(pm, data, cms, cds)
+                    D = kk.constrained_dynamics_derivatives(q, v, tau, mask, kp, kd, ref=ref, params=p)
+                    for name, ours, theirs in zip(
+                            ("dddq_dq", "dddq_dv", "dddq_dtau", "dlambda_dq", "dlambda_dv", "dlambda_dtau"),
+                            (D[0], D[1], D[2], D[3][:m], D[4][:m], D[5][:m]),
+                            (data.ddq_dq, data.ddq_dv, data.ddq_dtau, data.dlambda_dq, data.dlambda_dv,
+                             data.dlambda_dtau)):
+                        check(name, ours, theirs)
+                cms, cds = _constraints(pm, frames, model, mask)
+                pin.initConstraintDynamics(pm, data, cms, cds)
+                vp = pin.impulseDynamics(pm, data, q, v, cms, cds, 0.4)
+                v_plus, imp = kk.impulse_dynamics(q, v, mask, restitution=0.4, params=p)
+                check("v_plus", v_plus, vp)
+                check("impulse", imp[:m], data.impulse_c)
+    return worst
+
+
+def _no_friction(kk, p):
+    """p with Fv = Fc = 0: Pinocchio's constraint dynamics has no joint friction."""
+    p = np.array(p)
+    p[[i for i, n in enumerate(kk.PARAM_NAMES) if n.startswith(("Fv_", "Fc_"))]] = 0.0
+    return p
+
+
+def test_solo_every_contact_set_against_pinocchio(solo):
+    kk, model = solo
+    rng = np.random.default_rng(5)
+    params = [("default", kk.default_params()), ("random", random_physical_params(model, rng))]
+    worst = _check_against_pinocchio(kk, model, range(1, 16), params, rng)
+    assert set(worst) >= {"ddq", "lambda_c", "dddq_dq", "dlambda_dq", "impulse"}
+
+
+def test_contact_physics(solo):
+    """Gains 0: the active contacts do not accelerate, the others do; an impact leaves the active
+    contacts at -restitution times their velocity and loses kinetic energy (restitution < 1),
+    keeps it (restitution 1)."""
+    kk, model = solo
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        q, v, tau = _state(model, rng)
+        for mask in (0b1111, 0b1001, 0b0100):
+            m = _rows(model, mask)
+            ddq, _ = kk.constrained_dynamics(q, v, tau, mask)
+            J, g = kk.contact_jacobian(q, mask)[:m], kk.contact_drift(q, v, mask)[:m]
+            assert np.max(np.abs(J @ ddq + g)) <= 1e-9 * (1 + np.max(np.abs(g)))
+            A = kk.compute_A(q)
+            energy = lambda x: 0.5 * x @ A @ x  # noqa: E731
+            for r in (0.0, 0.5, 1.0):
+                v_plus, _ = kk.impulse_dynamics(q, v, mask, restitution=r)
+                assert np.allclose(J @ v_plus, -r * (J @ v), atol=1e-10 * (1 + np.abs(J @ v).max()))
+                assert energy(v_plus) <= energy(v) * (1 + 1e-12)
+                if r == 1.0:
+                    assert energy(v_plus) == pytest.approx(energy(v), rel=1e-10)
+
+
+def test_derivatives_against_differences(solo):
+    """d ddq / d(q, v, tau) and d lambda / d(q, v, tau) equal central differences of
+    constrained_dynamics (q moved on the tangent space by integrate), with gains."""
+    kk, model = solo
+    rng = np.random.default_rng(9)
+    q, v, tau = _state(model, rng)
+    ref = rng.uniform(-0.5, 0.5, 12)
+    mask, h = 0b1011, 1e-6
+    D = kk.constrained_dynamics_derivatives(q, v, tau, mask, 20.0, 3.0, ref=ref)
+    f = lambda q_, v_, t_: np.concatenate(kk.constrained_dynamics(q_, v_, t_, mask, 20.0, 3.0, ref=ref))  # noqa: E731
+    n = model.ndof
+    for j in range(n):
+        e = np.zeros(n)
+        e[j] = h
+        dq_ = (f(kk.integrate(q, e, 1.0), v, tau) - f(kk.integrate(q, -e, 1.0), v, tau)) / (2 * h)
+        dv_ = (f(q, v + e, tau) - f(q, v - e, tau)) / (2 * h)
+        dt_ = (f(q, v, tau + e) - f(q, v, tau - e)) / (2 * h)
+        for got, num in ((np.concatenate([D[0][:, j], D[3][:, j]]), dq_),
+                         (np.concatenate([D[1][:, j], D[4][:, j]]), dv_),
+                         (np.concatenate([D[2][:, j], D[5][:, j]]), dt_)):
+            assert np.max(np.abs(got - num)) <= 1e-5 * (1 + np.max(np.abs(num))), j
+
+
+@pytest.mark.robots
+def test_redundant_contacts_need_damping():
+    """Solo12's four feet as flat (6d) contacts: 24 rows on 18 velocities, a rank-deficient
+    contact system. mu = 0 gives NaN; mu > 0 the proximal solution, which holds the feet
+    and equals Pinocchio's proximal iterations (ProximalSettings) on the same problem."""
+    from codegen.read.urdf import load_urdf
+    kk = _build(SOLO, [f"{f}:6d" for f in FEET], kernels=("contact_dynamics",))
+    model = load_urdf(robots_dir() / SOLO, floating_base=True, contacts=[(f, "6d") for f in FEET]).model
+    pm, frames = build_pin_model(model, kk.default_params())
+    data = pm.createData()
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        q, v, tau = _state(model, rng)
+        assert np.isnan(kk.constrained_dynamics(q, v, tau, 0b1111)[0]).all()
+        ddq, lam = kk.constrained_dynamics(q, v, tau, 0b1111, mu=1e-4)
+        J, g = kk.contact_jacobian(q, 0b1111), kk.contact_drift(q, v, 0b1111)
+        assert np.max(np.abs(J @ ddq + g)) <= 1e-8 * (1 + np.max(np.abs(g)))
+        cms, cds = _constraints(pm, frames, model, 0b1111)
+        pin.initConstraintDynamics(pm, data, cms, cds)
+        prox = pin.ProximalSettings(1e-14, 1e-4, 100)
+        a = pin.constraintDynamics(pm, data, q, v, tau, cms, cds, prox)
+        assert rel_err(ddq, a) <= 1e-8
+        assert rel_err(lam, data.lambda_c) <= 1e-6
+
+
+def test_mask_and_gain_checks(solo):
+    kk, model = solo
+    q, v, tau = _state(model, np.random.default_rng(1))
+    full = kk.constrained_dynamics(q, v, tau, 0b1111)[0]
+    assert np.array_equal(kk.constrained_dynamics(q, v, tau, [True] * 4)[0], full)
+    assert np.array_equal(kk.constrained_dynamics(q, v, tau, list(FEET))[0], full)
+    assert np.array_equal(kk.constrained_dynamics(q, v, tau, ["HL_FOOT", "FL_FOOT"])[0],
+                          kk.constrained_dynamics(q, v, tau, 0b0101)[0])
+    assert kk.CONTACT_NAMES == FEET and kk.CONTACT_ROWS == (3,) * 4 and kk.N_CONTACTS == 4
+    for bad, exc in ((16, ValueError), (-1, ValueError), ("FL_FOOT", TypeError), (["nope"], ValueError),
+                     ([True] * 3, ValueError), (1.0, TypeError)):
+        with pytest.raises(exc):
+            kk.constrained_dynamics(q, v, tau, bad)
+    for kw in ({"kp": -1.0}, {"kd": float("nan")}, {"mu": -1e-3}):
+        with pytest.raises(ValueError):
+            kk.constrained_dynamics(q, v, tau, 1, **kw)
+    with pytest.raises(ValueError):
+        kk.impulse_dynamics(q, v, 1, restitution=1.5)
+    # no active contact: the free dynamics
+    ddq, lam = kk.constrained_dynamics(q, v, tau, 0)
+    assert rel_err(ddq, kk.forward_dynamics(q, v, tau)) <= 1e-12 and not lam.any()
+    # a batch of states, one mask
+    qs, vs, ts = (np.stack([x] * 3) for x in (q, v, tau))
+    ddqs, lams = kk.constrained_dynamics(qs, vs, ts, 0b0110)
+    assert ddqs.shape == (3, model.ndof) and lams.shape == (3, 12)
+    assert np.array_equal(ddqs[1], kk.constrained_dynamics(q, v, tau, 0b0110)[0])
+
+
+@pytest.mark.robots
+def test_humanoid_soles_against_pinocchio():
+    from codegen.read.urdf import load_urdf
+    kk = _build(TALOS, [f"{s}:6d" for s in SOLES], mimic=MIMIC)
+    model = load_urdf(robots_dir() / TALOS, floating_base=True, mimic=MIMIC,
+                      contacts=[(s, "6d") for s in SOLES]).model
+    rng = np.random.default_rng(11)
+    _check_against_pinocchio(kk, model, (0b01, 0b10, 0b11), [("default", kk.default_params())], rng, n_states=2,
+                             gains=((0.0, 0.0), (0.0, 5.0)))
