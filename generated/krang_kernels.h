@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        dc3248af64067778221b926db83deaa4ffe87e4dac9f35f99f39f774764d0efd
+ * generator        3f37d6b4321c614fa89e8c3bd71a3c7195c1d20b04f110507a280920cf078c58
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832

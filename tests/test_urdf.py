@@ -559,3 +559,76 @@ def test_mimic_option_values_flag_and_cache_key():
     args = parser().parse_args(["r.urdf", "--mimic", "independent"])
     assert _options(args, UrdfOptions) == UrdfOptions(mimic="independent")
     assert "--mimic" in parser().format_help()
+
+
+def test_contacts_are_operational_frames_with_a_kind(tmp_path):
+    """--contact LINK[:3d|6d]: a Contact record at the link (merged links included), its rows,
+    and the model file it writes (--emit-model) reads back the same contacts."""
+    from codegen.read.model import parse_model
+    r = load(chain(), contacts=[("d", "3d"), ("b", "6d")], end_effectors=["d"])
+    d, b = r.model.contacts
+    assert (d.name, d.frame, d.kind, d.rows) == ("d", "c", "3d", 3)
+    assert (b.name, b.frame, b.kind, b.rows) == ("b", "a", "6d", 6) and b.rotation != sp.eye(3)
+    assert d.origin == r.model.end_effector("d").origin and r.model.contact_rows == 9
+    assert r.model.contact_names == ("d", "b")
+    back = parse_model(r.to_toml()[0])
+    assert back.contacts == r.model.contacts
+
+
+def test_contact_errors(tmp_path):
+    text = robot(link("world"), link("base"), link("a"),
+                 joint("w", "world", "base", type="fixed", axis=None, extra=""), joint("j", "base", "a"))
+    with pytest.raises(ModelError, match="contact 'base'.*does not move"):
+        load(text, contacts=[("base", "3d")])
+    with pytest.raises(ModelError, match=r"contact 'aa'.*no such link in the URDF \(did you mean 'a'\?\)"):
+        load(text, contacts=[("aa", "3d")])
+    with pytest.raises(ModelError, match="contact 'a' is given twice"):
+        load(text, contacts=[("a", "3d"), ("a", "6d")])
+    with pytest.raises(ModelError, match="'3d' or '6d'"):
+        load(text, contacts=[("a", "2d")])
+    with pytest.raises(ModelError, match="17 contacts"):
+        load(text, contacts=[("a", "3d")] * 17)
+
+
+def test_contact_specs_of_the_options():
+    from codegen.support.options import UrdfOptions, contact_pairs
+    o = UrdfOptions(contacts=["foot", "sole:6d", ("hand", "3d"), "x:y:6D"])
+    assert o.contacts == ("foot:3d", "sole:6d", "hand:3d", "x:y:6d")
+    assert contact_pairs(o.contacts) == (("foot", "3d"), ("sole", "6d"), ("hand", "3d"), ("x:y", "6d"))
+    with pytest.raises(TypeError):
+        UrdfOptions(contacts="foot")
+    with pytest.raises(ValueError):
+        UrdfOptions(contacts=[":6d"])
+
+
+MODEL_WITH_CONTACT = """
+name = "hop"
+[[frame]]
+key = "1"
+parent = "0"
+joint = "q1"
+type = "revolute"
+axis = [0, 0, 1]
+rotation = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+origin = [0, 0, 0]
+[[contact]]
+name = "toe"
+frame = "1"
+origin = [0.1, 0, 0]
+"""
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('type = "4d"\n', "type '4d' is not one of 3d, 6d"),
+    ('color = 1\n', "unknown field"),
+])
+def test_model_file_contacts(extra, message):
+    from codegen.read.model import parse_model
+    m = parse_model(MODEL_WITH_CONTACT)
+    assert [(c.name, c.kind, c.frame) for c in m.contacts] == [("toe", "3d", "1")]
+    with pytest.raises(ModelError, match=message):
+        parse_model(MODEL_WITH_CONTACT + extra)
+    with pytest.raises(ModelError, match="unknown frame"):
+        parse_model(MODEL_WITH_CONTACT.replace('frame = "1"', 'frame = "7"'))
+    with pytest.raises(ModelError, match="contact names must be unique"):
+        parse_model(MODEL_WITH_CONTACT + MODEL_WITH_CONTACT[MODEL_WITH_CONTACT.index("[[contact]]"):])

@@ -28,6 +28,7 @@ import sympy as sp
 from . import spatial as sv
 from .differentiate import joint_seeds, tangents
 from .fk import ee_pose
+from .forward_dynamics import inverse, ltdl, ltdl_solve, parents
 from .jacobians import world_columns
 from .kinematics import Kinematics
 
@@ -77,6 +78,34 @@ def contact_kinematics(kin: Kinematics, poses, vel, acc0):
         rows_J.append(J)
         rows_g += list(g)
     return sp.Matrix.vstack(*rows_J), sp.Matrix(rows_g)
+
+
+def contact_system(prog, model, A, b, Jc, gamma, tau, dq):
+    """(ddq0, a0, vc, Y, G) of every contact: the free acceleration ddq0 = A^-1 (tau - b), the
+    contacts' acceleration at it a0 = Jc ddq0 + gamma, their velocity vc = Jc dq, Y = Jc A^-1
+    (NROWS x NV) and the operational-space (Delassus) matrix G = Jc A^-1 Jc^T, through the
+    sparse LTDL factorization of A (codegen/derive/forward_dynamics.py): each row of Jc touches
+    the base and one limb, so its solve folds away everywhere else."""
+    lam = parents(model)
+    L, Dinv = ltdl(prog, A, lam)
+    nr = Jc.rows
+    ddq0 = ltdl_solve(prog, L, Dinv, lam, [t - x for t, x in zip(tau, b)])
+    Y = sp.Matrix.vstack(*[ltdl_solve(prog, L, Dinv, lam, list(Jc[r, :])).T for r in range(nr)])
+    dot = lambda u, w: prog.var(sum((x * y for x, y in zip(u, w)), sp.S.Zero))  # noqa: E731
+    G = sp.zeros(nr, nr)
+    for r in range(nr):
+        for c in range(r + 1):
+            G[r, c] = G[c, r] = dot(Jc[r, :], Y[c, :])
+    a0 = sp.Matrix([prog.var(dot(Jc[r, :], ddq0) + gamma[r]) for r in range(nr)])
+    vc = sp.Matrix([dot(Jc[r, :], dq) for r in range(nr)])
+    return ddq0, a0, vc, Y, G
+
+
+def inverse_inertia(prog, model, A):
+    """A^-1 from the sparse LTDL factors (forward_dynamics.inverse)."""
+    lam = parents(model)
+    L, Dinv = ltdl(prog, A, lam)
+    return inverse(prog, L, Dinv, lam)
 
 
 def contact_positions(kin: Kinematics, poses):

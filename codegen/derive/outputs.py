@@ -9,8 +9,6 @@ the seed's energy method, "recursive" inlines the structured derivation.
 from __future__ import annotations
 
 from . import dynamics_derivatives as dd
-import sympy as sp
-
 from . import contacts, fk, lagrangian, rnea
 from . import forward_dynamics as fd
 from .centroidal import centroidal
@@ -96,7 +94,10 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward", "contact")
         with stage("derive contacts"):
             out["contact_jacobians"], out["contact_drifts"] = contacts.contact_kinematics(kin, poses, vel, acc0)
             out["contact_positions"] = contacts.contact_positions(kin, poses)
-            out["nle"] = sp.Matrix([prog.var(x + y) for x, y in zip(out["h"], out["friction"])])
+            nle = [prog.var(x + y) for x, y in zip(out["h"], out["friction"])]
+            (out["free_ddq"], out["free_contact_acc"], out["contact_velocity"], out["contact_Y"],
+             out["contact_G"]) = contacts.contact_system(prog, model, out["A"], nle, out["contact_jacobians"],
+                                                         out["contact_drifts"], syms.tau, syms.dq)
         ready(d)
     with stage("derive dynamics derivatives"):
         # forward_dynamics_derivatives is emitted from its pair form (codegen/emit/pair_loops.py);
@@ -113,6 +114,7 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward", "contact")
         if "contact" in derivatives and model.contacts:
             (out["dJtf_dq"], out["dac_dq"], out["dac_dv"],
              out["dvc_dq"]) = contacts.contact_derivatives(kin, poses, vel, acc0)
+            out["Ainv"] = contacts.inverse_inertia(prog, model, out["A"])
     return d
 
 

@@ -272,11 +272,17 @@ def contact_functions(model: Model, q, dq, p, optional=OPTIONAL) -> list:
                  "with every contact active).", (q, p, jc("contact_jacobians")), group=CONTACT),
         Function("contact_drift_all", "The contact drift dJc/dt dq of every contact, NROWS (contact_drift with every "
                  "contact active).", (q, dq, p, gamma("contact_drifts")), group=CONTACT),
-        Function("contact_terms", "Everything the contact dynamics reads, in one pass: A, b = C dq + Q + friction, "
-                 "every contact's Jacobian Jc and drift gamma, and the contacts' positions pc.",
-                 (q, dq, p, Arg("A", (n, n), OUT, "A", doc=A_DOC),
-                  Arg("b", (n,), OUT, "nle", doc="C(q, dq) dq + Q(q) + friction(dq): N m or N" + BASE_WRENCH),
-                  jc("contact_jacobians"), gamma("contact_drifts"),
+        Function("contact_system",
+                 "Every contact's operational-space system at (q, dq, tau), what the contact dynamics solve "
+                 "reads, in one pass: the free acceleration ddq0 = A^-1 (tau - b) (b = C dq + Q + friction), "
+                 "the contacts' acceleration at it a0 = Jc ddq0 + gamma, their velocity vc = Jc dq, "
+                 "Y = Jc A^-1 and the Delassus matrix G = Jc A^-1 Jc^T (sparse LTDL of A), and the contacts' "
+                 "positions pc.",
+                 (q, dq, tau, p, Arg("ddq0", (n,), OUT, "free_ddq", doc="the free acceleration, as ddq"),
+                  Arg("a0", (nr,), OUT, "free_contact_acc", doc="Jc ddq0 + gamma, rows as Jc's"),
+                  Arg("vc", (nr,), OUT, "contact_velocity", doc="Jc dq, rows as Jc's"),
+                  Arg("Y", (nr, n), OUT, "contact_Y", doc="Jc A^-1, rows as Jc's"),
+                  Arg("G", (nr, nr), OUT, "contact_G", doc="Jc A^-1 Jc^T, rows and columns as Jc's rows"),
                   Arg("pc", (nc, 3), OUT, "contact_positions", doc="every contact origin's position (m, world)")),
                  group=CONTACT),
         Function("contact_jacobian", "The contact Jacobian of the active contacts, stacked (Pinocchio's "
@@ -304,6 +310,9 @@ def contact_functions(model: Model, q, dq, p, optional=OPTIONAL) -> list:
     v = Arg("v", (n,), IN, "dq", doc="joint velocities dq (rad/s or m/s; a free-flyer's six first)")
     mat = lambda name, rows, doc: Arg(name, (rows, n), OUT, name, doc=doc)  # noqa: E731
     fs += [
+        Function("inverse_inertia", "The inverse of the inertia matrix, A(q)^-1 (NDOF x NDOF), from the sparse LTDL "
+                 "factorization (Pinocchio's computeMinverse).",
+                 (q, p, Arg("Minv", (n, n), OUT, "Ainv", doc="A^-1")), group=CONTACT_DERIVATIVES),
         Function("contact_derivatives",
                  "The contact terms of the constrained dynamics' derivatives at (q, v, a, lambda_c) (every "
                  "contact, rows as contact_jacobian_all's; the q-derivatives on the tangent space as the "

@@ -80,9 +80,10 @@ b l o t kv ts tc vq vs vc vdq vddq vtau sincos_lanes KKSIMD KKCLONES KKCLONING K
 kk_overlap KKCOLD KKNOINLINE kk_x in_q in_dq in_ddq in_tau in_p blk_A blk_C pose
 v in_v in_a dtau_dq dtau_dv dddq_dq dddq_dv Minv fext
 lambda_c mask kp kd mu ref gamma Jc v_plus impulse dddq_dtau dlambda_dq dlambda_dv dlambda_dtau dJtf_dq dac_dq
-dac_dv dvc_dq pc restitution kk_kkt_column kk_constrained kk_fill lall dtq dtv jtf acq acv vcq all rhs next
-step pass dd dl NCONTACTS NROWS KKPROXITERS it kk_parent kk_contact_rows kk_ltdl kk_ltdl_solve kk_chol kk_chol_solve kk_contacts
-kk_contact_system kk_contact_solve kk_active kk_ws
+dac_dv dvc_dq pc restitution kk_constrained kk_fill lall dtq dtv jtf acq acv vcq all rhs next
+step pass dd dl NCONTACTS NROWS KKPROXITERS it ddq0 a0 vc Y G Gall hq hv P K col cq cv sq sv point jc
+kk_zero_tau inverse_inertia contact_system kk_gemm kk_gemm_tn gq gv Ya Gi kk_contact_rows kk_chol
+kk_chol_solve kk_contacts kk_contact_system kk_contact_solve kk_active
 kk_zero_ kk_begin kk_end kk_prefetch_code prefetch KKPREFETCH KKPREFETCHSTRIDE KKPART KKIN KKNPARTS
 ob kq4 kq4u kq4i r e g u0 u1 u2 u3 e0 e1 e2 e3 d w m splat store_lanes load_lanes size KKLANES KKSHUF KKSHUFFLES KKINLINE KKHELPER
 """.split())

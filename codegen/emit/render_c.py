@@ -10,7 +10,6 @@ from ..support.digest import source_digest
 from ..support.templates import template_dir
 from .abi import TEMPLATE, nbodies, regressor_columns
 from .batch import batch
-from ..derive.forward_dynamics import parents
 from .cnames import c_string, comment_line, comment_text, doc_lines, unique_fragments
 from .cprint import c_double
 
@@ -97,7 +96,7 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         contacts=_contact_rows(model) if abi.has("constrained_dynamics") else [],
         contact_macros=[(f"{P}_CONTACT_{frag.upper()}", 1 << k) for k, frag in enumerate(
             unique_fragments(model.contact_names, "contact"))] if abi.has("constrained_dynamics") else [],
-        nrows=model.contact_rows, parents=parents(model),
+        nrows=model.contact_rows,
         derivatives=abi.has("constrained_dynamics_derivatives"),
         joint_names=[c_string(n) for n in model.joint_names],
     )
