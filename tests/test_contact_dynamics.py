@@ -214,6 +214,9 @@ def test_redundant_contacts_need_damping():
     (ProximalSettings) on the same problem."""
     from codegen.read.urdf import load_urdf
     kk = _build(SOLO, [f"{f}:6d" for f in FEET], kernels=("contact_dynamics",))
+    # --kernels core,contact_dynamics: the contact kernels without their derivatives
+    assert not hasattr(kk, "constrained_dynamics_derivatives") and not hasattr(kk, "inverse_dynamics_derivatives")
+    assert kk.CONTACT_ROWS == (6,) * 4
     model = load_urdf(robots_dir() / SOLO, floating_base=True, contacts=[(f, "6d") for f in FEET]).model
     pm, frames = build_pin_model(model, kk.default_params())
     data = pm.createData()
@@ -283,3 +286,21 @@ def test_contact_c_is_clean_under_strict_flags(solo, tmp_path):
         run = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", *flags, "-c",
                               str(c_file), "-o", str(tmp_path / "k.o")], capture_output=True, text=True)
         assert run.returncode == 0, run.stderr[-3000:]
+
+
+def test_kernel_choice():
+    """--kernels: the contact kernels are optional; their derivatives need the inverse
+    dynamics' derivatives and contact_dynamics (one error before any derivation)."""
+    from codegen.read.model import ModelError
+    from codegen.emit.abi import describe
+    from codegen.read.urdf import load_urdf
+    with pytest.raises(ModelError, match="constrained_dynamics_derivatives needs inverse_dynamics_derivatives"):
+        _build(SOLO, FEET, kernels=("constrained_dynamics_derivatives", "contact_dynamics"))
+    model = load_urdf(robots_dir() / SOLO, floating_base=True, contacts=[(f, "3d") for f in FEET]).model
+    names = lambda kernels: {f.name for f in describe(model, kernels=kernels).functions}  # noqa: E731
+    assert "constrained_dynamics" not in names(())
+    assert {"constrained_dynamics", "impulse_dynamics"} <= names(("contact_dynamics",))
+    assert "constrained_dynamics_derivatives" not in names(("contact_dynamics",))
+    assert "constrained_dynamics_derivatives" in names(None)
+    plain = load_urdf(robots_dir() / SOLO, floating_base=True).model
+    assert not any("contact" in f.name for f in describe(plain).functions)
