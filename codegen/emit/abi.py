@@ -285,6 +285,13 @@ def contact_functions(model: Model, q, dq, p, optional=OPTIONAL) -> list:
                   Arg("G", (nr, nr), OUT, "contact_G", doc="Jc A^-1 Jc^T, rows and columns as Jc's rows"),
                   Arg("pc", (nc, 3), OUT, "contact_positions", doc="every contact origin's position (m, world)")),
                  group=CONTACT),
+        Function("contact_delassus",
+                 "contact_system's velocity-level part (an impact's system, no bias forces): every contact's "
+                 "velocity vc = Jc dq, Y = Jc A^-1 and G = Jc A^-1 Jc^T.",
+                 (q, dq, p, Arg("vc", (nr,), OUT, "contact_velocity", doc="Jc dq, rows as Jc's"),
+                  Arg("Y", (nr, n), OUT, "contact_Y", doc="Jc A^-1, rows as Jc's"),
+                  Arg("G", (nr, nr), OUT, "contact_G", doc="Jc A^-1 Jc^T, rows and columns as Jc's rows")),
+                 group=CONTACT),
         Function("contact_jacobian", "The contact Jacobian of the active contacts, stacked (Pinocchio's "
                  "getConstraintsJacobian), NROWS x NDOF, the active rows first.", (q, p, mask, jc()), TEMPLATE),
         Function("contact_drift", "The drift dJc/dt dq of the active contacts, NROWS, the active rows first: "
