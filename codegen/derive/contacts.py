@@ -81,24 +81,48 @@ def contact_kinematics(kin: Kinematics, poses, vel, acc0):
 
 
 def contact_system(prog, model, A, b, Jc, gamma, tau, dq):
-    """(ddq0, a0, vc, Y, G) of every contact: the free acceleration ddq0 = A^-1 (tau - b), the
-    contacts' acceleration at it a0 = Jc ddq0 + gamma, their velocity vc = Jc dq, Y = Jc A^-1
-    (NROWS x NV) and the operational-space (Delassus) matrix G = Jc A^-1 Jc^T, through the
-    sparse LTDL factorization of A (codegen/derive/forward_dynamics.py): each row of Jc touches
-    the base and one limb, so its solve folds away everywhere else."""
+    """(ddq0, a0, vc, Z, Lf, G) of every contact, through the sparse factorization
+    A = L^T D L (codegen/derive/forward_dynamics.py): the free acceleration ddq0 = A^-1 (tau - b),
+    the contacts' acceleration at it a0 = Jc ddq0 + gamma, their velocity vc = Jc dq, the
+    operational-space (Delassus) matrix G = Jc A^-1 Jc^T = W^T D^-1 W with W = L^-T Jc^T, and
+    Z = (D^-1 W)^T (NROWS x NV) and L (NV x NV, zero off its pattern), from which the run time
+    forms A^-1 Jc^T lambda = L^-1 (Z^T lambda) for the active rows only (the source template's
+    unrolled kk_lsolve). W's solve walks the ancestors of a row's nonzeros (a foot: its leg and
+    the base), so G's entries are short sums (Featherstone 2008, sec. 8.1)."""
     lam = parents(model)
     L, Dinv = ltdl(prog, A, lam)
-    nr = Jc.rows
+    n, nr = A.rows, Jc.rows
     ddq0 = ltdl_solve(prog, L, Dinv, lam, [t - x for t, x in zip(tau, b)])
-    Y = sp.Matrix.vstack(*[ltdl_solve(prog, L, Dinv, lam, list(Jc[r, :])).T for r in range(nr)])
+    W, Z = [], []
+    for r in range(nr):
+        w = _transposed_solve(prog, L, lam, list(Jc[r, :]))
+        W.append(w)
+        Z.append([prog.var(x * d) if x != 0 else sp.S.Zero for x, d in zip(w, Dinv)])
     dot = lambda u, w: prog.var(sum((x * y for x, y in zip(u, w)), sp.S.Zero))  # noqa: E731
     G = sp.zeros(nr, nr)
     for r in range(nr):
         for c in range(r + 1):
-            G[r, c] = G[c, r] = dot(Jc[r, :], Y[c, :])
+            G[r, c] = G[c, r] = dot(W[r], Z[c])
     a0 = sp.Matrix([prog.var(dot(Jc[r, :], ddq0) + gamma[r]) for r in range(nr)])
     vc = sp.Matrix([dot(Jc[r, :], dq) for r in range(nr)])
-    return ddq0, a0, vc, Y, G
+    Lf = sp.zeros(n, n)
+    for (i, k), x in L.items():
+        Lf[i, k] = x
+    return ddq0, a0, vc, sp.Matrix(Z), Lf, G
+
+
+def _transposed_solve(prog, L, lam, b):
+    """L^-T b (L unit lower triangular on the tree's pattern): descendants first, each entry
+    passed up its ancestor chain."""
+    z = list(b)
+    for i in reversed(range(len(z))):
+        z[i] = prog.var(z[i])
+        j = lam[i]
+        while j >= 0:
+            if z[i] != 0:
+                z[j] = z[j] - L[i, j] * z[i]
+            j = lam[j]
+    return z
 
 
 def inverse_inertia(prog, model, A):

@@ -95,8 +95,8 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward", "contact")
             out["contact_jacobians"], out["contact_drifts"] = contacts.contact_kinematics(kin, poses, vel, acc0)
             out["contact_positions"] = contacts.contact_positions(kin, poses)
             nle = [prog.var(x + y) for x, y in zip(out["h"], out["friction"])]
-            (out["free_ddq"], out["free_contact_acc"], out["contact_velocity"], out["contact_Y"],
-             out["contact_G"]) = contacts.contact_system(prog, model, out["A"], nle, out["contact_jacobians"],
+            (out["free_ddq"], out["free_contact_acc"], out["contact_velocity"], out["contact_Z"],
+             out["contact_L"], out["contact_G"]) = contacts.contact_system(prog, model, out["A"], nle, out["contact_jacobians"],
                                                          out["contact_drifts"], syms.tau, syms.dq)
         ready(d)
     with stage("derive dynamics derivatives"):

@@ -276,20 +276,24 @@ def contact_functions(model: Model, q, dq, p, optional=OPTIONAL) -> list:
                  "Every contact's operational-space system at (q, dq, tau), what the contact dynamics solve "
                  "reads, in one pass: the free acceleration ddq0 = A^-1 (tau - b) (b = C dq + Q + friction), "
                  "the contacts' acceleration at it a0 = Jc ddq0 + gamma, their velocity vc = Jc dq, "
-                 "Y = Jc A^-1 and the Delassus matrix G = Jc A^-1 Jc^T (sparse LTDL of A), and the contacts' "
+                 "the Delassus matrix G = Jc A^-1 Jc^T, and with A = L^T D L (sparse, no fill-in) "
+                 "Z = Jc L^-1 D^-1 and L, so that A^-1 Jc^T lambda = L^-1 (Z^T lambda); the contacts' "
                  "positions pc.",
                  (q, dq, tau, p, Arg("ddq0", (n,), OUT, "free_ddq", doc="the free acceleration, as ddq"),
                   Arg("a0", (nr,), OUT, "free_contact_acc", doc="Jc ddq0 + gamma, rows as Jc's"),
                   Arg("vc", (nr,), OUT, "contact_velocity", doc="Jc dq, rows as Jc's"),
-                  Arg("Y", (nr, n), OUT, "contact_Y", doc="Jc A^-1, rows as Jc's"),
+                  Arg("Z", (nr, n), OUT, "contact_Z", doc="Jc L^-1 D^-1, rows as Jc's"),
+                  Arg("L", (n, n), OUT, "contact_L", doc="the unit lower triangular factor of A = L^T D L "
+                      "below its diagonal (zero elsewhere)"),
                   Arg("G", (nr, nr), OUT, "contact_G", doc="Jc A^-1 Jc^T, rows and columns as Jc's rows"),
                   Arg("pc", (nc, 3), OUT, "contact_positions", doc="every contact origin's position (m, world)")),
                  group=CONTACT),
         Function("contact_delassus",
                  "contact_system's velocity-level part (an impact's system, no bias forces): every contact's "
-                 "velocity vc = Jc dq, Y = Jc A^-1 and G = Jc A^-1 Jc^T.",
+                 "velocity vc = Jc dq, Z, L and G = Jc A^-1 Jc^T.",
                  (q, dq, p, Arg("vc", (nr,), OUT, "contact_velocity", doc="Jc dq, rows as Jc's"),
-                  Arg("Y", (nr, n), OUT, "contact_Y", doc="Jc A^-1, rows as Jc's"),
+                  Arg("Z", (nr, n), OUT, "contact_Z", doc="Jc L^-1 D^-1, rows as Jc's"),
+                  Arg("L", (n, n), OUT, "contact_L", doc="the factor L of A = L^T D L below its diagonal"),
                   Arg("G", (nr, nr), OUT, "contact_G", doc="Jc A^-1 Jc^T, rows and columns as Jc's rows")),
                  group=CONTACT),
         Function("contact_jacobian", "The contact Jacobian of the active contacts, stacked (Pinocchio's "

@@ -10,6 +10,7 @@ from ..support.digest import source_digest
 from ..support.templates import template_dir
 from .abi import TEMPLATE, nbodies, regressor_columns
 from .batch import batch
+from ..derive.forward_dynamics import parents
 from .cnames import c_string, comment_line, comment_text, doc_lines, unique_fragments
 from .cprint import c_double
 
@@ -32,6 +33,20 @@ def banner(filename, config, kernels, prefix) -> str:
     width = max(len(prefix + k.name) for k in kernels)
     lines += [f" *   {(prefix + k.name).ljust(width)} {k.ops:>7}" for k in kernels]
     return "\n".join(lines) + "\n */"
+
+
+def _ancestor_rows(model) -> list:
+    """(i, the moving ancestors of joint i) of every joint that has one."""
+    lam = parents(model)
+    out = []
+    for i in range(model.ndof):
+        js, j = [], lam[i]
+        while j >= 0:
+            js.append(j)
+            j = lam[j]
+        if js:
+            out.append((i, js))
+    return out
 
 
 def _contact_rows(model) -> list:
@@ -97,6 +112,8 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         contact_macros=[(f"{P}_CONTACT_{frag.upper()}", 1 << k) for k, frag in enumerate(
             unique_fragments(model.contact_names, "contact"))] if abi.has("constrained_dynamics") else [],
         nrows=model.contact_rows,
+        # the unrolled forward solve with the factor L of A (templates/c/contacts.c.j2 kk_lsolve)
+        lsolve=_ancestor_rows(model) if abi.has("constrained_dynamics") else [],
         derivatives=abi.has("constrained_dynamics_derivatives"),
         joint_names=[c_string(n) for n in model.joint_names],
     )
