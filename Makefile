@@ -64,14 +64,16 @@ demo: build
 	$(PYTHON) -m examples.demo
 
 # The example controllers, the free-flying quadruped (examples/floating_base.py: Solo12 from
-# example-robot-data, built on first use) and iLQR on Panda (examples/ilqr.py, the derivative
-# kernels), in full (tests/test_examples.py runs them short).
+# example-robot-data, built on first use), iLQR on Panda (examples/ilqr.py, the derivative
+# kernels) and Talos pushed while standing (examples/humanoid_push.py, the contact kernels), in
+# full (tests/test_examples.py runs them short).
 examples: build
 	$(PYTHON) -m examples.computed_torque
 	$(PYTHON) -m examples.task_space
 	$(PYTHON) -m examples.identify
 	$(PYTHON) -m examples.floating_base
 	$(PYTHON) -m examples.ilqr
+	$(PYTHON) -m examples.humanoid_push
 	@mkdir -p build/examples
 	$(CC) -O2 -std=c99 -I generated examples/c_controller/main.c generated/krang_kernels.c -lm \
 		-o build/examples/c_controller

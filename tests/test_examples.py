@@ -2,7 +2,8 @@
 runs them in full) and report small tracking errors: examples/computed_torque.py,
 examples/task_space.py (Python, subprocesses from the repository root),
 examples/floating_base.py (Solo12 in free flight: momentum, CoM and energy balance),
-examples/ilqr.py (iLQR on Panda with the derivative kernels and with finite differences) and
+examples/ilqr.py (iLQR on Panda with the derivative kernels and with finite differences),
+examples/humanoid_push.py (Talos on both soles under a push: equilibrium, sole forces, drift) and
 examples/c_controller/main.c (compiled with docs/c-abi.md's build line, run for
 a few ticks)."""
 from __future__ import annotations
@@ -104,6 +105,23 @@ def test_ilqr(tmp_path):
     assert _number(out, "orientation error") < 1e-2  # rad
     assert _number(out, "final speed") < 0.05  # rad/s
     assert _number(out, "max torque / limit") <= 1.0 + 1e-12  # the limits hold (and bind: 1.0 measured)
+    assert png.is_file() or "matplotlib is not installed" in out
+
+
+def test_humanoid_push(tmp_path):
+    pytest.importorskip("pinocchio")  # example-robot-data's Talos comes with it
+    png = tmp_path / "push.png"
+    # the first run generates and builds Talos's module (the test's own cache): minutes on a loaded machine
+    out = _run([sys.executable, "-m", "examples.humanoid_push", "--short", "--png", str(png)], timeout=1500)
+    assert _number(out, "max [|]ddq[|]") < 1e-9  # the feedforward holds the stance: an equilibrium
+    assert _number(out, r"max [|]lambda_c - lambda0[|]") < 1e-6  # N, of ~440 N per sole
+    assert _number(out, "peak push") > 100  # N: the push is there
+    # 180 N at the pelvis for 0.1 s: ~90 N of each sole's ~440 N moves, the feet stay physical
+    assert 200 < _number(out, "min normal force") < 430  # N
+    assert _number(out, "max friction ratio") < 0.3
+    assert 0.3 < _number(out, "max CoP / sole edge") < 1.0
+    assert "a real floor: lift-off no, slip no, tipping no" in out
+    assert _number(out, "max sole drift") < 1e-5  # m: semi-implicit Euler at 1 ms, ~1e-7 measured
     assert png.is_file() or "matplotlib is not installed" in out
 
 
