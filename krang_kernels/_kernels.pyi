@@ -22,9 +22,11 @@ from numpy.typing import ArrayLike, NDArray
 N_DOF: Final[int]
 """Degrees of freedom (NV): the length of dq, ddq and tau."""
 N_Q: Final[int]
-N_BODIES: Final[int]
-BODY_NAMES: Final[tuple[str, ...]]
 """Length of q: N_DOF, or N_DOF + 1 on a free-flying base (position and quaternion)."""
+N_BODIES: Final[int]
+"""Number of bodies that take an external force (the *_fext kernels' fext: N_BODIES x 6, flattened)."""
+BODY_NAMES: Final[tuple[str, ...]]
+"""The joint that moves each body of fext, in order (on a free-flying base the free-flyer's first)."""
 N_PARAMS: Final[int]
 """Length of the parameter vector."""
 N_PI: Final[int]
