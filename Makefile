@@ -136,10 +136,14 @@ bench: build
 	$(PYTHON) -m benchmarks.docs_tables bench
 
 # Real URDFs (example-robot-data) through the CLI, against Pinocchio C++:
-# benchmarks/results/robots.md. BENCH_ARGS e.g. --robots ur5 talos --rounds 5.
+# benchmarks/results/robots.md. BENCH_ARGS e.g. --robots ur5 talos --rounds 5. Then the contact
+# dynamics of Solo12 and Talos (benchmarks/results/robots_contacts.md); CONTACTS_ARGS e.g.
+# --robots solo12_fb --rounds 5.
 bench-robots: $(STAMP)
 	$(PYTHON) -m benchmarks.urdf_robots $(BENCH_ARGS)
 	$(PYTHON) -m benchmarks.docs_tables robots
+	$(PYTHON) -m benchmarks.contacts $(CONTACTS_ARGS)
+	$(PYTHON) -m benchmarks.docs_tables contacts
 
 clean:
 	rm -rf build dist benchmarks/build krang_kernels/_kernels.c krang_kernels/*.so

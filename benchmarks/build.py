@@ -45,9 +45,12 @@ def _run_build(cmd, what):
     return time.perf_counter() - t0
 
 
-def build_ours(ks: KernelSet, build: Path, cc: str, pool, opt=OPT, tag: str = ""):
-    """bench_c for one kernel set: its *.c compiled once each with `opt`, the harness linked to them.
-    tag names a second build (e.g. "-clones") so that both stay cached."""
+def build_ours(ks: KernelSet, build: Path, cc: str, pool, opt=OPT, tag: str = "", harness: str = "bench_c.c",
+               robot_h: tuple[str, str] | None = None):
+    """A C harness (harness/bench_c.c, or `harness`) for one kernel set: its *.c compiled once each
+    with `opt`, the harness linked to them. tag names a second build (e.g. "-clones") so that both
+    stay cached; robot_h: (file name, text) of the header the harness includes (default
+    bench_robot.h, robot.robot_header_text)."""
     gen = ks.gen_dir
     sources = sorted(gen.glob("*.c"))
     cver = first_line([cc, "--version"])
@@ -56,8 +59,8 @@ def build_ours(ks: KernelSet, build: Path, cc: str, pool, opt=OPT, tag: str = ""
     objdir.mkdir(parents=True, exist_ok=True)
     robot_dir = build / f"robot-{ks.prefix}"
     robot_dir.mkdir(exist_ok=True)
-    robot_h = robot_dir / "bench_robot.h"
-    text = robot_header_text(ks)
+    robot_name, text = robot_h or ("bench_robot.h", robot_header_text(ks))
+    robot_h = robot_dir / robot_name
     if not robot_h.exists() or robot_h.read_text() != text:
         robot_h.write_text(text)
     flags = ["-std=c99", *opt, f"-I{gen}"]
@@ -69,9 +72,10 @@ def build_ours(ks: KernelSet, build: Path, cc: str, pool, opt=OPT, tag: str = ""
         if not obj.exists():
             tmp = obj.with_suffix(".tmp.o")
             jobs.append((obj, tmp, [cc, *flags, "-c", str(src), "-o", str(tmp)]))
-    harness = [HARNESS / "bench_c.c", HARNESS / "bench_common.h"]
-    key = _digest([cver, *flags, *(p.read_bytes() for p in harness), text, hdrs, *(o.name for o in objs)])
-    exe = build / f"bench_c_{ks.prefix}{tag}-{key}"
+    sources_h = [HARNESS / harness, HARNESS / "bench_common.h"]
+    key = _digest([cver, *flags, *(p.read_bytes() for p in sources_h), text, hdrs, *(o.name for o in objs)])
+    stem = Path(harness).stem
+    exe = build / f"{stem}_{ks.prefix}{tag}-{key}"
     if exe.exists():
         return exe, objs, "cached"
     if jobs:
@@ -81,15 +85,16 @@ def build_ours(ks: KernelSet, build: Path, cc: str, pool, opt=OPT, tag: str = ""
         fut.result()
         tmp.rename(obj)
     tmp = exe.with_suffix(".tmp")
-    _run_build([cc, *flags, f"-I{robot_dir}", f"-I{HARNESS}", str(HARNESS / "bench_c.c"), *map(str, objs), "-lm",
-                "-o", str(tmp)], "bench_c")
+    _run_build([cc, *flags, f"-I{robot_dir}", f"-I{HARNESS}", str(HARNESS / harness), *map(str, objs), "-lm",
+                "-o", str(tmp)], stem)
     tmp.rename(exe)
-    _prune(build, f"bench_c_{ks.prefix}{tag}-[0-9a-f]*", exe)
+    _prune(build, f"{stem}_{ks.prefix}{tag}-[0-9a-f]*", exe)
     return exe, objs, "built"
 
 
-def pin_build_cmd(prefixes, cxx: str, lib: bool, out: Path):
-    """prefixes: the cmeel prefixes (env.cmeel_prefixes), the pin wheel's first."""
+def pin_build_cmd(prefixes, cxx: str, lib: bool, out: Path, source: str = "bench_pin.cpp"):
+    """prefixes: the cmeel prefixes (env.cmeel_prefixes), the pin wheel's first; source: the C++
+    harness in harness/."""
     cmd = [cxx, "-std=c++17"]
     if lib:
         # The wheel's libraries were built without -march=native: keep Eigen's
@@ -102,29 +107,34 @@ def pin_build_cmd(prefixes, cxx: str, lib: bool, out: Path):
     cmd += [f"-I{find_include(prefixes, 'eigen3')}"]
     if lib:
         cmd += [f"-I{find_include(prefixes, 'urdfdom')}", f"-I{find_include(prefixes, 'urdfdom_headers')}"]
-    cmd += [str(HARNESS / "bench_pin.cpp"), "-o", str(out)]
+    cmd += [str(HARNESS / source), "-o", str(out)]
     if lib:
         libdir = prefixes[0] / "lib"
         cmd += [f"-L{libdir}", f"-Wl,-rpath,{libdir}", "-lpinocchio_default", "-lpinocchio_parsers"]
     return cmd
 
 
-def build_pin(prefixes, build: Path, cxx: str, lib: bool, pin_version: str):
+# What every C++ harness includes besides its own source.
+PIN_HEADERS = ("bench_common.h", "bench_pin_model.hpp")
+
+
+def build_pin(prefixes, build: Path, cxx: str, lib: bool, pin_version: str, source: str = "bench_pin.cpp"):
+    """A C++ harness (harness/bench_pin.cpp, or `source`) against Pinocchio: header-only with our
+    flags, or (lib) the wheel's libraries; cached by the hash of its sources, flags and compiler."""
     if find_include(prefixes, "eigen3/Eigen") is None:
         raise SystemExit("Eigen headers missing: pip install cmeel-eigen (the `bench` extra)")
     if lib and find_include(prefixes, "urdfdom_headers") is None:
         return None, "urdfdom headers missing: pip install cmeel-urdfdom-headers"
-    name = "bench_pin_lib" if lib else "bench_pin"
+    name = Path(source).stem + ("_lib" if lib else "")
     cxxver = first_line([cxx, "--version"])
-    probe = pin_build_cmd(prefixes, cxx, lib, Path("OUT"))
-    key = _digest([cxxver, pin_version, *probe, (HARNESS / "bench_pin.cpp").read_bytes(),
-                   (HARNESS / "bench_common.h").read_bytes()])
+    probe = pin_build_cmd(prefixes, cxx, lib, Path("OUT"), source)
+    key = _digest([cxxver, pin_version, *probe, *((HARNESS / f).read_bytes() for f in (source, *PIN_HEADERS))])
     exe = build / f"{name}-{key}"
     if exe.exists():
         return exe, "cached"
     log(f"compiling {name} (Pinocchio C++, takes a minute or two)")
     tmp = exe.with_suffix(".tmp")
-    _run_build(pin_build_cmd(prefixes, cxx, lib, tmp), name)
+    _run_build(pin_build_cmd(prefixes, cxx, lib, tmp, source), name)
     tmp.rename(exe)
     _prune(build, f"{name}-*", exe)
     return exe, "built"

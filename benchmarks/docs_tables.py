@@ -4,6 +4,7 @@ and date (env.provenance) that the script wrote above it.
 
     python -m benchmarks.docs_tables bench     # after make bench: results/bench.md
     python -m benchmarks.docs_tables robots    # after make bench-robots: results/robots.md
+    python -m benchmarks.docs_tables contacts  # after make bench-robots: results/robots_contacts.md
     python -m benchmarks.docs_tables scaling   # after python -m benchmarks.scaling: results/scaling.md
 
 Each copy replaces the lines between <!-- NAME:start --> and <!-- NAME:end --> of its page.
@@ -93,6 +94,12 @@ def robots() -> None:
     splice(BENCH_PAGE, "robots", [provenance_line(text), ""] + robot_sections(text))
 
 
+def contacts() -> None:
+    """robots_contacts.md's table (benchmarks.contacts) with its provenance line."""
+    text = (RESULTS / "robots_contacts.md").read_text(encoding="utf-8")
+    splice(BENCH_PAGE, "contacts", [provenance_line(text), ""] + first_table(text, "# "))
+
+
 def scaling() -> None:
     """scaling.md's table with its provenance line."""
     text = (RESULTS / "scaling.md").read_text(encoding="utf-8")
@@ -100,7 +107,7 @@ def scaling() -> None:
 
 
 def main(argv=None) -> int:
-    jobs = {"bench": bench, "robots": robots, "scaling": scaling}
+    jobs = {"bench": bench, "robots": robots, "contacts": contacts, "scaling": scaling}
     args = sys.argv[1:] if argv is None else argv
     if not args or any(a not in jobs for a in args):
         sys.exit(f"usage: python -m benchmarks.docs_tables {'|'.join(jobs)} ...")

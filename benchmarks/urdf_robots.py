@@ -71,13 +71,11 @@ DERIVATIVE_TARGET = 0.3
 DERIVATIVE_KEYS = ("ID_derivatives", "FD_derivatives")
 
 
-def parse_args(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.urdf_robots", description=__doc__.split("\n")[0])
-    ap.add_argument("--robots", nargs="*", default=[r[0] for r in ROBOTS + FLOATING],
-                    help="subset of robots (the floating-base ones end in _fb)")
-    ap.add_argument("--build-dir", type=Path, default=HERE / "build" / "robots")
-    ap.add_argument("--out", type=Path, default=HERE / "results" / "robots.md")
-    ap.add_argument("--rounds", type=int, default=3)
+def harness_options(ap, build_dir: Path, out: Path, rounds: int = 3):
+    """The options of a robot benchmark's harness runs (this one's, benchmarks.contacts')."""
+    ap.add_argument("--build-dir", type=Path, default=build_dir)
+    ap.add_argument("--out", type=Path, default=out)
+    ap.add_argument("--rounds", type=int, default=rounds)
     ap.add_argument("--states", type=int, default=32)
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--target-ms", type=float, default=10.0)
@@ -86,6 +84,13 @@ def parse_args(argv=None):
     ap.add_argument("--no-pin", dest="pin_core", action="store_false")
     ap.add_argument("--cc", default=os.environ.get("CC", "gcc"))
     ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.urdf_robots", description=__doc__.split("\n")[0])
+    ap.add_argument("--robots", nargs="*", default=[r[0] for r in ROBOTS + FLOATING],
+                    help="subset of robots (the floating-base ones end in _fb)")
+    harness_options(ap, HERE / "build" / "robots", HERE / "results" / "robots.md")
     args = ap.parse_args(argv)
     # what run.c_level reads: no shipped-library build, no control tick, no cold runs
     args.no_pin_lib, args.no_tick, args.cold_kib, args.no_flush, args.no_portable = True, True, 0, True, True
