@@ -65,8 +65,9 @@ demo: build
 
 # The example controllers, the free-flying quadruped (examples/floating_base.py: Solo12 from
 # example-robot-data, built on first use), iLQR on Panda (examples/ilqr.py, the derivative
-# kernels) and Talos pushed while standing (examples/humanoid_push.py, the contact kernels), in
-# full (tests/test_examples.py runs them short).
+# kernels), Talos pushed while standing (examples/humanoid_push.py, the contact kernels) and
+# Solo12 trotting, Crocoddyl's gait problem by iLQR on the contact kernels' derivatives and on
+# Pinocchio's (examples/quadruped_mpc.py), in full (tests/test_examples.py runs them short).
 examples: build
 	$(PYTHON) -m examples.computed_torque
 	$(PYTHON) -m examples.task_space
@@ -74,6 +75,7 @@ examples: build
 	$(PYTHON) -m examples.floating_base
 	$(PYTHON) -m examples.ilqr
 	$(PYTHON) -m examples.humanoid_push
+	$(PYTHON) -m examples.quadruped_mpc
 	@mkdir -p build/examples
 	$(CC) -O2 -std=c99 -I generated examples/c_controller/main.c generated/krang_kernels.c -lm \
 		-o build/examples/c_controller

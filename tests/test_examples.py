@@ -3,9 +3,10 @@ runs them in full) and report small tracking errors: examples/computed_torque.py
 examples/task_space.py (Python, subprocesses from the repository root),
 examples/floating_base.py (Solo12 in free flight: momentum, CoM and energy balance),
 examples/ilqr.py (iLQR on Panda with the derivative kernels and with finite differences),
-examples/humanoid_push.py (Talos on both soles under a push: equilibrium, sole forces, drift) and
-examples/c_controller/main.c (compiled with docs/c-abi.md's build line, run for
-a few ticks)."""
+examples/humanoid_push.py (Talos on both soles under a push: equilibrium, sole forces, drift),
+examples/quadruped_mpc.py (Solo12 trotting: Crocoddyl's gait problem by iLQR on the contact kernels and
+on Pinocchio, the same steps) and examples/c_controller/main.c (compiled with docs/c-abi.md's build
+line, run for a few ticks)."""
 from __future__ import annotations
 
 import re
@@ -122,6 +123,26 @@ def test_humanoid_push(tmp_path):
     assert 0.3 < _number(out, "max CoP / sole edge") < 1.0
     assert "a real floor: lift-off no, slip no, tipping no" in out
     assert _number(out, "max sole drift") < 1e-5  # m: semi-implicit Euler at 1 ms, ~1e-7 measured
+    assert png.is_file() or "matplotlib is not installed" in out
+
+
+def test_quadruped_mpc(tmp_path):
+    pytest.importorskip("pinocchio")  # example-robot-data's Solo12 comes with it, and the reference
+    png = tmp_path / "trot.png"
+    # the first run generates and builds Solo12's module with contacts (the test's own cache): minutes
+    out = _run([sys.executable, "-m", "examples.quadruped_mpc", "--short", "--png", str(png)], timeout=1500)
+    m = re.search(r"iterations: ours (\d+), Pinocchio (\d+)", out)
+    assert m, out
+    assert m.group(1) == m.group(2) and 5 <= int(m.group(1)) < 100  # converged, both in the same steps
+    m = re.search(r"final cost: ours ([0-9.]+e[+-][0-9]+), Pinocchio ([0-9.]+e[+-][0-9]+) "
+                  r"\(relative difference [0-9.]+e[+-][0-9]+; initial ([0-9.]+e[+-][0-9]+)\)", out)
+    assert m, out
+    ours, pin, initial = (float(x) for x in m.groups())
+    assert pin == pytest.approx(ours, rel=1e-10)  # the derivatives agree to ~1e-13: the same run (~1e-14 measured)
+    assert ours < 1e-2 * initial  # 2.9e5 -> 676 measured, Crocoddyl's own solvers' optimum to 1e-10
+    assert _number(out, "max base position difference ours vs Pinocchio") < 1e-9  # m
+    assert re.search(r"time per iteration: ours [0-9.]+ ms, Pinocchio [0-9.]+ ms", out), out
+    assert 0.05 < _number(out, "base travelled") < 0.15  # m: the CoM's reference moves 0.11 m (0.074 measured)
     assert png.is_file() or "matplotlib is not installed" in out
 
 
