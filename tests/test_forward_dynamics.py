@@ -155,7 +155,7 @@ def test_inverse_from_the_factors_is_the_inverse(lam):
     n = len(lam)
     L = np.eye(n)
     for i in range(n):
-        for j in fd._chain(lam, lam[i]):
+        for j in fd.chain(lam, lam[i]):
             L[i, j] = rng.uniform(-1, 1)
     A = L.T @ np.diag(rng.uniform(0.5, 2, n)) @ L
     prog = Program()
@@ -163,5 +163,5 @@ def test_inverse_from_the_factors_is_the_inverse(lam):
     got = np.array(fd.inverse(prog, Lf, Dinv, lam).tolist(), dtype=float)
     ref = np.linalg.inv(A)
     assert np.max(np.abs(got - ref)) <= 1e-12 * np.linalg.cond(A) * np.max(np.abs(ref))
-    roots = [fd._chain(lam, i)[-1] for i in range(n)]  # the outermost ancestor-or-self
+    roots = [fd.chain(lam, i)[-1] for i in range(n)]  # the outermost ancestor-or-self
     assert all(got[i, j] == 0 for i in range(n) for j in range(n) if roots[i] != roots[j])

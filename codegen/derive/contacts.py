@@ -29,7 +29,7 @@ from . import spatial as sv
 from .differentiate import joint_seeds, tangents
 from .fk import ee_pose
 from .forward_dynamics import inverse, ltdl, ltdl_solve, parents
-from .jacobians import world_columns
+from .jacobians import jacobians, world_columns
 from .kinematics import Kinematics
 
 _E = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
@@ -40,7 +40,7 @@ def _frame(kin: Kinematics, poses, vel, acc0, c):
     to the world: 3d: 3 rows, base axes (world on a fixed base); 6d: 6 rows, its own axes."""
     prog, n = kin.prog, kin.model.ndof
     R, _ = poses[c.frame]
-    Rc, pc = ee_pose(kin, poses, c)
+    _, pc = ee_pose(kin, poses, c)
     base = world_columns(kin, poses, c, pc, sp.zeros(6, n))  # base axes, at the contact's origin
     w, v = vel[c.frame]
     dw, dv = acc0[c.frame]
@@ -56,14 +56,7 @@ def _frame(kin: Kinematics, poses, vel, acc0, c):
     lin = prog.vec(sv.add(dv, sv.cross(dw, r))) if any(o != 0 for o in r) else dv
     C = c.rotation
     to_c = (lambda x: prog.vec(sv.rotate_to_child(C, x))) if C != sp.eye(3) else (lambda x: list(x))  # noqa: E731
-    J = sp.zeros(6, n)
-    for col in range(n):
-        for half in (0, 3):
-            b = [base[half + k, col] for k in range(3)]
-            if any(x != 0 for x in b):
-                loc = prog.vec(sv.rotate_to_child(Rc, b))
-                for k in range(3):
-                    J[half + k, col] = loc[k]
+    J = jacobians(kin, poses, c)[1]  # its own axes (LOCAL): the local Jacobian's statements
     return J, to_c(lin) + to_c(dw)
 
 

@@ -33,7 +33,7 @@ def parents(model) -> list:
 def ltdl(prog: Program, A, lam):
     """(L, Dinv): strictly lower L entries {(i, j): expr} and 1/D_k."""
     n = A.rows
-    H = {(i, j): A[i, j] for i in range(n) for j in _chain(lam, i)}  # j ancestor-or-self of i
+    H = {(i, j): A[i, j] for i in range(n) for j in chain(lam, i)}  # j ancestor-or-self of i
     Dinv = [None] * n
     for k in reversed(range(n)):
         Dinv[k] = prog.var(1 / H[k, k])
@@ -46,11 +46,11 @@ def ltdl(prog: Program, A, lam):
                 j = lam[j]
             H[k, i] = a
             i = lam[i]
-    L = {(i, j): H[i, j] for i in range(n) for j in _chain(lam, lam[i])}
+    L = {(i, j): H[i, j] for i in range(n) for j in chain(lam, lam[i])}
     return L, Dinv
 
 
-def _chain(lam, i):
+def chain(lam, i):
     """i and its ancestors."""
     out = []
     while i >= 0:
@@ -72,7 +72,7 @@ def ltdl_solve(prog: Program, L, Dinv, lam, b):
     y = [prog.var(z[i] * Dinv[i]) for i in range(n)]
     x = [None] * n
     for i in range(n):  # L x = y, ancestors first
-        x[i] = prog.var(y[i] - sum((L[i, j] * x[j] for j in _chain(lam, lam[i])), sp.S.Zero))
+        x[i] = prog.var(y[i] - sum((L[i, j] * x[j] for j in chain(lam, lam[i])), sp.S.Zero))
     return sp.Matrix(x)
 
 
@@ -86,7 +86,7 @@ def inverse(prog: Program, L, Dinv, lam):
     unit columns, which compute both triangles and run the zeros of their
     right-hand sides through the forward substitution."""
     n = len(Dinv)
-    chains = [_chain(lam, i) for i in range(n)]  # i and its ancestors
+    chains = [chain(lam, i) for i in range(n)]  # i and its ancestors
     W = {}
     for i in range(n):
         W[i, i] = sp.S.One

@@ -10,7 +10,7 @@ from ..support.digest import source_digest
 from ..support.templates import template_dir
 from .abi import TEMPLATE, nbodies, regressor_columns
 from .batch import batch
-from ..derive.forward_dynamics import parents
+from ..derive.forward_dynamics import chain, parents
 from .cnames import c_string, comment_line, comment_text, doc_lines, unique_fragments
 from .cprint import c_double
 
@@ -38,14 +38,15 @@ def banner(filename, config, kernels, prefix) -> str:
 def _ancestor_rows(model) -> list:
     """(i, the moving ancestors of joint i) of every joint that has one."""
     lam = parents(model)
+    return [(i, chain(lam, lam[i])) for i in range(model.ndof) if lam[i] >= 0]
+
+
+def _point_rows(model) -> list:
+    """Per row of the all-contact arrays: for a 3d contact's row the index of its coordinate in
+    the contacts' positions (3 per contact), else -1 (kp acts on point contacts only)."""
     out = []
-    for i in range(model.ndof):
-        js, j = [], lam[i]
-        while j >= 0:
-            js.append(j)
-            j = lam[j]
-        if js:
-            out.append((i, js))
+    for k, c in enumerate(model.contacts):
+        out += [3 * k + r for r in range(3)] if c.kind == "3d" else [-1] * c.rows
     return out
 
 
@@ -114,6 +115,7 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         nrows=model.contact_rows,
         # the unrolled forward solve with the factor L of A (templates/c/contacts.c.j2 kk_lsolve)
         lsolve=_ancestor_rows(model) if abi.has("constrained_dynamics") else [],
+        point_rows=_point_rows(model),
         derivatives=abi.has("constrained_dynamics_derivatives"),
         joint_names=[c_string(n) for n in model.joint_names],
     )

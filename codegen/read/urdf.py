@@ -259,6 +259,15 @@ def _attached(link, what, links, where, snap) -> tuple:
             origin(p_bl, snap, f"{what} {link!r}"))
 
 
+def _given_once(frames: tuple, what: str) -> tuple:
+    """`frames` if no two share a name, else ModelError naming the first repeated one."""
+    names = [f.name for f in frames]
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise ModelError(f"{what} {twice!r} is given twice")
+    return frames
+
+
 def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<urdf>",
                floating_base=False, mimic=MIMIC_DEFAULT, contacts=()) -> UrdfRobot:
     """load_urdf on bytes already read; `floating_base`: a free-flyer between
@@ -323,14 +332,10 @@ def urdf_robot(data: bytes, *, name=None, end_effectors=(), snap=True, source="<
     for link, (body, R_bl, p_bl) in where.items():
         if body != "0":
             _lump(inertia[body], links[link], R_bl, p_bl)
-    ees = tuple(EndEffector(*_attached(ee, "end effector", links, where, snap)) for ee in end_effectors)
-    if len({e.name for e in ees}) != len(ees):
-        raise ModelError(f"end effector {next(e.name for e in ees if sum(x.name == e.name for x in ees) > 1)!r} "
-                         "is given twice")
-    cs = tuple(Contact(*_attached(link, "contact", links, where, snap), kind) for link, kind in contacts)
-    if len({c.name for c in cs}) != len(cs):
-        raise ModelError(f"contact {next(c.name for c in cs if sum(x.name == c.name for x in cs) > 1)!r} "
-                         "is given twice")
+    ees = _given_once(tuple(EndEffector(*_attached(ee, "end effector", links, where, snap)) for ee in end_effectors),
+                      "end effector")
+    cs = _given_once(tuple(Contact(*_attached(link, "contact", links, where, snap), kind) for link, kind in contacts),
+                     "contact")
     values = {"g": GRAVITY}
     for f in frames:
         if f.massless:
