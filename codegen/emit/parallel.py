@@ -97,8 +97,13 @@ def _child(path, emit_one, spec, derivation):
         data = pickle.dumps(result)
     except Exception:  # noqa: BLE001 - an exception that does not pickle
         data = pickle.dumps(("error", RuntimeError(f"emitting {spec.name}: {result[1]!r}")))
-    with open(path, "wb") as f:
-        f.write(data)
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError:
+        # the parent was interrupted between this child's fork and its registration, and
+        # removed the directory: nobody is left to read a result or a traceback
+        os._exit(1)
 
 
 class Emission:
@@ -115,8 +120,9 @@ class Emission:
 
     def __exit__(self, *exc):
         for proc in self.running.values():
-            proc.kill()
-            proc.join()
+            if proc.pid is not None:  # registered before start(), which an interrupt may have cut short
+                proc.kill()
+                proc.join()
         self.running.clear()
         if self.tmp is not None:
             shutil.rmtree(self.tmp, ignore_errors=True)
@@ -158,9 +164,9 @@ class Emission:
         path = os.path.join(self.tmp, f"{self.started}.pickle")
         proc = multiprocessing.get_context("fork").Process(
             target=_child, args=(path, self.emit_one, spec, derivation), daemon=True)
-        proc.start()
         proc.path = path
         self.running[spec.name] = proc
+        proc.start()
 
     def _collect(self, block: bool):
         """Take the results of the children that ended (waiting for one if `block`);
