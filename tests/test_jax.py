@@ -148,6 +148,17 @@ def test_parameter_derivatives_equal_central_differences(arm, state):
     close(jax.jacfwd(r.fk, argnums=2)(q, "tcp", p), richardson(lambda x: m.fk(q, "tcp", x), p), 1e-8)
 
 
+def test_geometry_left_out_of_the_derivatives(arm, state):
+    """differentiate_geometry=False: the regressor's columns as before, zero for g and the lengths."""
+    import krang_kernels.jax as kj
+    m, r = arm
+    q, v, u = state
+    lean = kj.wrap(m, differentiate_geometry=False)
+    full, part = (jax.jacrev(f.forward_dynamics, argnums=3)(q, v, u, m.default_params()) for f in (r, lean))
+    close(np.asarray(part)[:, r.regressor_index], np.asarray(full)[:, r.regressor_index], EXACT)
+    assert not np.asarray(part)[:, r.other_index].any() and np.asarray(full)[:, r.other_index].any()
+
+
 def rollout_numpy(m, q, v, taus, p, dt):
     for tau in taus:
         v = v + dt * m.forward_dynamics(q, v, tau, p)

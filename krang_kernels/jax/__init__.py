@@ -143,6 +143,7 @@ class Robot:
     default_params: np.ndarray
     regressor_index: np.ndarray  # the parameters tau is linear in (REGRESSOR_PARAM_INDEX)
     other_index: np.ndarray  # the others (geometry, g): differentiated by central differences
+    differentiate_geometry: bool  # False: the derivatives in p[other_index] are taken as zero
     kernels: dict
     forward_dynamics: Callable = dataclasses.field(init=False)
     inverse_dynamics: Callable = dataclasses.field(init=False)
@@ -248,7 +249,7 @@ class Robot:
                 Y = regressor(q, v, y if forward else u, p)
                 dp = Y @ pt[self.regressor_index]
                 t = t + (-(d_u @ dp) if forward else dp)
-                if len(self.other_index):
+                if len(self.other_index) and self.differentiate_geometry:
                     t = t + self._other_columns(lambda q_, p_: value(q_, v, u, p_), q, p) @ pt[self.other_index]
             return y, t
 
@@ -281,7 +282,7 @@ class Robot:
                 zero = jnp.zeros_like(w[0])
                 W = jnp.array([[zero, -w[2], w[1]], [w[2], zero, -w[0]], [-w[1], w[0], zero]])
                 t = t.at[:3, :3].add(W @ T[:3, :3]).at[:3, 3].add(lin)
-            if not _is_zero(pt):  # the pose reads the geometry only: central differences on it
+            if not _is_zero(pt) and self.differentiate_geometry:  # the pose reads the geometry only
                 t = t + self._other_columns(lambda q_, p_: fks[ee](q_, p_), q, p) @ pt[self.other_index]
             return T, t
 
@@ -335,13 +336,19 @@ def _kernels(lib, prefix: str, module) -> dict:
     return out
 
 
-def wrap(module) -> Robot:
+def wrap(module, *, differentiate_geometry: bool = True) -> Robot:
     """The kernels of a generated robot module (codegen.import_urdf's, or krang_kernels) as JAX functions.
 
     Compiles, once per user and cached, the module's C into a shared library and the FFI handler
     (a C and a C++ compiler are needed the first time), and registers the handler with XLA. Needs
     jax_enable_x64 (float64): raises RuntimeError otherwise. The module must have the derivative
-    kernels (import_urdf's default kernels=None builds them)."""
+    kernels (import_urdf's default kernels=None builds them).
+
+    differentiate_geometry=False: the derivatives with respect to the parameters the dynamics are not
+    linear in (lengths, g: not in REGRESSOR_PARAM_INDEX) are taken as zero instead of computed by
+    central differences. JAX cannot tell which entries of a parameter vector a gradient flows
+    through, so with the default a derivative in p costs 2 x (their number) extra kernel calls
+    (batched in one FFI call) per call; a fit of inertial parameters alone does not need them."""
     if not jax.config.jax_enable_x64:
         raise RuntimeError("krang_kernels.jax needs float64: jax.config.update('jax_enable_x64', True) first")
     _register()
@@ -354,5 +361,5 @@ def wrap(module) -> Robot:
     other = np.setdiff1d(np.arange(len(module.PARAM_NAMES)), index)
     return Robot(module=module, n_dof=int(module.N_DOF), n_q=int(module.N_Q), n_params=len(module.PARAM_NAMES),
                  end_effectors=tuple(module.END_EFFECTORS), default_params=np.asarray(module.default_params()),
-                 regressor_index=index, other_index=other,
+                 regressor_index=index, other_index=other, differentiate_geometry=bool(differentiate_geometry),
                  kernels=_kernels(lib, found.group(1).decode("ascii"), module))
