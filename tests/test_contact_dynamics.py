@@ -12,7 +12,8 @@ included):
 every subset of Solo12's four point contacts, default and random physical parameters,
 <= 1e-10 relative. Physics: the active contacts do not accelerate (gains 0), an impact leaves
 them at -restitution times their velocity and never adds energy; the derivatives equal central
-differences of our own kernels; redundant contacts with damping; the mask's checks.
+differences of our own kernels; redundant contacts with damping; the mask's checks. Two feet
+as flat (6d) contacts with kp: the placement error log6 and its Jacobian at every angle.
 A humanoid with two 6d soles (Talos) is in the robots tier.
 """
 from __future__ import annotations
@@ -48,6 +49,16 @@ def solo():
     return kk, robot.model
 
 
+@pytest.fixture(scope="module")
+def solo_mixed():
+    """Solo12 with two feet as flat (6d) contacts and two as points: both kinds of placement
+    error (the 6d one Pinocchio's log6) in one model."""
+    from codegen.read.urdf import load_urdf
+    contacts = [("FL_FOOT", "6d"), ("FR_FOOT", "3d"), ("HL_FOOT", "3d"), ("HR_FOOT", "6d")]
+    kk = _build(SOLO, [f"{f}:{k}" for f, k in contacts])
+    return kk, load_urdf(robots_dir() / SOLO, floating_base=True, contacts=contacts).model
+
+
 def _constraints(pm, frames, model, mask, kp=0.0, kd=0.0, ref=None):
     cms = []
     for k, c in enumerate(model.contacts):
@@ -58,7 +69,7 @@ def _constraints(pm, frames, model, mask, kp=0.0, kd=0.0, ref=None):
                       else (pin.ContactType.CONTACT_6D, pin.LOCAL))
         cm = pin.RigidConstraintModel(kind, pm, f.parentJoint, f.placement, axes)
         if ref is not None:
-            cm.joint2_placement = pin.SE3(np.eye(3), ref[3 * k:3 * k + 3])
+            cm.joint2_placement = ref[k]
         b = cm.m_baumgarte_parameters
         b.Kp, b.Kd = kp, kd
         cm.setBaumgarteCorrectorParameters(b)
@@ -71,6 +82,18 @@ def _state(model, rng):
     quat = rng.normal(size=4)
     q[3:7] = quat / np.linalg.norm(quat)
     return q, rng.uniform(-2, 2, model.ndof), rng.uniform(-10, 10, model.ndof)
+
+
+def _random_refs(model, rng):
+    """(ref, placements): random reference placements of every contact, as our kernels' `ref`
+    (a point's x y z, a pose's [R | p] rows) and as Pinocchio's joint2 placements."""
+    ref, placements = [], []
+    for c in model.contacts:
+        p = rng.uniform(-0.5, 0.5, 3)
+        R = pin.exp3(rng.uniform(-1.0, 1.0, 3)) if c.kind == "6d" else np.eye(3)
+        ref += list(p) if c.kind == "3d" else list(np.hstack([R, p[:, None]]).ravel())
+        placements.append(pin.SE3(R, p))
+    return np.array(ref), placements
 
 
 def _rows(model, mask):
@@ -109,7 +132,7 @@ def _check_against_pinocchio(kk, model, masks, params, rng, n_states=2, gains=((
         data = pm.createData()
         for _ in range(n_states):
             q, v, tau = _state(model, rng)
-            ref = rng.uniform(-0.5, 0.5, 3 * len(model.contacts))
+            ref, placements = _random_refs(model, rng)
             tau_pin = tau  # p without friction (_no_friction)
             assert not kk.friction(v, p).any()
             for mask in masks:
@@ -118,9 +141,7 @@ def _check_against_pinocchio(kk, model, masks, params, rng, n_states=2, gains=((
                 check("contact_jacobian", kk.contact_jacobian(q, mask, params=p)[:m], J)
                 check("contact_drift", kk.contact_drift(q, v, mask, params=p)[:m], g)
                 for kp, kd in gains:
-                    if kp and any(c.kind == "6d" for c in model.contacts):
-                        kp = 0.0  # kp acts on point contacts only (docs/contact-dynamics.md)
-                    cms, cds = _constraints(pm, frames, model, mask, kp, kd, ref)
+                    cms, cds = _constraints(pm, frames, model, mask, kp, kd, placements)
                     pin.initConstraintDynamics(pm, data, cms, cds)
                     a = pin.constraintDynamics(pm, data, q, v, tau_pin, cms, cds)
                     lam = data.lambda_c.copy()
@@ -206,6 +227,60 @@ def test_derivatives_against_differences(solo):
             assert np.max(np.abs(got - num)) <= 1e-5 * (1 + np.max(np.abs(num))), j
 
 
+def test_flat_and_point_contacts_with_gains_against_pinocchio(solo_mixed):
+    """Every contact set of the mixed model but the two flat feet together (12 rows that lock
+    both legs and the base: singular), with kp and kd on random reference placements."""
+    kk, model = solo_mixed
+    assert kk.CONTACT_ROWS == (6, 3, 3, 6) and kk.N_REF == 12 + 3 + 3 + 12
+    rng = np.random.default_rng(13)
+    masks = [m for m in range(1, 16) if (m & 0b1001) != 0b1001]
+    worst = _check_against_pinocchio(kk, model, masks, [("default", kk.default_params())], rng)
+    assert set(worst) >= {"ddq", "dddq_dq", "dlambda_dq"}
+
+
+@pytest.mark.parametrize("angle", [0.0, 1e-7, 1e-3, 0.3, 0.4999, 0.5001, 2.0, np.pi - 1e-4, np.pi - 1e-9])
+def test_flat_contact_placement_error_at_every_angle(solo_mixed, angle):
+    """The 6d placement error log6(ref^-1 oMc) and its Jacobian where their closed forms cancel
+    (near 0: series) or the antisymmetric part vanishes (near pi), against Pinocchio: the
+    reference is the contact's pose moved by a known twist of rotation `angle`."""
+    kk, model = solo_mixed
+    rng = np.random.default_rng(int(angle * 1e4) % 1000)
+    p = _no_friction(kk, kk.default_params())
+    pm, frames = build_pin_model(model, p)
+    data = pm.createData()
+    q, v, tau = _state(model, rng)
+    pin.framesForwardKinematics(pm, data, q)
+    axis = rng.normal(size=3)
+    twist = np.hstack([rng.uniform(-0.05, 0.05, 3), angle * axis / np.linalg.norm(axis)])
+    ref, placements = _random_refs(model, rng)
+    oMc = data.oMf[frames["contact:FL_FOOT"]]
+    placements[0] = oMc * pin.exp6(twist)
+    ref[:12] = np.hstack([placements[0].rotation, placements[0].translation[:, None]]).ravel()
+    mask = 0b0111
+    cms, cds = _constraints(pm, frames, model, mask, 30.0, 4.0, placements)
+    pin.initConstraintDynamics(pm, data, cms, cds)
+    a = pin.constraintDynamics(pm, data, q, v, tau, cms, cds)
+    ddq, lam = kk.constrained_dynamics(q, v, tau, mask, 30.0, 4.0, ref=ref, params=p)
+    assert rel_err(ddq, a) <= TOL and rel_err(lam[:12], data.lambda_c) <= TOL
+    pin.computeConstraintDynamicsDerivatives(pm, data, cms, cds)
+    D = kk.constrained_dynamics_derivatives(q, v, tau, mask, 30.0, 4.0, ref=ref, params=p)
+    assert rel_err(D[0], data.ddq_dq) <= 1e-9 and rel_err(D[3][:12], data.dlambda_dq) <= 1e-9
+
+
+def test_reference_placements_are_checked(solo_mixed):
+    kk, model = solo_mixed
+    q, v, tau = _state(model, np.random.default_rng(2))
+    ref = np.zeros(kk.N_REF)
+    with pytest.raises(ValueError, match="FL_FOOT.*not a rotation"):
+        kk.constrained_dynamics(q, v, tau, 1, kp=1.0, ref=ref)
+    with pytest.raises(ValueError):
+        kk.constrained_dynamics(q, v, tau, 1, kp=1.0, ref=np.zeros(kk.N_REF - 1))
+    # None: the world's origin and axes, the same as given explicitly
+    ref[0:12] = ref[18:30] = np.hstack([np.eye(3), np.zeros((3, 1))]).ravel()
+    assert np.array_equal(kk.constrained_dynamics(q, v, tau, 0b1111, mu=1e-6, kp=2.0)[0],
+                          kk.constrained_dynamics(q, v, tau, 0b1111, mu=1e-6, kp=2.0, ref=ref)[0])
+
+
 @pytest.mark.robots
 def test_redundant_contacts_need_damping():
     """Solo12 standing on its four feet as flat (6d) contacts: 24 rows on 18 velocities, a
@@ -272,15 +347,16 @@ def test_humanoid_soles_against_pinocchio():
                       contacts=[(s, "6d") for s in SOLES]).model
     rng = np.random.default_rng(11)
     _check_against_pinocchio(kk, model, (0b01, 0b10, 0b11), [("default", kk.default_params())], rng, n_states=2,
-                             gains=((0.0, 0.0), (0.0, 5.0)))
+                             gains=((0.0, 0.0), (20.0, 5.0)))
 
 
-def test_contact_c_is_clean_under_strict_flags(solo, tmp_path):
+@pytest.mark.parametrize("robot", ["solo", "solo_mixed"])
+def test_contact_c_is_clean_under_strict_flags(robot, request, tmp_path):
     """The contact kernels' C (derived and template) compiles without a warning under
     -Wall -Wextra -Werror, C99, at every optimization level."""
     import subprocess
     import codegen
-    codegen.export(solo[0], tmp_path)
+    codegen.export(request.getfixturevalue(robot)[0], tmp_path)
     (c_file,) = tmp_path.glob("*_kernels.c")
     for flags in (["-O0"], ["-O2"], ["-O3", "-march=native", "-ffp-contract=fast"]):
         run = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", *flags, "-c",

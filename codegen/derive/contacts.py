@@ -74,14 +74,14 @@ def contact_kinematics(kin: Kinematics, poses, vel, acc0):
 
 
 def contact_system(prog, model, A, b, Jc, gamma, tau, dq):
-    """(ddq0, a0, vc, Z, Lf, G) of every contact, through the sparse factorization
+    """(ddq0, a0, vc, Z, Lf, Dinv, G) of every contact, through the sparse factorization
     A = L^T D L (codegen/derive/forward_dynamics.py): the free acceleration ddq0 = A^-1 (tau - b),
     the contacts' acceleration at it a0 = Jc ddq0 + gamma, their velocity vc = Jc dq, the
     operational-space (Delassus) matrix G = Jc A^-1 Jc^T = W^T D^-1 W with W = L^-T Jc^T, and
-    Z = (D^-1 W)^T (NROWS x NV) and L (NV x NV, zero off its pattern), from which the run time
-    forms A^-1 Jc^T lambda = L^-1 (Z^T lambda) for the active rows only (the source template's
-    unrolled kk_lsolve). W's solve walks the ancestors of a row's nonzeros (a foot: its leg and
-    the base), so G's entries are short sums (Featherstone 2008, sec. 8.1)."""
+    Z = (D^-1 W)^T (NROWS x NV), L (NV x NV, zero off its pattern) and D^-1, from which the run
+    time forms A^-1 Jc^T lambda = L^-1 (Z^T lambda) for the active rows only (the source
+    template's unrolled kk_lsolve) and A^-1 of the derivatives' right-hand sides. W's solve
+    walks the ancestors of a row's nonzeros (a foot: its leg and the base), so G's entries are short sums (Featherstone 2008, sec. 8.1)."""
     lam = parents(model)
     L, Dinv = ltdl(prog, A, lam)
     n, nr = A.rows, Jc.rows
@@ -101,7 +101,7 @@ def contact_system(prog, model, A, b, Jc, gamma, tau, dq):
     Lf = sp.zeros(n, n)
     for (i, k), x in L.items():
         Lf[i, k] = x
-    return ddq0, a0, vc, sp.Matrix(Z), Lf, G
+    return ddq0, a0, vc, sp.Matrix(Z), Lf, sp.Matrix(Dinv), G
 
 
 def _transposed_solve(prog, L, lam, b):
@@ -125,13 +125,15 @@ def inverse_inertia(prog, model, A):
     return inverse(prog, L, Dinv, lam)
 
 
-def contact_positions(kin: Kinematics, poses):
-    """The world position of every contact's origin, NCONTACTS x 3 (the Baumgarte position term)."""
-    rows = []
+def contact_placements(kin: Kinematics, poses):
+    """(positions NCONTACTS x 3, rotations NCONTACTS x 9): every contact frame's origin and axes
+    in the world (the Baumgarte position term; a 6d contact's placement error reads both)."""
+    positions, rotations = [], []
     for c in kin.model.contacts:
         R, p = kin.pose_to_world(*ee_pose(kin, poses, c))
-        rows.append(list(p))
-    return sp.Matrix(rows)
+        positions.append(list(p))
+        rotations.append(list(R))
+    return sp.Matrix(positions), sp.Matrix(rotations)
 
 
 def contact_derivatives(kin: Kinematics, poses, vel, acc0):

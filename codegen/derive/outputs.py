@@ -93,11 +93,11 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward", "contact")
     if model.contacts:  # the contact kernels (codegen/derive/contacts.py), after every other kernel's
         with stage("derive contacts"):
             out["contact_jacobians"], out["contact_drifts"] = contacts.contact_kinematics(kin, poses, vel, acc0)
-            out["contact_positions"] = contacts.contact_positions(kin, poses)
+            out["contact_positions"], out["contact_rotations"] = contacts.contact_placements(kin, poses)
             nle = [prog.var(x + y) for x, y in zip(out["h"], out["friction"])]
             (out["free_ddq"], out["free_contact_acc"], out["contact_velocity"], out["contact_Z"],
-             out["contact_L"], out["contact_G"]) = contacts.contact_system(prog, model, out["A"], nle, out["contact_jacobians"],
-                                                         out["contact_drifts"], syms.tau, syms.dq)
+             out["contact_L"], out["contact_Dinv"], out["contact_G"]) = contacts.contact_system(
+                prog, model, out["A"], nle, out["contact_jacobians"], out["contact_drifts"], syms.tau, syms.dq)
         ready(d)
     with stage("derive dynamics derivatives"):
         # forward_dynamics_derivatives is emitted from its pair form (codegen/emit/pair_loops.py);

@@ -245,9 +245,11 @@ GAMMA_DOC = ("the contact acceleration at ddq = 0 (dJc/dt dq), rows as Jc's: a 3
 LAMBDA_DOC = ("the contact forces, rows as Jc's (the active contacts' first, zeros after): a 3d contact's force "
               "on the robot (N, world axes), a 6d contact's force (N) and moment (N m) about its origin, its "
               "own axes; A ddq + b = tau + Jc^T lambda_c")
-REF_DOC = ("the reference point of every contact for the Baumgarte position term (kp), 3 per contact, "
-           "CONTACT_NAMES order: x y z (m, world); kp acts on the 3d contacts (the error is the point's position "
-           "minus its reference), a 6d contact takes kd only")
+REF_DOC = ("the reference placement of every contact for the Baumgarte position term (kp), NREF entries, "
+           "CONTACT_NAMES order: a 3d contact's point x y z (m, world; the error is the point's position minus "
+           "it), a 6d contact's pose as 12 entries, the first three rows of its 4 x 4 transform [R | p] row-major "
+           "(R a rotation, its axes in the world; p m, world; the error is log6(ref^-1 oMc) in the contact's axes, "
+           "Pinocchio's); read only when kp != 0")
 KP_DOC = "Baumgarte position gain (1/s^2): the contact acceleration is driven to -kd vc - kp e (e: the placement error)"
 KD_DOC = "Baumgarte velocity gain (1/s)"
 MU_DOC = ("proximal damping (>= 0): 0 solves the contact system exactly (it must have full rank); > 0 makes redundant "
@@ -264,7 +266,7 @@ def contact_functions(model: Model, q, dq, p, optional=OPTIONAL) -> list:
     tau = Arg("tau", (n,), IN, doc=TAU_DOC)
     mask = Arg("mask", (), INDEX, doc=MASK_DOC)
     kp, kd, mu = Arg("kp", (), REAL, doc=KP_DOC), Arg("kd", (), REAL, doc=KD_DOC), Arg("mu", (), REAL, doc=MU_DOC)
-    ref = Arg("ref", (3 * nc,), IN, doc=REF_DOC)
+    ref = Arg("ref", (model.contact_ref_size,), IN, doc=REF_DOC)
     jc = lambda source="": Arg("Jc", (nr, n), OUT, source, doc="the contact Jacobian: " + JC_ALL_DOC)  # noqa: E731
     gamma = lambda source="": Arg("gamma", (nr,), OUT, source, doc=GAMMA_DOC)  # noqa: E731
     fs = [
@@ -277,16 +279,19 @@ def contact_functions(model: Model, q, dq, p, optional=OPTIONAL) -> list:
                  "reads, in one pass: the free acceleration ddq0 = A^-1 (tau - b) (b = C dq + Q + friction), "
                  "the contacts' acceleration at it a0 = Jc ddq0 + gamma, their velocity vc = Jc dq, "
                  "the Delassus matrix G = Jc A^-1 Jc^T, and with A = L^T D L (sparse, no fill-in) "
-                 "Z = Jc L^-1 D^-1 and L, so that A^-1 Jc^T lambda = L^-1 (Z^T lambda); the contacts' "
-                 "positions pc.",
+                 "Z = Jc L^-1 D^-1, L and D^-1, so that A^-1 Jc^T lambda = L^-1 (Z^T lambda); the contacts' "
+                 "placements (pc, Rc).",
                  (q, dq, tau, p, Arg("ddq0", (n,), OUT, "free_ddq", doc="the free acceleration, as ddq"),
                   Arg("a0", (nr,), OUT, "free_contact_acc", doc="Jc ddq0 + gamma, rows as Jc's"),
                   Arg("vc", (nr,), OUT, "contact_velocity", doc="Jc dq, rows as Jc's"),
                   Arg("Z", (nr, n), OUT, "contact_Z", doc="Jc L^-1 D^-1, rows as Jc's"),
                   Arg("L", (n, n), OUT, "contact_L", doc="the unit lower triangular factor of A = L^T D L "
                       "below its diagonal (zero elsewhere)"),
+                  Arg("Dinv", (n,), OUT, "contact_Dinv", doc="the reciprocals of D's diagonal"),
                   Arg("G", (nr, nr), OUT, "contact_G", doc="Jc A^-1 Jc^T, rows and columns as Jc's rows"),
-                  Arg("pc", (nc, 3), OUT, "contact_positions", doc="every contact origin's position (m, world)")),
+                  Arg("pc", (nc, 3), OUT, "contact_positions", doc="every contact origin's position (m, world)"),
+                  Arg("Rc", (nc, 9), OUT, "contact_rotations", doc="every contact frame's axes in the world, "
+                      "its rotation matrix row-major")),
                  group=CONTACT),
         Function("contact_delassus",
                  "contact_system's velocity-level part (an impact's system, no bias forces): every contact's "

@@ -184,7 +184,7 @@ def _dispatcher_doc(abi, f) -> str:
 CONTACT_DOCS = {
     "mask": ("int, sequence of bool or of str", "the active contacts: a bit mask (bit k: CONTACT_NAMES[k]), "
              "N_CONTACTS flags, or contact names"),
-    "kp": ("float, optional", "Baumgarte position gain (1/s^2, >= 0; 3d contacts, with `ref`)"),
+    "kp": ("float, optional", "Baumgarte position gain (1/s^2, >= 0; with `ref`, the reference placements)"),
     "kd": ("float, optional", "Baumgarte velocity gain (1/s, >= 0)"),
     "mu": ("float, optional", "proximal damping (>= 0): 0 an exact solve (the active contacts' rows independent), "
            "> 0 redundant contacts allowed"),
@@ -310,7 +310,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
     nbase = abi.function("base_params").outputs[0].shape[0] if "base_params" in names else None
     public = ["N_DOF", "N_Q", "N_BODIES", "BODY_NAMES", "N_PARAMS", "N_PI", "JOINT_NAMES", "PARAM_NAMES", "REGRESSOR_PARAMS",
               "REGRESSOR_PARAM_INDEX", *(["N_BASE", "BASE_PARAM_NAMES", "BASE_COLUMNS", "base_params"] if nbase else []),
-              "END_EFFECTORS", "JOINT_LIMITS", *(["N_CONTACTS", "CONTACT_NAMES", "CONTACT_ROWS"] if contacts else []),
+              "END_EFFECTORS", "JOINT_LIMITS", *(["N_CONTACTS", "CONTACT_NAMES", "CONTACT_ROWS", "N_REF"] if contacts else []),
               *[k.name for k in kernels], *CONSTANTS, "compute_all", *SHARED]
     doc = (f"{module_name}: compiled dynamics of robot {abi.name} ({abi.ndof} DOF, {abi.nparams} parameters).\n\n"
            "    Gamma = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq)\n\n"
@@ -328,6 +328,8 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         nbase=nbase,
         end_effectors=py_tuple(abi.end_effectors),
         contact_names=py_tuple(tuple(c.name for c in contacts)), contact_rows=tuple(c.rows for c in contacts),
+        contact_ref_size=sum(c.ref_size for c in contacts),
+        contact_ref_offsets=tuple(sum(c.ref_size for c in contacts[:k]) for k in range(len(contacts))),
         ncrows=sum(c.rows for c in contacts),
         frames=py_tuple(FRAMES), frame_names=FRAMES, limit_names=[a.name for a in limits.outputs],
         checks=CHECKS.read_text(), shared_docs=shared_docs(CHECKS.read_text()),

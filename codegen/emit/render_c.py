@@ -42,20 +42,31 @@ def _ancestor_rows(model) -> list:
 
 
 def _point_rows(model) -> list:
-    """Per row of the all-contact arrays: for a 3d contact's row the index of its coordinate in
-    the contacts' positions (3 per contact), else -1 (kp acts on point contacts only)."""
+    """Per row of the all-contact arrays: 1 for a 3d contact's row, 0 for a 6d one's (their
+    placement errors' derivatives differ: Jc's rows or Jlog6 times them)."""
     out = []
-    for k, c in enumerate(model.contacts):
-        out += [3 * k + r for r in range(3)] if c.kind == "3d" else [-1] * c.rows
+    for c in model.contacts:
+        out += [1 if c.kind == "3d" else 0] * c.rows
     return out
 
 
 def _contact_rows(model) -> list:
-    out, first = [], 0
+    """(first row, rows, offset of its reference placement in ref) of each contact."""
+    out, first, off = [], 0, 0
     for c in model.contacts:
-        out.append((first, c.rows))
+        out.append((first, c.rows, off))
         first += c.rows
+        off += c.ref_size
     return out
+
+
+def _ancestor_table(model) -> tuple:
+    """(first, ancestors): joint i's moving ancestors are ancestors[first[i]:first[i + 1]]."""
+    lam, first, anc = parents(model), [0], []
+    for i in range(model.ndof):
+        anc += chain(lam, lam[i]) if lam[i] >= 0 else []
+        first.append(len(anc))
+    return first, anc
 
 
 def render(abi, names, model, values, kernels, config, base=None) -> dict:
@@ -113,9 +124,12 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         contact_macros=[(f"{P}_CONTACT_{frag.upper()}", 1 << k) for k, frag in enumerate(
             unique_fragments(model.contact_names, "contact"))] if abi.has("constrained_dynamics") else [],
         nrows=model.contact_rows,
+        nref=model.contact_ref_size,
         # the unrolled forward solve with the factor L of A (templates/c/contacts.c.j2 kk_lsolve)
         lsolve=_ancestor_rows(model) if abi.has("constrained_dynamics") else [],
         point_rows=_point_rows(model),
+        anc_first=_ancestor_table(model)[0],
+        anc=_ancestor_table(model)[1],
         derivatives=abi.has("constrained_dynamics_derivatives"),
         joint_names=[c_string(n) for n in model.joint_names],
     )

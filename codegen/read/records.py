@@ -114,6 +114,11 @@ class Contact(EndEffector):
     def rows(self) -> int:
         return CONTACT_KINDS[self.kind]
 
+    @property
+    def ref_size(self) -> int:
+        """Its reference placement's entries: a point (3), or a pose [R | p] (12)."""
+        return 3 if self.kind == "3d" else 12
+
 
 @dataclass(frozen=True)
 class Model:
@@ -138,6 +143,11 @@ class Model:
     def contact_rows(self) -> int:
         """The constraint rows of all contacts (3 per 3d contact, 6 per 6d one)."""
         return sum(c.rows for c in self.contacts)
+
+    @property
+    def contact_ref_size(self) -> int:
+        """The entries of all contacts' reference placements (Contact.ref_size each)."""
+        return sum(c.ref_size for c in self.contacts)
 
     @property
     def nq(self) -> int:
