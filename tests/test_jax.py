@@ -294,3 +294,18 @@ def test_krang_module():
         close(r.fk(q, ee), kk.fk(q, ee), EXACT)
     for a, b in zip(jax.jacrev(r.forward_dynamics, argnums=(0, 1, 2))(q, v, u), kk.forward_dynamics_derivatives(q, v, u)):
         close(a, b, 1e-12)
+
+
+@pytest.mark.system
+def test_sysid_example_runs():
+    """examples/jax_sysid.py --short (Panda from example-robot-data): both gradients agree, both fits
+    land on the same estimate."""
+    pytest.importorskip("pinocchio")
+    run = subprocess.run([sys.executable, "-m", "examples.jax_sysid", "--short"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=1800)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = run.stdout.splitlines()
+    agree = next(ln for ln in lines if "max relative difference" in ln)
+    assert float(agree.rsplit(" ", 1)[1]) < 1e-6, agree
+    fits = [ln.split(";")[0].split(":", 1)[1] for ln in lines if ln.strip().startswith(("jax.grad:", "central"))]
+    assert len(fits) == 2 and fits[0] == fits[1], fits

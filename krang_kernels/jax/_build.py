@@ -8,6 +8,7 @@ XDG_CACHE_HOME/krang-kernels, else ~/.cache/krang-kernels, as codegen/build/cach
 
     jax1/<key>.so      a finished library; <key> = SHA-256 of its sources, flags, compiler and CPU
     jax1/<key>.sha256  the library's SHA-256, checked before every load
+    jax1/<key>.lock    flock()ed while a process checks or builds <key>
     jax1/.build-XXXX/  a library being built, renamed into place in one step
 
 The trust rules are the module cache's (codegen/build/cache.py): the root and jax1 are real directories
@@ -18,8 +19,10 @@ built in a private temporary directory for this process, with one warning.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
+import fcntl
 import hashlib
 import os
 import platform
@@ -188,24 +191,42 @@ def _build(key: str, build) -> ctypes.CDLL:
         if key in _LOADED:
             return _LOADED[key]
         directory = _directory()
-        lib = _load_checked(directory, key)
-        if lib is None:
-            tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=directory))  # 0700 by mkdtemp
-            try:
-                so = build(tmp)
-                with open(so, "rb") as f:
-                    digest = hashlib.sha256(f.read()).hexdigest()
-                os.chmod(so, 0o700)
-                (tmp / "digest").write_text(digest + "\n", encoding="ascii")
-                os.rename(tmp / "digest", directory / f"{key}.sha256")
-                os.rename(so, directory / f"{key}.so")  # atomic: a reader sees all of it or none
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
-            lib = _load_checked(directory, key)
-            if lib is None:
-                raise RuntimeError(f"krang_kernels.jax: the library just built in {directory} does not verify")
+        with _file_lock(directory, key):
+            lib = _build_locked(directory, key, build)
         _LOADED[key] = lib
         return lib
+
+
+@contextlib.contextmanager
+def _file_lock(directory: Path, key: str):
+    """flock() on directory/<key>.lock: one process checks, builds and replaces a library at a time (a
+    reader between the two renames of a builder would see a new digest beside an old library)."""
+    fd = os.open(directory / f"{key}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released by the kernel if this process dies
+        yield
+    finally:
+        os.close(fd)
+
+
+def _build_locked(directory: Path, key: str, build) -> ctypes.CDLL:
+    lib = _load_checked(directory, key)
+    if lib is None:
+        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=directory))  # 0700 by mkdtemp
+        try:
+            so = build(tmp)
+            with open(so, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+            os.chmod(so, 0o700)
+            (tmp / "digest").write_text(digest + "\n", encoding="ascii")
+            os.rename(tmp / "digest", directory / f"{key}.sha256")
+            os.rename(so, directory / f"{key}.so")  # atomic: all of the file or none
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        lib = _load_checked(directory, key)
+        if lib is None:
+            raise RuntimeError(f"krang_kernels.jax: the library just built in {directory} does not verify")
+    return lib
 
 
 def shim(include_dir: str, jaxlib_version: str) -> ctypes.CDLL:
