@@ -159,6 +159,30 @@ def test_geometry_left_out_of_the_derivatives(arm, state):
     assert not np.asarray(part)[:, r.other_index].any() and np.asarray(full)[:, r.other_index].any()
 
 
+def test_addresses_from_the_module_need_no_compile(arm, state, monkeypatch):
+    """A module with C_FUNCTIONS (name -> address; the proposed template change) is wrapped from it, its C
+    never read: here a stand-in module whose table holds the addresses of the compiled library's kernels."""
+    import types
+
+    import krang_kernels.jax as kj
+    m, r = arm
+    q, v, u = state
+    stem, c_text, h_text = kj._sources(m)
+    lib = kj._build.robot_library(stem, c_text, h_text)  # built for `arm` already: from the process's table
+    names = ("compute_A", "regressor", "forward_dynamics", "inverse_dynamics", "forward_dynamics_derivatives",
+             "inverse_dynamics_derivatives", "fk", "jacobian")
+    fake = types.SimpleNamespace(**{k: getattr(m, k) for k in ("N_DOF", "N_Q", "PARAM_NAMES", "END_EFFECTORS",
+                                                               "REGRESSOR_PARAM_INDEX", "default_params")},
+                                 C_FUNCTIONS={n: kj._address(getattr(lib, f"merge_fixed_{n}")) for n in names})
+    monkeypatch.setattr(kj, "_sources", lambda module: pytest.fail("the C was read"))
+    robot = kj.wrap(fake)
+    close(robot.forward_dynamics(q, v, u), m.forward_dynamics(q, v, u), EXACT)
+    close(jax.jacrev(robot.fk)(q, "tcp"), jax.jacrev(r.fk)(q, "tcp"), EXACT)
+    del fake.C_FUNCTIONS["regressor"]
+    with pytest.raises(AttributeError, match="no regressor"):
+        kj.wrap(fake)
+
+
 def rollout_numpy(m, q, v, taus, p, dt):
     for tau in taus:
         v = v + dt * m.forward_dynamics(q, v, tau, p)

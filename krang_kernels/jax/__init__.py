@@ -113,12 +113,31 @@ class _Kernel:
         return out[0] if len(out) == 1 else tuple(out)
 
 
-def _ptr(lib, symbol: str) -> int:
-    try:
-        return _address(getattr(lib, symbol))
-    except AttributeError:
-        raise AttributeError(f"krang_kernels.jax: the robot's library has no {symbol} (a kernel left out "
-                             "of the build: import_urdf(..., kernels=...))") from None
+def _library_addresses(module) -> Callable:
+    """name (compute_A, fk, ...) -> the C address of NAME_name: from the module's C_FUNCTIONS mapping
+    where the module has one (the same name -> address, taken inside the module: nothing to compile),
+    else from a library compiled from the module's C (_build.robot_library)."""
+    table = getattr(module, "C_FUNCTIONS", None)
+    if table is not None:
+        def lookup(name: str) -> int:
+            if name not in table:
+                raise AttributeError(f"krang_kernels.jax: the module has no {name} (a kernel left out of the "
+                                     "build: import_urdf(..., kernels=...))")
+            return int(table[name])
+        return lookup
+    stem, c_text, h_text = _sources(module)
+    found = _HEADER_PREFIX.search(h_text)
+    if found is None:
+        raise ValueError(f"krang_kernels.jax.wrap: {stem}.h declares no NAME_compute_A")
+    lib, prefix = _build.robot_library(stem, c_text, h_text), found.group(1).decode("ascii")
+
+    def lookup(name: str) -> int:
+        try:
+            return _address(getattr(lib, f"{prefix}_{name}"))
+        except AttributeError:
+            raise AttributeError(f"krang_kernels.jax: the robot's library has no {prefix}_{name} (a kernel "
+                                 "left out of the build: import_urdf(..., kernels=...))") from None
+    return lookup
 
 
 def _address(fn) -> int:
@@ -308,7 +327,7 @@ def _batched(call, robot: Robot):
     return g
 
 
-def _kernels(lib, prefix: str, module) -> dict:
+def _kernels(address: Callable, module) -> dict:
     n, nq, np_, ne = int(module.N_DOF), int(module.N_Q), len(module.PARAM_NAMES), len(module.END_EFFECTORS)
     npi = len(module.REGRESSOR_PARAM_INDEX)
 
@@ -318,7 +337,7 @@ def _kernels(lib, prefix: str, module) -> dict:
             slots += [100 + j for j in range(len(outputs))]
         else:  # the ints sit between the inputs and the one output (kernel_call.cc's patterns 1 and 3)
             slots += [200 + i for i in ints] + [100]
-        return _Kernel(_ptr(lib, f"{prefix}_{c_name}"), pattern, tuple(slots), tuple(inputs), tuple(outputs))
+        return _Kernel(address(c_name), pattern, tuple(slots), tuple(inputs), tuple(outputs))
 
     q, v, p = (nq,), (n,), (np_,)
     out = {
@@ -339,8 +358,9 @@ def _kernels(lib, prefix: str, module) -> dict:
 def wrap(module, *, differentiate_geometry: bool = True) -> Robot:
     """The kernels of a generated robot module (codegen.import_urdf's, or krang_kernels) as JAX functions.
 
-    Compiles, once per user and cached, the module's C into a shared library and the FFI handler
-    (a C and a C++ compiler are needed the first time), and registers the handler with XLA. Needs
+    Compiles, once per user and cached, the FFI handler and (unless the module maps its kernels' names
+    to their addresses in C_FUNCTIONS) the module's C into a shared library (a C++ and a C compiler are
+    needed the first time), and registers the handler with XLA. Needs
     jax_enable_x64 (float64): raises RuntimeError otherwise. The module must have the derivative
     kernels (import_urdf's default kernels=None builds them).
 
@@ -352,14 +372,10 @@ def wrap(module, *, differentiate_geometry: bool = True) -> Robot:
     if not jax.config.jax_enable_x64:
         raise RuntimeError("krang_kernels.jax needs float64: jax.config.update('jax_enable_x64', True) first")
     _register()
-    stem, c_text, h_text = _sources(module)
-    found = _HEADER_PREFIX.search(h_text)
-    if found is None:
-        raise ValueError(f"krang_kernels.jax.wrap: {stem}.h declares no NAME_compute_A")
-    lib = _build.robot_library(stem, c_text, h_text)
+    address = _library_addresses(module)
     index = np.asarray(module.REGRESSOR_PARAM_INDEX, np.int64)
     other = np.setdiff1d(np.arange(len(module.PARAM_NAMES)), index)
     return Robot(module=module, n_dof=int(module.N_DOF), n_q=int(module.N_Q), n_params=len(module.PARAM_NAMES),
                  end_effectors=tuple(module.END_EFFECTORS), default_params=np.asarray(module.default_params()),
                  regressor_index=index, other_index=other, differentiate_geometry=bool(differentiate_geometry),
-                 kernels=_kernels(lib, found.group(1).decode("ascii"), module))
+                 kernels=_kernels(address, module))
