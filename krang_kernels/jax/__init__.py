@@ -254,7 +254,13 @@ class Robot:
             q, v, u, p = primals
             qt, vt, ut, pt = tangents
             y = value(q, v, u, p)
-            d_q, d_v, d_u = deriv(q, v, u, p) if forward else (*deriv(q, v, u, p), A(q, p))
+            # only the kernels a nonzero tangent needs (a constant argument's is a symbolic zero): in a
+            # rollout, gravity compensation inverse_dynamics(q, 0, 0, p) needs neither A nor d/dv's work
+            if forward:
+                d_q, d_v, d_u = deriv(q, v, u, p)  # one kernel gives all three (d_u = A^-1 also for p)
+            else:
+                d_q, d_v = deriv(q, v, u, p) if not (_is_zero(qt) and _is_zero(vt)) else (None, None)
+                d_u = A(q, p) if not _is_zero(ut) else None
             t = jnp.zeros_like(y)
             if not _is_zero(qt):
                 t = t + d_q @ self.to_tangent(q, qt)
