@@ -256,6 +256,7 @@ def test_an_untrusted_cache_is_not_used(tmp_path, monkeypatch):
     with pytest.warns(_build.CacheWarning, match="writable by group or others"):
         where = _build._directory()
     assert shared not in where.parents and os.stat(where).st_mode & 0o077 == 0
+    os.rmdir(where)
 
 
 @pytest.mark.unit

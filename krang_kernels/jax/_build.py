@@ -19,6 +19,7 @@ built in a private temporary directory for this process, with one warning.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import errno
@@ -109,6 +110,7 @@ def _directory() -> Path:
         warnings.warn(f"krang_kernels.jax: not caching the compiled kernels ({reason or f'{where} is read-only'}); "
                       "building them in a private temporary directory", CacheWarning, stacklevel=4)
         _PRIVATE.append(Path(tempfile.mkdtemp(prefix="krang_jax_")))
+        atexit.register(shutil.rmtree, _PRIVATE[0], True)  # built for this process only
     return _PRIVATE[0]
 
 
