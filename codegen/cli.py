@@ -25,7 +25,7 @@ USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--n
                          [--cmake] [--module-source DIR [--module MODULE]]
        python -m codegen ROBOT.urdf --out DIR [--name NAME] [--end-effector LINK]...
                          [--floating-base] [--mimic independent] [--no-snap] [--no-friction] [--emit-model]
-                         [--no-share-subtrees] [--kernels K] [--python] [--native] [--cmake] [--no-cache]"""
+                         [--no-share-subtrees] [--kernels K] [--python] [--native] [--cmake] [--casadi] [--no-cache]"""
 DESCRIPTION = """Generate C99 rigid-body dynamics kernels (inertia matrix A(q), Coriolis C(q, dq),
 gravity Q(q), end-effector Jacobians and poses, J-dot q-dot, friction, inverse and
 forward dynamics) for a tree robot, fixed or on a free-flying base, from a model file and a parameter
@@ -60,6 +60,10 @@ def parser() -> argparse.ArgumentParser:
                     help="also write DIR/CMakeLists.txt, NAME_kernelsConfig.cmake.in and NAME_kernels.pc.in: DIR "
                          "becomes a CMake project (static and shared library; installs find_package(NAME_kernels) "
                          "and a relocatable NAME_kernels.pc; codegen.export writes the same)")
+    ap.add_argument("--casadi", action="store_true",
+                    help="URDF only: also build DIR/libNAME_casadi.so, CasADi external functions (forward and "
+                         "inverse dynamics, end-effector positions, their Jacobians from the derivative kernels; "
+                         "fixed base; docs/casadi.md)")
     ap.add_argument("--module-source", metavar="DIR",
                     help="also render the Python module's source (MODULE.pyx, MODULE.pyi) into DIR without "
                          "compiling it (make generate: the krang_kernels package)")
@@ -103,11 +107,17 @@ def _urdf(args, out_dir):
     """URDF input: codegen.pipeline.generate_urdf through the module cache (codegen.urdf)."""
     from .urdf import generate_urdf_cached
 
-    written, summary, warnings = generate_urdf_cached(args.inputs[0], _options(args, UrdfOptions), out_dir,
+    options = _options(args, UrdfOptions)
+    written, summary, warnings = generate_urdf_cached(args.inputs[0], options, out_dir,
                                                       cache=args.cache, cmake=args.cmake)
     for text in warnings:
         print(f"warning: {text}", file=sys.stderr)
     print(summary)
+    if args.casadi:  # after the C it compiles (codegen.urdf.casadi_library)
+        from .urdf import casadi_library
+
+        stem = next(p.name[:-len(".h")] for p in written if p.name.endswith("_kernels.h"))
+        written = list(written) + [casadi_library(args.inputs[0], options, out_dir, stem)]
     return written
 
 
@@ -153,6 +163,8 @@ def run(args) -> list:
             raise ModelError("--module-source, --module: only for MODEL.toml PARAMS.toml input "
                              "(a URDF's module: --python)")
         return _urdf(args, Path(args.out))
+    if args.casadi:
+        raise ModelError("--casadi: only for URDF input")
     if len(args.inputs) != 2:
         raise ModelError("expected MODEL.toml PARAMS.toml or one ROBOT.urdf, got "
                          f"{len(args.inputs)} input file(s)")

@@ -169,8 +169,10 @@ def _not_cached(exc: CacheUnusable, what: str) -> str:
 
 
 def import_urdf(path, end_effectors=(), floating_base: bool = False, *, cache: bool = True, quiet: bool = False,
-                out=None, **options):
-    """The compiled module NAME_kernels of the URDF file `path`, built if needed.
+                out=None, casadi: bool = False, **options):
+    """The compiled module NAME_kernels of the URDF file `path`, built if needed; with
+    casadi=True instead the path of out/libNAME_casadi.so, CasADi's external functions of
+    the robot (docs/casadi.md), built beside the module's C library in `out` (required).
 
     end_effectors: link names exposed to jacobian/fk (in `ee` index order); the
     other keywords are codegen.support.options.UrdfOptions' fields, with their
@@ -205,6 +207,13 @@ def import_urdf(path, end_effectors=(), floating_base: bool = False, *, cache: b
     if unknown:
         raise TypeError(f"import_urdf() got unexpected keyword(s) {', '.join(unknown)}; the options are "
                         f"{', '.join(f.name for f in dataclasses.fields(UrdfOptions) if f.name != 'python')}")
+    if casadi:
+        if out is None:
+            raise ValueError("import_urdf(..., casadi=True) needs out=DIR: the directory that receives the C library "
+                             "and libNAME_casadi.so")
+        module = import_urdf(path, end_effectors, floating_base, cache=cache, quiet=quiet, out=out, **options)
+        return casadi_library(path, UrdfOptions(**{"native": True, **options, "end_effectors": end_effectors,
+                                                   "floating_base": floating_base}), out, module.__name__)
     options = UrdfOptions(**{"native": True, **options, "end_effectors": end_effectors,
                              "floating_base": floating_base, "python": True})
     data = read_urdf_bytes(path)
@@ -282,3 +291,23 @@ def generate_urdf_cached(path, options: UrdfOptions, out_dir, cache: bool = True
     project = cmake_files(info["module"]) if cmake else {}
     written = write_atomically(Path(out_dir), project, copy, stale_stem=info["module"])
     return written, info["summary"], info.get("warnings", [])
+
+
+def casadi_library(path, options: UrdfOptions, out_dir, stem: str) -> Path:
+    """out_dir/libNAME_casadi.so (codegen.build.casadi_library) for the C library `stem`
+    (NAME_kernels.c and .h) that out_dir holds, generated from the URDF `path` with `options`:
+    the URDF is read again, as codegen.pipeline.generate_urdf reads it, for the tree the
+    sparsity patterns come from."""
+    from .build.casadi_library import casadi_from_directory
+    from .read.urdf import load_urdf
+    from .support.options import contact_pairs
+
+    read = dict(name=stem[:-len("_kernels")], end_effectors=tuple(options.end_effectors))
+    if options.floating_base:
+        read["floating_base"] = True
+    if options.mimic != "refuse":
+        read["mimic"] = options.mimic
+    if options.contacts:
+        read["contacts"] = contact_pairs(options.contacts)
+    model = load_urdf(path, snap=options.snap, **read).model
+    return casadi_from_directory(model, out_dir, stem[:-len("_kernels")], options.kernels, options.native)

@@ -1,0 +1,246 @@
+"""CasADi external functions (codegen.import_urdf(..., casadi=True), python -m codegen --casadi;
+docs/casadi.md): values against the module and Pinocchio, Jacobians (jac_NAME, from the derivative
+kernels) against the kernels and central differences, structural zeros, the p family, Opti + IPOPT,
+and the wrapper under strict warnings. Skipped without casadi (the [casadi] extra)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+ca = pytest.importorskip("casadi")
+# the patterns below read the Panda's URDF (no compiler); the built library's tests are robots
+pytestmark = pytest.mark.module
+
+import codegen  # noqa: E402
+from codegen.emit.casadi_external import Sparsity, _patterns, externals  # noqa: E402
+
+EE = "panda_hand"
+
+
+def _panda_path():
+    pytest.importorskip("pinocchio")
+    from reference.robot_data import robots_dir
+    return robots_dir() / "panda_description" / "urdf" / "panda.urdf"
+
+
+def _panda_model():
+    from codegen.read.urdf import load_urdf
+    from reference.robot_data import MIMIC
+    return load_urdf(_panda_path(), name="panda", end_effectors=(EE,), mimic=MIMIC).model
+
+
+# ---- fast: the sparsity patterns from the tree, no build ---------------------------------------
+
+def test_sparsity_compressed_is_casadi_ccs():
+    s = Sparsity.of(3, 2, lambda i, j: i != j)
+    assert s.compressed == (3, 2, 0, 2, 4, 1, 2, 0, 2)
+    assert s.nnz == 4 and Sparsity.dense(2, 2).nnz == 4
+
+
+def test_patterns_of_panda_follow_the_tree():
+    model = _panda_model()
+    pat = _patterns(model)
+    n = model.ndof  # 7 arm joints, then the two fingers, siblings on the hand
+    related = np.array([[j in pat["related"].rows[c] for c in range(n)] for j in range(n)])
+    assert related[:7, :].all() and related[:, :7].all()  # the arm is on every chain
+    assert not related[7, 8] and not related[8, 7]  # one finger does not move the other
+    assert all(len(r) == n for r in pat["coupled"].rows)  # one tree below the world: ddq dense
+    names = model.param_names
+    tau_p = pat["tau_p"]
+    fv = names.index(next(x for x in names if x.startswith("Fv_")))
+    assert len(tau_p.rows[fv]) == 1  # a joint's friction acts on its own row
+    assert len(tau_p.rows[names.index("g")]) == n
+
+
+def test_free_flying_base_is_refused():
+    from codegen.emit.abi import describe
+    from codegen.emit.cnames import cnames
+    from codegen.read.model import ModelError
+    from codegen.read.urdf import load_urdf
+    from reference.robot_data import MIMIC
+    model = load_urdf(_panda_path(), name="panda", end_effectors=(EE,), mimic=MIMIC, floating_base=True).model
+    names = cnames(model)
+    with pytest.raises(ModelError, match="free-flying"):
+        externals(model, describe(model, names=names), names)
+
+
+# ---- the Panda built: values, Jacobians, Opti -------------------------------------------------
+
+@pytest.fixture(scope="module")
+def panda(tmp_path_factory):
+    from reference.robot_data import MIMIC
+    out = tmp_path_factory.mktemp("panda_casadi")
+    kw = dict(end_effectors=[EE], mimic=MIMIC, friction=False, quiet=True)  # friction=False: Pinocchio's rnea
+    lib = codegen.import_urdf(_panda_path(), casadi=True, out=out, **kw)
+    module = codegen.import_urdf(_panda_path(), **kw)
+    return str(lib), module
+
+
+def _states(module, n=4, seed=3):
+    rng = np.random.default_rng(seed)
+    nv = module.N_DOF
+    return [(rng.uniform(-1.5, 1.5, nv), rng.standard_normal(nv), rng.standard_normal(nv) * 5) for _ in range(n)]
+
+
+def _close(a, b, tol):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    assert a.shape == b.shape
+    scale = max(1.0, float(np.abs(b).max()))
+    assert np.abs(a - b).max() <= tol * scale, np.abs(a - b).max() / scale
+
+
+def _dense(x):
+    return np.array(ca.DM(x).full())
+
+
+@pytest.mark.robots
+def test_library_exports_the_casadi_api_only(panda):
+    lib, _ = panda
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("no nm")
+    symbols = subprocess.run([nm, "-D", "--defined-only", lib], capture_output=True, text=True).stdout.split()
+    names = [s for s in symbols if s.startswith(("panda_", "jac_panda_"))]
+    assert "panda_forward_dynamics" in names and "jac_panda_forward_dynamics_p" in names
+    assert not [s for s in symbols if s.startswith("kkca_")]  # the kernels stay inside
+
+
+@pytest.mark.robots
+def test_values_equal_module_and_pinocchio(panda):
+    import pinocchio as pin
+    lib, module = panda
+    fd, id_, fk = (ca.external(f"panda_{f}", lib) for f in ("forward_dynamics", "inverse_dynamics", f"fk_{EE}"))
+    pm = pin.buildModelFromUrdf(str(_panda_path()))
+    data = pm.createData()
+    fid = pm.getFrameId(EE)
+    p = module.default_params()
+    fd_p, id_p = ca.external("panda_forward_dynamics_p", lib), ca.external("panda_inverse_dynamics_p", lib)
+    for q, v, u in _states(module):
+        ddq = _dense(fd(q, v, u)).ravel()
+        _close(ddq, module.forward_dynamics(q, v, u), 1e-12)
+        _close(ddq, pin.aba(pm, data, q, v, u), 1e-12)
+        _close(_dense(fd_p(q, v, u, p)).ravel(), ddq, 1e-14)
+        tau = _dense(id_(q, v, u)).ravel()
+        _close(tau, module.inverse_dynamics(q, v, u), 1e-12)
+        _close(tau, pin.rnea(pm, data, q, v, u), 1e-12)
+        _close(_dense(id_p(q, v, u, p)).ravel(), tau, 1e-14)
+        pos = _dense(fk(q)).ravel()
+        _close(pos, module.fk(q, 0)[:3, 3], 1e-14)
+        pin.framesForwardKinematics(pm, data, q)
+        _close(pos, data.oMf[fid].translation, 1e-12)
+
+
+def _jac_fn(ext, n_in, wrt_sizes):
+    """casadi.Function (inputs) -> (value, d value / d each input) of the external through ca.jacobian."""
+    xs = [ca.MX.sym(f"x{i}", s) for i, s in enumerate(wrt_sizes[:n_in])]
+    y = ext(*xs)
+    return ca.Function("J", xs, [y] + [ca.jacobian(y, x) for x in xs])
+
+
+def _central(f, args, k, h=1e-6):
+    x = np.array(args[k], float)
+    cols = []
+    for j in range(x.size):
+        e = np.zeros_like(x)
+        e[j] = h
+        plus = [a if i != k else x + e for i, a in enumerate(args)]
+        minus = [a if i != k else x - e for i, a in enumerate(args)]
+        cols.append((np.asarray(f(*plus)) - np.asarray(f(*minus))) / (2 * h))
+    return np.array(cols).T
+
+
+@pytest.mark.robots
+def test_jacobians_are_the_derivative_kernels(panda):
+    lib, module = panda
+    n, np_ = module.N_DOF, module.N_PARAMS
+    fd = ca.external("panda_forward_dynamics", lib)
+    # CasADi found jac_panda_forward_dynamics (not finite differences, not an error)
+    assert "jac_panda_forward_dynamics" in str(fd.jacobian()) and "External" in str(fd.jacobian())
+    J_fd = _jac_fn(fd, 3, [n, n, n])
+    J_id = _jac_fn(ca.external("panda_inverse_dynamics", lib), 3, [n, n, n])
+    J_fk = _jac_fn(ca.external(f"panda_fk_{EE}", lib), 1, [n])
+    for q, v, u in _states(module, 3):
+        out = J_fd(q, v, u)
+        dq, dv, minv = module.forward_dynamics_derivatives(q, v, u)
+        for got, want in zip(out[1:], (dq, dv, minv)):
+            _close(_dense(got), want, 1e-12)
+        for k in range(3):
+            _close(_dense(out[1 + k]), _central(module.forward_dynamics, [q, v, u], k), 1e-6)
+        out = J_id(q, v, u)
+        dq, dv = module.inverse_dynamics_derivatives(q, v, u)
+        for got, want in zip(out[1:], (dq, dv, module.compute_A(q))):
+            _close(_dense(got), want, 1e-12)
+        for k in range(3):
+            _close(_dense(out[1 + k]), _central(module.inverse_dynamics, [q, v, u], k), 1e-6)
+        out = J_fk(q)
+        _close(_dense(out[1]), module.jacobian(q, 0)[:3], 1e-12)
+        _close(_dense(out[1]), _central(lambda x: module.fk(x, 0)[:3, 3], [q], 0), 1e-7)
+        assert out[1].sparsity().nnz() == 3 * 7  # the fingers' columns are structural zeros
+    del np_
+
+
+@pytest.mark.robots
+def test_parameter_jacobians(panda):
+    lib, module = panda
+    n, np_ = module.N_DOF, module.N_PARAMS
+    p = module.default_params()
+    J_fd = _jac_fn(ca.external("panda_forward_dynamics_p", lib), 4, [n, n, n, np_])
+    J_id = _jac_fn(ca.external("panda_inverse_dynamics_p", lib), 4, [n, n, n, np_])
+    J_fk = _jac_fn(ca.external(f"panda_fk_{EE}_p", lib), 2, [n, np_])
+    for q, v, u in _states(module, 2):
+        got = _dense(J_fd(q, v, u, p)[4])
+        _close(got, _central(module.forward_dynamics, [q, v, u, p], 3, h=1e-7), 1e-6)
+        got = _dense(J_id(q, v, u, p)[4])
+        _close(got, _central(module.inverse_dynamics, [q, v, u, p], 3, h=1e-7), 1e-7)
+        _close(_dense(J_fd(q, v, u, p)[1]), module.forward_dynamics_derivatives(q, v, u, p)[0], 1e-12)
+        assert J_fk(q, p)[2].sparsity().nnz() == 0  # the URDF's geometry is not in p
+
+
+@pytest.mark.robots
+def test_opti_ipopt_reaches_a_point_within_torque_limits(panda):
+    lib, module = panda
+    n = module.N_DOF
+    fk = ca.external(f"panda_fk_{EE}", lib)
+    id_ = ca.external("panda_inverse_dynamics", lib)
+    lim = module.JOINT_LIMITS
+    lower, upper, effort = lim["lower"], lim["upper"], lim["effort"]
+    q0 = 0.5 * (lower + upper)
+    target = module.fk(q0 + 0.3, 0)[:3, 3]
+    opti = ca.Opti()
+    q = opti.variable(n)
+    opti.minimize(ca.sumsqr(fk(q) - target) + 1e-2 * ca.sumsqr(q - q0))
+    tau = id_(q, ca.DM.zeros(n), ca.DM.zeros(n))  # holding torques at rest
+    opti.subject_to(opti.bounded(-effort, tau, effort))
+    opti.subject_to(opti.bounded(lower, q, upper))
+    opti.set_initial(q, q0)
+    # first derivatives only (jac_NAME has no jac_jac_NAME): IPOPT's quasi-Newton Hessian
+    opti.solver("ipopt", {"print_time": False}, {"print_level": 0, "sb": "yes",
+                                                 "hessian_approximation": "limited-memory"})
+    sol = opti.solve()
+    assert sol.stats()["return_status"] == "Solve_Succeeded"
+    qs = np.asarray(sol.value(q)).ravel()
+    miss = np.linalg.norm(module.fk(qs, 0)[:3, 3] - target)
+    assert miss < 0.2 * np.linalg.norm(module.fk(q0, 0)[:3, 3] - target)
+    assert np.all(np.abs(module.inverse_dynamics(qs, np.zeros(n), np.zeros(n))) <= effort + 1e-6)
+    # the optimum's gradient, by CasADi through jac_..., is the kernels' (a KKT residual check)
+    grad = ca.Function("g", [q], [ca.gradient(ca.sumsqr(fk(q) - target), q)])(qs)
+    J = module.jacobian(qs, 0)[:3]
+    _close(_dense(grad).ravel(), 2 * J.T @ (module.fk(qs, 0)[:3, 3] - target), 1e-12)
+
+
+@pytest.mark.robots
+def test_wrapper_compiles_under_strict_warnings(panda):
+    lib, _ = panda
+    from pathlib import Path
+    directory = Path(lib).parent
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    for std in ("-std=c99", "-std=c11"):
+        done = subprocess.run([cc, std, "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wshadow", "-Wconversion",
+                               "-Wno-sign-conversion", "-fsyntax-only", "-Dpanda_kernels_prefix=kkca_",
+                               str(directory / "panda_casadi.c")], capture_output=True, text=True, cwd=directory)
+        assert done.returncode == 0, done.stderr
