@@ -244,3 +244,19 @@ def test_wrapper_compiles_under_strict_warnings(panda):
                                "-Wno-sign-conversion", "-fsyntax-only", "-Dpanda_kernels_prefix=kkca_",
                                str(directory / "panda_casadi.c")], capture_output=True, text=True, cwd=directory)
         assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.system
+def test_trajopt_example_runs_short():
+    """examples/casadi_trajopt.py --short: the external and ADAM's symbolic model reach one optimum."""
+    import sys
+    from pathlib import Path
+    pytest.importorskip("adam.casadi")
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-m", "examples.casadi_trajopt", "--short"], cwd=root, capture_output=True,
+                          text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert out.count("Solve_Succeeded") == 3
+    dq = float(out.split("max |q_external - q_ADAM exact| = ")[1].split()[0])
+    assert dq < 1e-4
