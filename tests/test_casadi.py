@@ -232,6 +232,25 @@ def test_opti_ipopt_reaches_a_point_within_torque_limits(panda):
 
 
 @pytest.mark.robots
+def test_library_is_rebuilt_only_when_stale(panda, tmp_path):
+    from pathlib import Path
+
+    from codegen.build.casadi_library import build_casadi_library
+    d = tmp_path  # a copy: the library loaded by the other tests is never written to
+    for f in Path(panda[0]).parent.iterdir():
+        if f.is_file():
+            shutil.copy2(f, d / f.name)
+    lib = d / Path(panda[0]).name
+    texts = [(d / f).read_text() for f in ("panda_kernels.c", "panda_kernels.h", "panda_casadi.c")]
+    before = lib.stat().st_mtime_ns
+    assert build_casadi_library(*texts, "panda", d) == lib and lib.stat().st_mtime_ns == before
+    good = lib.read_bytes()
+    lib.write_bytes(good + b"\0")  # not the bytes recorded: built again
+    build_casadi_library(*texts, "panda", d)
+    assert lib.read_bytes() != good + b"\0"
+
+
+@pytest.mark.robots
 def test_wrapper_compiles_under_strict_warnings(panda):
     lib, _ = panda
     from pathlib import Path

@@ -7,10 +7,12 @@ the wrapper marks it) and the kernels under the symbol prefix KERNEL_PREFIX, so 
 externals NAME_forward_dynamics ... and the kernels of the same names link together. The
 wrapper is compiled with -Wall -Wextra -Werror -pedantic: it is small and ours, a warning is a bug.
 The library replaces out_dir/libNAME_casadi.so in one rename (a process that loaded the old one
-keeps it).
+keeps it); a library already there built from the same sources, flags and compiler is kept
+(.libNAME_casadi.key beside it: the build's key and the library's SHA-256).
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import re
@@ -47,15 +49,44 @@ def _run(command: list, cwd: Path) -> None:
                          f"{(done.stderr or done.stdout)[-4000:]}")
 
 
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _build_key(texts, cc: str, flags) -> str:
+    """What the library is made of: the three sources, the flags and the compiler (its --version)."""
+    try:
+        version = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BuildError(f"building the CasADi library needs a C compiler ({cc}): {exc}") from None
+    parts = [t.encode("utf-8") for t in texts] + [" ".join(flags).encode(), cc.encode(), version.encode()]
+    return _sha256(b"\0".join(parts))
+
+
+def _up_to_date(library: Path, record: Path, key: str) -> bool:
+    """The library in place was built from `key` and is the file recorded then (its SHA-256)."""
+    try:
+        want_key, want_sha = record.read_text(encoding="ascii").split()
+        return want_key == key and _sha256(library.read_bytes()) == want_sha
+    except (OSError, ValueError):
+        return False
+
+
 def build_casadi_library(c_text: str, h_text: str, wrapper: str, prefix: str, out_dir, native: bool = True) -> Path:
     """out_dir/libPREFIX_casadi.so from NAME_kernels.c and .h (their text) and NAME_casadi.c
-    (`wrapper`); NAME_casadi.c is written beside it. Returns the library's path."""
+    (`wrapper`); NAME_casadi.c is written beside it. Returns the library's path. Not rebuilt when
+    out_dir/.libPREFIX_casadi.key says the library there was built from the same sources, flags
+    and compiler and the library's bytes are still the ones recorded."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     cc = os.environ.get("CC", "cc")
     stem = f"{prefix}_kernels"
     define = f"-D{stem}_prefix={KERNEL_PREFIX}"
     flags = c_flags(native)
+    key = _build_key((c_text, h_text, wrapper), cc, flags)
+    record = out_dir / f".{library_name(prefix)[:-3]}.key"
+    if _up_to_date(out_dir / library_name(prefix), record, key):
+        return out_dir / library_name(prefix)
     match = _PARTS.search(c_text)
     parts = list(range(1, int(match.group(1)) + 1)) if match else [None]
     with tempfile.TemporaryDirectory(prefix=".casadi-", dir=out_dir) as tmp:
@@ -82,7 +113,9 @@ def build_casadi_library(c_text: str, h_text: str, wrapper: str, prefix: str, ou
         _run([cc, "-shared", *objects, "-o", name, *link, "-lm"], tmp)
         shutil.copyfile(tmp / f"{prefix}_casadi.c", tmp / "wrapper.c")
         os.replace(tmp / "wrapper.c", out_dir / f"{prefix}_casadi.c")
+        (tmp / "key").write_text(f"{key} {_sha256((tmp / name).read_bytes())}\n", encoding="ascii")
         os.replace(tmp / name, out_dir / name)
+        os.replace(tmp / "key", record)
     return out_dir / name
 
 
