@@ -60,6 +60,16 @@ def _contact_rows(model) -> list:
     return out
 
 
+def _contact_columns(model) -> tuple:
+    """(first, columns): the joints that move contact c (its Jacobian's structurally nonzero
+    columns, ascending) are columns[first[c]:first[c + 1]]."""
+    first, cols = [0], []
+    for c in model.contacts:
+        cols += sorted(f.index for f in model.chain(c.frame) if f.moving)
+        first.append(len(cols))
+    return first, cols
+
+
 def _ancestor_table(model) -> tuple:
     """(first, ancestors): joint i's moving ancestors are ancestors[first[i]:first[i + 1]]."""
     lam, first, anc = parents(model), [0], []
@@ -130,6 +140,8 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         point_rows=_point_rows(model),
         anc_first=_ancestor_table(model)[0],
         anc=_ancestor_table(model)[1],
+        ccol_first=_contact_columns(model)[0],
+        ccol=_contact_columns(model)[1],
         derivatives=abi.has("constrained_dynamics_derivatives"),
         joint_names=[c_string(n) for n in model.joint_names],
     )
