@@ -49,6 +49,10 @@ BASE_COLUMNS: Final[tuple[int, ...]]
 """The regressor column (index into REGRESSOR_PARAMS) each base_regressor column holds."""
 END_EFFECTORS: Final[tuple[str, ...]]
 """End-effector names in the order of the `ee` index."""
+C_FUNCTIONS: Final[Mapping[str, int]]
+"""Every C function of the module by its name without the NAME_ prefix (compute_A, fk, ...): its address
+in this process, for callers through a foreign-function interface (krang_kernels.jax, ctypes); valid
+while the module is loaded. Signatures, argument order and sizes: the C header (docs/c-abi.md)."""
 JOINT_LIMITS: Final[Mapping[str, NDArray[np.float64]]]
 """Joint limits (metadata, never enforced): read-only arrays of N_DOF values in JOINT_NAMES order,
 keyed lower, upper (rad or m), velocity (rad/s or m/s), effort (N m or N); NaN where none is given."""
@@ -1000,4 +1004,4 @@ def link_params(key: str, mass: float, com: ArrayLike, inertia_at_com: ArrayLike
     moves the centre of mass and changes the inertia; set all ten with this.
     Raises KeyError for an unknown link, ValueError for an impossible body."""
 
-__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'C_FUNCTIONS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

@@ -15,7 +15,7 @@ Every kernel also takes a batch of N states (q of shape (N, N_DOF)): outputs
 (N, ...), computed in C with the GIL released, params shared by the batch.
 End effectors (`ee`): the names in END_EFFECTORS, in index order."""
 cimport numpy as cnp
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint64_t, uintptr_t
 from libc.string cimport memcpy
 
 import operator
@@ -30,6 +30,10 @@ cdef extern from "krang_kernels.h":
     void _c_compute_A "krang_compute_A"(const double *, const double *, double *) nogil
     void _c_compute_C "krang_compute_C"(const double *, const double *, const double *, double *) nogil
     void _c_compute_Q "krang_compute_Q"(const double *, const double *, double *) nogil
+    void _c_jacobian_left_world "krang_jacobian_left_world"(const double *, const double *, double *) nogil
+    void _c_jacobian_left_local "krang_jacobian_left_local"(const double *, const double *, double *) nogil
+    void _c_jacobian_right_world "krang_jacobian_right_world"(const double *, const double *, double *) nogil
+    void _c_jacobian_right_local "krang_jacobian_right_local"(const double *, const double *, double *) nogil
     void _c_friction "krang_friction"(const double *, const double *, double *) nogil
     void _c_compute_all "krang_compute_all"(const double *, const double *, const double *, double *, double *, double *, double *, double *) nogil
     void _c_jacobian "krang_jacobian"(const double *, const double *, int, int, double *) nogil
@@ -46,6 +50,14 @@ cdef extern from "krang_kernels.h":
     void _c_inverse_dynamics_derivatives "krang_inverse_dynamics_derivatives"(const double *, const double *, const double *, const double *, double *, double *) nogil
     void _c_forward_dynamics_derivatives_fext "krang_forward_dynamics_derivatives_fext"(const double *, const double *, const double *, const double *, const double *, double *, double *, double *) nogil
     void _c_forward_dynamics_derivatives "krang_forward_dynamics_derivatives"(const double *, const double *, const double *, const double *, double *, double *, double *) nogil
+    void _c_fk_left "krang_fk_left"(const double *, const double *, double *) nogil
+    void _c_jdot_qdot_left "krang_jdot_qdot_left"(const double *, const double *, const double *, double *) nogil
+    void _c_fk_right "krang_fk_right"(const double *, const double *, double *) nogil
+    void _c_jdot_qdot_right "krang_jdot_qdot_right"(const double *, const double *, const double *, double *) nogil
+    void _c_frame_jacobian_time_variation_left_world "krang_frame_jacobian_time_variation_left_world"(const double *, const double *, const double *, double *) nogil
+    void _c_frame_jacobian_time_variation_left_local "krang_frame_jacobian_time_variation_left_local"(const double *, const double *, const double *, double *) nogil
+    void _c_frame_jacobian_time_variation_right_world "krang_frame_jacobian_time_variation_right_world"(const double *, const double *, const double *, double *) nogil
+    void _c_frame_jacobian_time_variation_right_local "krang_frame_jacobian_time_variation_right_local"(const double *, const double *, const double *, double *) nogil
     void _c_frame_jacobian_time_variation "krang_frame_jacobian_time_variation"(const double *, const double *, const double *, int, int, double *) nogil
     void _c_fk "krang_fk"(const double *, const double *, int, double *) nogil
     void _c_jdot_qdot "krang_jdot_qdot"(const double *, const double *, const double *, int, double *) nogil
@@ -62,6 +74,59 @@ cdef extern from "krang_kernels.h":
     void _c_centroidal_map "krang_centroidal_map"(const double *, const double *, double *) nogil
     void _c_integrate "krang_integrate"(const double *, const double *, double, double *) nogil
     void _c_neutral "krang_neutral"(double *) nogil
+
+# Every C function of the module by its name without the NAME_ prefix (compute_A, fk, ...): its
+# address in this process, for callers through a foreign-function interface (krang_kernels.jax's
+# XLA FFI handler, ctypes); valid while the module is loaded. Signatures: the C header.
+C_FUNCTIONS = types.MappingProxyType({
+    'compute_A': <uintptr_t><void *>_c_compute_A,
+    'compute_C': <uintptr_t><void *>_c_compute_C,
+    'compute_Q': <uintptr_t><void *>_c_compute_Q,
+    'jacobian_left_world': <uintptr_t><void *>_c_jacobian_left_world,
+    'jacobian_left_local': <uintptr_t><void *>_c_jacobian_left_local,
+    'jacobian_right_world': <uintptr_t><void *>_c_jacobian_right_world,
+    'jacobian_right_local': <uintptr_t><void *>_c_jacobian_right_local,
+    'friction': <uintptr_t><void *>_c_friction,
+    'compute_all': <uintptr_t><void *>_c_compute_all,
+    'jacobian': <uintptr_t><void *>_c_jacobian,
+    'default_params': <uintptr_t><void *>_c_default_params,
+    'joint_limits': <uintptr_t><void *>_c_joint_limits,
+    'param_name': <uintptr_t><void *>_c_param_name,
+    'joint_name': <uintptr_t><void *>_c_joint_name,
+    'inverse_dynamics': <uintptr_t><void *>_c_inverse_dynamics,
+    'bias': <uintptr_t><void *>_c_bias,
+    'forward_dynamics': <uintptr_t><void *>_c_forward_dynamics,
+    'inverse_dynamics_fext': <uintptr_t><void *>_c_inverse_dynamics_fext,
+    'forward_dynamics_fext': <uintptr_t><void *>_c_forward_dynamics_fext,
+    'inverse_dynamics_derivatives_fext': <uintptr_t><void *>_c_inverse_dynamics_derivatives_fext,
+    'inverse_dynamics_derivatives': <uintptr_t><void *>_c_inverse_dynamics_derivatives,
+    'forward_dynamics_derivatives_fext': <uintptr_t><void *>_c_forward_dynamics_derivatives_fext,
+    'forward_dynamics_derivatives': <uintptr_t><void *>_c_forward_dynamics_derivatives,
+    'fk_left': <uintptr_t><void *>_c_fk_left,
+    'jdot_qdot_left': <uintptr_t><void *>_c_jdot_qdot_left,
+    'fk_right': <uintptr_t><void *>_c_fk_right,
+    'jdot_qdot_right': <uintptr_t><void *>_c_jdot_qdot_right,
+    'frame_jacobian_time_variation_left_world': <uintptr_t><void *>_c_frame_jacobian_time_variation_left_world,
+    'frame_jacobian_time_variation_left_local': <uintptr_t><void *>_c_frame_jacobian_time_variation_left_local,
+    'frame_jacobian_time_variation_right_world': <uintptr_t><void *>_c_frame_jacobian_time_variation_right_world,
+    'frame_jacobian_time_variation_right_local': <uintptr_t><void *>_c_frame_jacobian_time_variation_right_local,
+    'frame_jacobian_time_variation': <uintptr_t><void *>_c_frame_jacobian_time_variation,
+    'fk': <uintptr_t><void *>_c_fk,
+    'jdot_qdot': <uintptr_t><void *>_c_jdot_qdot,
+    'regressor': <uintptr_t><void *>_c_regressor,
+    'regressor_param_index': <uintptr_t><void *>_c_regressor_param_index,
+    'base_regressor': <uintptr_t><void *>_c_base_regressor,
+    'base_params': <uintptr_t><void *>_c_base_params,
+    'base_param_name': <uintptr_t><void *>_c_base_param_name,
+    'base_regressor_column': <uintptr_t><void *>_c_base_regressor_column,
+    'compute_A_batch': <uintptr_t><void *>_c_compute_A_batch,
+    'compute_C_batch': <uintptr_t><void *>_c_compute_C_batch,
+    'com': <uintptr_t><void *>_c_com,
+    'com_jacobian': <uintptr_t><void *>_c_com_jacobian,
+    'centroidal_map': <uintptr_t><void *>_c_centroidal_map,
+    'integrate': <uintptr_t><void *>_c_integrate,
+    'neutral': <uintptr_t><void *>_c_neutral,
+})
 
 N_DOF = 17
 # length of q: N_DOF, or N_DOF + 1 on a free-flying base (x, y, z, qx, qy, qz, qw, joints...)
@@ -2255,4 +2320,4 @@ def compute_all(q, dq, params=None, out=None):
     return res
 
 
-__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'C_FUNCTIONS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

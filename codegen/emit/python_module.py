@@ -301,16 +301,16 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
     kernels.append(_kernel(abi.function("integrate"), (dt,), {"dt": "dt_c"}))
     constants = [_constant(abi.function(name)) for name in CONSTANTS]
     all_ = _compute_all(abi)
-    called = {k.name for k in kernels} | {k.batch for k in kernels if k.batch} | {
-        "compute_all", "friction", "base_params"} | set(METADATA) | set(CONSTANTS)
-    externs = [_extern(abi, f) for f in abi.functions if f.name in called]
+    # every function of the ABI: the wrappers call some, C_FUNCTIONS gives every one's address
+    externs = [_extern(abi, f) for f in abi.functions]
     contacts = [c for c in model.contacts] if abi.has("constrained_dynamics") else []
     limits = abi.function("joint_limits")
     names = {f.name for f in abi.functions}
     nbase = abi.function("base_params").outputs[0].shape[0] if "base_params" in names else None
     public = ["N_DOF", "N_Q", "N_BODIES", "BODY_NAMES", "N_PARAMS", "N_PI", "JOINT_NAMES", "PARAM_NAMES", "REGRESSOR_PARAMS",
               "REGRESSOR_PARAM_INDEX", *(["N_BASE", "BASE_PARAM_NAMES", "BASE_COLUMNS", "base_params"] if nbase else []),
-              "END_EFFECTORS", "JOINT_LIMITS", *(["N_CONTACTS", "CONTACT_NAMES", "CONTACT_ROWS", "N_REF"] if contacts else []),
+              "END_EFFECTORS", "JOINT_LIMITS", "C_FUNCTIONS",
+              *(["N_CONTACTS", "CONTACT_NAMES", "CONTACT_ROWS", "N_REF"] if contacts else []),
               *[k.name for k in kernels], *CONSTANTS, "compute_all", *SHARED]
     doc = (f"{module_name}: compiled dynamics of robot {abi.name} ({abi.ndof} DOF, {abi.nparams} parameters).\n\n"
            "    Gamma = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq)\n\n"
@@ -324,6 +324,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
            "End effectors (`ee`): the names in END_EFFECTORS, in index order.")
     return dict(
         version=__version__, header=header, docstring=docstring(doc, ""), externs=externs,
+        c_functions=[f.name for f in abi.functions],
         ndof=abi.ndof, nq=abi.nq, nbodies=nbodies(model), nparams=abi.nparams, npi=abi.function("regressor").outputs[0].shape[1],
         nbase=nbase,
         end_effectors=py_tuple(abi.end_effectors),
