@@ -63,7 +63,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--casadi", action="store_true",
                     help="URDF only: also build DIR/libNAME_casadi.so, CasADi external functions (forward and "
                          "inverse dynamics, end-effector positions, their Jacobians from the derivative kernels; "
-                         "fixed base; docs/casadi.md)")
+                         "docs/casadi.md)")
     ap.add_argument("--module-source", metavar="DIR",
                     help="also render the Python module's source (MODULE.pyx, MODULE.pyi) into DIR without "
                          "compiling it (make generate: the krang_kernels package)")

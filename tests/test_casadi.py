@@ -55,16 +55,21 @@ def test_patterns_of_panda_follow_the_tree():
     assert len(tau_p.rows[names.index("g")]) == n
 
 
-def test_free_flying_base_is_refused():
+def test_free_flying_q_blocks_map_the_tangent_columns():
     from codegen.emit.abi import describe
     from codegen.emit.cnames import cnames
-    from codegen.read.model import ModelError
     from codegen.read.urdf import load_urdf
     from reference.robot_data import MIMIC
     model = load_urdf(_panda_path(), name="panda", end_effectors=(EE,), mimic=MIMIC, floating_base=True).model
     names = cnames(model)
-    with pytest.raises(ModelError, match="free-flying"):
-        externals(model, describe(model, names=names), names)
+    fs = {f.name: f for f in externals(model, describe(model, names=names), names)}
+    nq = model.nq  # 7 base entries + 9 joints
+    fd_q = fs["jac_panda_forward_dynamics"].outputs[0].sparsity
+    fk_q = fs[f"jac_panda_fk_{EE}"].outputs[0].sparsity
+    assert fd_q.ncol == fk_q.ncol == nq == 16
+    assert fd_q.rows[:3] == ((),) * 3  # the dynamics, in base axes, do not see the base's position
+    assert all(len(r) == model.ndof for r in fd_q.rows[3:7])  # its orientation: gravity
+    assert all(len(r) == 3 for r in fk_q.rows[:7]) and fk_q.rows[-2:] == ((), ())  # not the fingers
 
 
 # ---- the Panda built: values, Jacobians, Opti -------------------------------------------------
@@ -279,3 +284,42 @@ def test_trajopt_example_runs_short():
     assert out.count("Solve_Succeeded") == 3
     dq = float(out.split("max |q_external - q_ADAM exact| = ")[1].split()[0])
     assert dq < 1e-4
+
+
+@pytest.fixture(scope="module")
+def floating(tmp_path_factory):
+    from reference.robot_data import MIMIC
+    out = tmp_path_factory.mktemp("panda_floating_casadi")
+    kw = dict(end_effectors=[EE], mimic=MIMIC, friction=False, floating_base=True, quiet=True)
+    lib = codegen.import_urdf(_panda_path(), casadi=True, out=out, **kw)
+    return str(lib), codegen.import_urdf(_panda_path(), **kw)
+
+
+@pytest.mark.robots
+def test_free_flying_base_values_and_q_jacobian_in_nq_coordinates(floating):
+    """q's Jacobian blocks are d f / dq in CasADi's NQ coordinates (position, raw quaternion, joints):
+    central differences of the kernels in those coordinates, also at a non-unit quaternion."""
+    lib, module = floating
+    nv, nq = module.N_DOF, module.N_Q
+    fd, id_, fk = (ca.external(f"panda_{f}", lib) for f in ("forward_dynamics", "inverse_dynamics", f"fk_{EE}"))
+    J_fd = _jac_fn(fd, 3, [nq, nv, nv])
+    J_id = _jac_fn(id_, 3, [nq, nv, nv])
+    J_fk = _jac_fn(fk, 1, [nq])
+    rng = np.random.default_rng(7)
+    for scale in (1.0, 1.7):
+        quat = rng.standard_normal(4)
+        q = np.r_[rng.standard_normal(3), scale * quat / np.linalg.norm(quat), rng.uniform(-1, 1, nv - 6)]
+        v, u = rng.standard_normal(nv), rng.standard_normal(nv) * 5
+        out = J_fd(q, v, u)
+        _close(_dense(out[0]).ravel(), module.forward_dynamics(q, v, u), 1e-12)
+        _close(_dense(out[1]), _central(module.forward_dynamics, [q, v, u], 0), 1e-6)
+        dq, dv, minv = module.forward_dynamics_derivatives(q, v, u)
+        _close(_dense(out[1])[:, 7:], dq[:, 6:], 1e-12)  # the joints' columns are the kernel's
+        _close(_dense(out[2]), dv, 1e-12)
+        _close(_dense(out[3]), minv, 1e-12)
+        out = J_id(q, v, u)
+        _close(_dense(out[0]).ravel(), module.inverse_dynamics(q, v, u), 1e-12)
+        _close(_dense(out[1]), _central(module.inverse_dynamics, [q, v, u], 0), 1e-6)
+        out = J_fk(q)
+        _close(_dense(out[0]).ravel(), module.fk(q, 0)[:3, 3], 1e-14)
+        _close(_dense(out[1]), _central(lambda x: module.fk(x, 0)[:3, 3], [q], 0), 1e-7)

@@ -21,9 +21,12 @@ the world (two arms fixed to the world apart are decoupled); an end effector's p
 joints on its chain, not on p (a URDF's geometry is constant; p holds g and the inertial and
 actuator parameters). Every other block is dense.
 
-Fixed base only: on a free-flying base q has NQ = NV + 1 entries and the kernels' q-derivatives
-are on the tangent space (NV columns), so a Jacobian in NQ coordinates would need the
-quaternion's tangent map; not done yet (ModelError). The p family needs a model whose p holds no
+On a free-flying base q has NQ = NV + 1 entries (position, quaternion x, y, z, w, joints) and the
+kernels' q-derivatives are on the tangent space (NV columns, Pinocchio's convention: q (+) delta,
+delta a base-axes twist). CasADi's q is a plain vector, so the q-blocks are d f / dq in those NQ
+coordinates, by the chain rule: d f / d position = d f / d delta_lin R^T, d f / d quaternion =
+d f / d delta_ang G(quaternion), G the derivative of the body rotation vector of q/|q| (the kernels
+normalize the quaternion, so the radial direction has derivative 0, as f has). The p family needs a model whose p holds no
 geometry (every URDF): d/d geometry has no analytical kernel.
 """
 from __future__ import annotations
@@ -140,11 +143,22 @@ def _patterns(model) -> dict:
             "ddq_p": Sparsity.of(n, len(names), ddq_p), "anc": ancestors}
 
 
+def _q_block(sp: Sparsity, model, moves: bool = True) -> Sparsity:
+    """A pattern over the NV tangent columns as one over q's NQ columns: on a free-flyer the base's
+    position (columns 0-2) is the image of the linear velocity's three columns and its quaternion (3-6)
+    of the angular velocity's (kkca_to_q); `moves` False: the output does not depend on the base's
+    position (the dynamics, in base axes), so columns 0-2 are empty."""
+    if not model.floating_base:
+        return sp
+    sources = [(0, 1, 2)] * 3 + [(3, 4, 5)] * 4 + [(j,) for j in range(6, model.ndof)]
+    rows = [tuple(sorted({i for t in src for i in sp.rows[t]})) for src in sources]
+    if not moves:
+        rows[:3] = [()] * 3
+    return Sparsity(sp.nrow, model.nq, tuple(rows))
+
+
 def externals(model, abi: ABI, names: CNames) -> tuple:
     """The External records of `model`'s library, values before their Jacobians."""
-    if model.floating_base:
-        raise ModelError("--casadi: a free-flying base is not supported yet (the kernels' q-derivatives are on the "
-                         "tangent space, NV columns; CasADi's q has NQ entries): docs/casadi.md")
     for kind, kernel in NEEDED.items():
         if not abi.has(kernel):
             raise ModelError(f"--casadi: the Jacobian of {kind} needs the kernel {kernel}: build with it "
@@ -155,13 +169,16 @@ def externals(model, abi: ABI, names: CNames) -> tuple:
     vec = Sparsity.dense
     out = []
     specs = [("forward_dynamics", ("q", "v", "tau"), "ddq", n,
-              {"q": pat["coupled"], "v": pat["coupled"], "tau": pat["coupled"], "p": pat["ddq_p"]}, "", None),
+              {"q": _q_block(pat["coupled"], model, False), "v": pat["coupled"], "tau": pat["coupled"],
+               "p": pat["ddq_p"]}, "", None),
              ("inverse_dynamics", ("q", "v", "a"), "tau", n,
-              {"q": pat["related"], "v": pat["related"], "a": pat["related"], "p": pat["tau_p"]}, "", None)]
+              {"q": _q_block(pat["related"], model, False), "v": pat["related"], "a": pat["related"],
+               "p": pat["tau_p"]}, "", None)]
     for e, frag in zip(model.end_effectors, names.ees):
         chain = pat["anc"][e.frame]
         specs.append((f"fk_{frag}", ("q",), "position", 3,
-                      {"q": Sparsity.of(3, nq, lambda i, j: j in chain), "p": Sparsity(3, np_, ((),) * np_)},
+                      {"q": _q_block(Sparsity.of(3, n, lambda i, j: j in chain), model),
+                       "p": Sparsity(3, np_, ((),) * np_)},
                       frag, e.name))
     sizes = {"q": nq, "v": n, "tau": n, "a": n, "p": np_}
     for base, ins, oname, osize, blocks, frag, ee_name in specs:
@@ -177,9 +194,10 @@ def externals(model, abi: ABI, names: CNames) -> tuple:
             out.append(External(fname, kind, False, p, inputs, (Port(oname, vec(osize, 1)),), value_buffers, frag, doc))
             jac_outputs = tuple(Port(f"jac_{oname}_{i.name}", blocks[i.name]) for i in inputs)
             if kind == "fk":
-                extra = (("J", 6 * n),)
+                extra = (("J", 6 * n),) + ((("d_qq", 3 * nq),) if model.floating_base else ())
             else:
-                extra = (("d_q", n * nq), ("d_v", n * n), ("d_3", n * n))
+                extra = (("d_q", n * n), ("d_v", n * n), ("d_3", n * n))
+                extra += (("d_qq", n * nq),) if model.floating_base else ()
                 if p:  # d tau / dp (kkca_dtau_dp's buffers), and for ddq its value and -A^-1 d tau / dp
                     extra += (("Y", n * max(np_ - 1, 1)), ("pg", np_), ("Qg", n), ("dtau_dp", n * np_))
                     extra += (("ddq", n), ("d_p", n * np_)) if kind == "forward_dynamics" else ()
@@ -206,4 +224,5 @@ def render_casadi(model, abi: ABI, names: CNames, header: str) -> str:
     return env.get_template("external.c.j2").render(
         fs=fs, patterns=patterns, sp_index=lambda s: patterns.index(s.compressed), header=header,
         prefix=names.prefix, kp=KERNEL_PREFIX + names.prefix + "_", n=model.ndof, nq=model.nq,
+        floating=model.floating_base,
         np=len(model.param_names), npi=abi.nparams - 1 - len(model.geometry), g_index=g_index)
