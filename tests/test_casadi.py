@@ -237,6 +237,35 @@ def test_opti_ipopt_reaches_a_point_within_torque_limits(panda):
 
 
 @pytest.mark.robots
+def test_integrators(panda):
+    """cvodes integrates with the external (its Newton iterations use jac_...); an rk integrator's
+    sensitivity, which differentiates through the externals, equals central differences."""
+    lib, module = panda
+    n = module.N_DOF
+    fd = ca.external("panda_forward_dynamics", lib)
+    x, u = ca.MX.sym("x", 2 * n), ca.MX.sym("u", n)
+    dae = {"x": x, "p": u, "ode": ca.vertcat(x[n:], fd(x[:n], x[n:], u))}
+    q0 = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.8, 0.5, 0.02, 0.02])
+    x0, u0 = np.r_[q0, np.zeros(n)], module.inverse_dynamics(q0, np.zeros(n), np.zeros(n)) + 1.0
+
+    def f(s):
+        return np.r_[s[n:], module.forward_dynamics(s[:n], s[n:], u0)]
+    ref, h = x0.copy(), 1e-4  # RK4 on the module, 1000 steps
+    for _ in range(1000):
+        k1 = f(ref)
+        k2 = f(ref + h / 2 * k1)
+        k3 = f(ref + h / 2 * k2)
+        k4 = f(ref + h * k3)
+        ref = ref + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    cvodes = ca.integrator("F", "cvodes", dae, 0, 0.1, {"abstol": 1e-12, "reltol": 1e-12})
+    _close(_dense(cvodes(x0=x0, p=u0)["xf"]).ravel(), ref, 1e-8)
+    rk = ca.integrator("G", "rk", dae, 0, 0.1, {"number_of_finite_elements": 20})
+    sens = ca.Function("S", [x, u], [ca.jacobian(rk(x0=x, p=u)["xf"], u)])
+    step = lambda uu: np.asarray(rk(x0=x0, p=uu)["xf"]).ravel()  # noqa: E731
+    _close(_dense(sens(x0, u0)), _central(step, [u0], 0), 1e-6)
+
+
+@pytest.mark.robots
 def test_library_is_rebuilt_only_when_stale(panda, tmp_path):
     from pathlib import Path
 
