@@ -1,7 +1,9 @@
-"""Panda point-to-point with torque limits in CasADi Opti + IPOPT, the dynamics once from this project's
-CasADi external functions (libNAME_casadi.so, docs/casadi.md) and once from a CasADi-symbolic model of
-the same URDF (ADAM, adam-robotics on PyPI): same optimum, IPOPT's time per iteration and the set-up
-time of both; then a micro-benchmark of one forward-dynamics evaluation and its Jacobian, the external
+"""Panda point-to-point with torque limits in CasADi Opti + IPOPT: this project's CasADi externals against
+a CasADi-symbolic model of the same URDF.
+
+The dynamics once from this project's CasADi external functions (libNAME_casadi.so, docs/casadi.md) and
+once from ADAM's expressions (adam-robotics on PyPI): same optimum, IPOPT's time per iteration and the
+set-up time of both; then a micro-benchmark of one forward-dynamics evaluation and its Jacobian, the external
 against CasADi's generated C of the symbolic model (same compiler, same flags).
 
     python -m examples.casadi_trajopt            (from the repository root; pip install casadi adam-robotics liecasadi)

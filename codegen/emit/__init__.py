@@ -7,8 +7,9 @@ as pair loops (pair_loops), SIMD batch kernels (batch), each kernel in its form
 (kernels), emission in child processes (parallel), the C files rendered from
 templates/c (render_c) and the Python module's source from templates/python
 (python_module), with its docstrings (docstrings) and Python text from
-untrusted strings (pytext), and a robot's CMake project from templates/cmake
-(cmake_project).
+untrusted strings (pytext), a robot's CMake project from templates/cmake
+(cmake_project) and its CasADi external functions from templates/casadi
+(casadi_external).
 
 Imports: codegen.read, codegen.derive and codegen.support; never codegen.build,
 the pipeline (codegen.pipeline) or the command line (codegen.cli).
