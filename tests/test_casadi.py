@@ -352,3 +352,23 @@ def test_free_flying_base_values_and_q_jacobian_in_nq_coordinates(floating):
         out = J_fk(q)
         _close(_dense(out[0]).ravel(), module.fk(q, 0)[:3, 3], 1e-14)
         _close(_dense(out[1]), _central(lambda x: module.fk(x, 0)[:3, 3], [q], 0), 1e-7)
+
+
+@pytest.mark.system
+def test_command_line_builds_the_library(tmp_path):
+    """python -m codegen ROBOT.urdf --casadi: the portable build, loaded by casadi.external."""
+    import sys
+
+    from reference.robot_data import MIMIC_FLAGS
+    done = subprocess.run([sys.executable, "-m", "codegen", str(_panda_path()), "--out", str(tmp_path), "--name", "arm",
+                           "--end-effector", EE, *MIMIC_FLAGS, "--kernels",
+                           "core,forward_dynamics_derivatives,inverse_dynamics_derivatives", "--casadi"],
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "libarm_casadi.so" in done.stdout
+    fd = ca.external("arm_forward_dynamics", str(tmp_path / "libarm_casadi.so"))
+    assert fd.size1_out(0) == 9 and "jac_arm_forward_dynamics" in str(fd.jacobian())
+    done = subprocess.run([sys.executable, "-m", "codegen", str(_panda_path()), "--out", str(tmp_path / "core"),
+                           "--end-effector", EE, *MIMIC_FLAGS, "--kernels", "core", "--casadi"],
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode != 0 and "forward_dynamics_derivatives" in done.stderr
