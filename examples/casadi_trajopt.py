@@ -38,7 +38,13 @@ JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
 Q_A = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 Q_B = np.array([1.2, -0.3, -0.5, -1.8, 0.4, 2.0, 0.2])
 T = 1.0
-CFLAGS = ["-O3", "-march=native", "-ffp-contract=fast", "-fPIC", "-shared"]
+
+
+def cflags() -> list:
+    """The external library's own flags (codegen.build.casadi_library, native), for CasADi's generated C, but
+    -fvisibility=hidden (its functions are not marked for export; visibility does not change the code)."""
+    from codegen.build.casadi_library import c_flags
+    return [f for f in c_flags(native=True) if f != "-fvisibility=hidden"] + ["-shared"]
 
 
 def arm_urdf(directory: Path) -> Path:
@@ -142,7 +148,7 @@ def _per_call(f, args, calls: int) -> float:
 
 def generated_c(fd_sym, directory: Path):
     """(fd, jac_fd, compile seconds): CasADi's generated C of the symbolic model and of its Jacobian, compiled
-    with CFLAGS and loaded back as externals."""
+    with cflags() and loaded back as externals."""
     import casadi as ca
 
     jac = fd_sym.jacobian()
@@ -152,10 +158,57 @@ def generated_c(fd_sym, directory: Path):
     gen.generate(str(directory) + os.sep)
     cc = os.environ.get("CC", "cc")
     t0 = time.perf_counter()
-    subprocess.run([cc, *CFLAGS, "fd_sym_gen.c", "-o", "fd_sym_gen.so", "-lm"], cwd=directory, check=True)
+    subprocess.run([cc, *cflags(), "fd_sym_gen.c", "-o", "fd_sym_gen.so", "-lm"], cwd=directory, check=True)
     seconds = time.perf_counter() - t0
     lib = str(directory / "fd_sym_gen.so")
     return ca.external("fd_sym", lib), ca.external(jac.name(), lib), seconds
+
+
+DRIVER = r"""
+#define _POSIX_C_SOURCE 199309L
+#include <stdio.h>
+#include <time.h>
+typedef long long casadi_int;
+typedef int (*fn)(const double **, double **, casadi_int *, double *, int);
+#define DECL(f) int f(const double **arg, double **res, casadi_int *iw, double *w, int mem)
+DECL(panda_arm_forward_dynamics); DECL(jac_panda_arm_forward_dynamics); DECL(fd_sym); DECL(jac_fd_sym);
+static double w[1 << 16];
+static casadi_int iw[1 << 10];
+static double seconds(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+/* best of 5 runs of n calls, microseconds per call; q[0] moves so that no call is hoisted */
+static double us(fn f, const double **arg, double **res, double *q0, int n) {
+    double best = 1e9, sink = 0.0;
+    int i, k;
+    for (k = 0; k < 5; ++k) {
+        double t0 = seconds(), t;
+        for (i = 0; i < n; ++i) { *q0 += 1e-12; f(arg, res, iw, w, 0); sink += res[0][1]; }
+        t = (seconds() - t0) / n;
+        if (t < best) best = t;
+    }
+    return 1e6 * best + 0.0 * sink;
+}
+int main(int argc, char **argv) {
+    double q[7], v[7], tau[7], ddq[7], d1[49], d2[49], d3[49];
+    const double *arg[4] = {q, v, tau, ddq};
+    double *res[1] = {ddq}, *jres[3] = {d1, d2, d3};
+    int i, n = argc > 1 ? atoi(argv[1]) : 100000;
+    for (i = 0; i < 7; ++i) { q[i] = 0.1 * i; v[i] = 0.2 - 0.05 * i; tau[i] = 1.0 + i; }
+    printf("%f %f\n", us(panda_arm_forward_dynamics, arg, res, q, n), us(fd_sym, arg, res, q, n));
+    printf("%f %f\n", us(jac_panda_arm_forward_dynamics, arg, jres, q, n), us(jac_fd_sym, arg, jres, q, n));
+    return 0;
+}
+"""
+
+
+def from_c(directory: Path, lib_x: Path, lib_c: Path, calls: int) -> list:
+    """[(external us, generated C us)] for forward dynamics and its Jacobian, called from a C loop (DRIVER)
+    through the CasADi API of both libraries: the functions alone, without CasADi's per-call machinery."""
+    cc = os.environ.get("CC", "cc")
+    (directory / "driver.c").write_text(DRIVER.replace("#include <time.h>", "#include <time.h>\n#include <stdlib.h>"))
+    subprocess.run([cc, "-O2", "-std=c99", "driver.c", "-o", "driver", str(lib_x), str(lib_c),
+                    f"-Wl,-rpath,{lib_x.parent}", f"-Wl,-rpath,{lib_c.parent}"], cwd=directory, check=True)
+    out = subprocess.run([str(directory / "driver"), str(calls)], capture_output=True, text=True, check=True).stdout
+    return [tuple(float(x) for x in line.split()) for line in out.strip().splitlines()]
 
 
 def main(argv=None) -> int:
@@ -200,11 +253,17 @@ def main(argv=None) -> int:
                 ("its Jacobian (q, v, tau)", _per_call(jac_x, (q, v, u, ddq), calls),
                  _per_call(jac_c, (q, v, u, ddq), calls))]
         print(f"\nper evaluation, {calls} in a serial map (CasADi's generated C of ADAM's expressions: "
-              f"compiled in {compile_s:.1f} s with {' '.join(CFLAGS)}):")
+              f"compiled in {compile_s:.1f} s with {' '.join(cflags())}, the external's flags):")
         print("\n| function | external µs | generated C µs | ratio |")
         print("|---|---|---|---|")
         for name, x, c in rows:
             print(f"| {name} | {x * 1e6:.2f} | {c * 1e6:.2f} | {x / c:.2f} |")
+        direct = from_c(work, Path(lib), work / "fd_sym_gen.so", calls * 10)
+        print("\nthe same functions called from a C loop through their CasADi API (no CasADi call machinery):")
+        print("\n| function | external µs | generated C µs | ratio |")
+        print("|---|---|---|---|")
+        for (name, _, _), (x, c) in zip(rows, direct):
+            print(f"| {name} | {x:.3f} | {c:.3f} | {x / c:.2f} |")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
