@@ -76,6 +76,8 @@ examples: build
 	$(PYTHON) -m examples.ilqr
 	$(PYTHON) -m examples.humanoid_push
 	$(PYTHON) -m examples.quadruped_mpc
+	$(PYTHON) -m examples.jax_sysid
+	$(PYTHON) -m examples.casadi_trajopt
 	@mkdir -p build/examples
 	$(CC) -O2 -std=c99 -I generated examples/c_controller/main.c generated/krang_kernels.c -lm \
 		-o build/examples/c_controller

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        0b61be4b8d9c83882bd7d7b63a672f99dd9be945e9596bc1619b8fc19ce00f33
+ * generator        e2c137b8c7c81e9320447b2d4f1c40973c9adfbe7d2a0b89075fff56d1f8a93c
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
