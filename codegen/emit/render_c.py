@@ -70,13 +70,19 @@ def _contact_columns(model) -> tuple:
     return first, cols
 
 
-def _ancestor_table(model) -> tuple:
-    """(first, ancestors): joint i's moving ancestors are ancestors[first[i]:first[i + 1]]."""
+def _ancestor_table(model) -> dict:
+    """The tree as the contact derivatives' row operations walk it: joint i's moving ancestors
+    are anc[anc_first[i]:anc_first[i + 1]]; its descendants lie in i..sub_last[i] (a parent's
+    index is below its children's)."""
     lam, first, anc = parents(model), [0], []
+    last = list(range(model.ndof))
     for i in range(model.ndof):
-        anc += chain(lam, lam[i]) if lam[i] >= 0 else []
+        ancestors = chain(lam, lam[i]) if lam[i] >= 0 else []
+        anc += ancestors
         first.append(len(anc))
-    return first, anc
+        for a in ancestors:
+            last[a] = max(last[a], i)
+    return dict(anc_first=first, anc=anc, sub_last=last)
 
 
 def render(abi, names, model, values, kernels, config, base=None) -> dict:
@@ -138,10 +144,8 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         # the unrolled forward solve with the factor L of A (templates/c/contacts.c.j2 kk_lsolve)
         lsolve=_ancestor_rows(model) if abi.has("constrained_dynamics") else [],
         point_rows=_point_rows(model),
-        anc_first=_ancestor_table(model)[0],
-        anc=_ancestor_table(model)[1],
-        ccol_first=_contact_columns(model)[0],
-        ccol=_contact_columns(model)[1],
+        **_ancestor_table(model),
+        **dict(zip(("ccol_first", "ccol"), _contact_columns(model))),
         derivatives=abi.has("constrained_dynamics_derivatives"),
         joint_names=[c_string(n) for n in model.joint_names],
     )
