@@ -1,7 +1,8 @@
-"""Batch kernels: PFX_compute_A_batch / PFX_compute_C_batch equal
-the scalar kernels state by state, for every n around the vector width
-(n = 0, 1, W - 1, W, W + 1 for both lane counts W the C may choose, 67 and
-a negative n, which writes nothing), on
+"""Batch kernels: PFX_compute_A_batch / PFX_compute_C_batch and the
+dynamics' PFX_inverse_dynamics_batch, PFX_bias_batch,
+PFX_forward_dynamics_batch equal the scalar kernels state by state, for
+every n around the vector width (n = 0, 1, W - 1, W, W + 1 for both lane
+counts W the C may choose, 64, 67 and a negative n, which writes nothing), on
 the mini model and on Krang, compiled with the vector path (GCC) and with it
 turned off (-DKKNOSIMD: the portable loop).
 
@@ -25,7 +26,11 @@ pytestmark = pytest.mark.builds
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = (ROOT / "tests" / "models" / "mini.toml", ROOT / "tests" / "models" / "mini_params.toml")
-SIZES = (0, 1, *sorted({n for w in LANE_CHOICES for n in (w - 1, w, w + 1)}), 67)
+SIZES = (0, 1, *sorted({n for w in LANE_CHOICES for n in (w - 1, w, w + 1)}), 64, 67)
+# batch kernel -> its scalar kernel's per-state inputs (q, dq, and ddq or tau) and output size
+# (ndof -> elements per state)
+KERNELS = {"compute_A": (1, lambda n: n * n), "compute_C": (2, lambda n: n * n), "inverse_dynamics": (3, int),
+           "bias": (2, int), "forward_dynamics": (3, int)}
 _D = ctypes.POINTER(ctypes.c_double)
 
 
@@ -95,13 +100,18 @@ def test_batch_equals_scalar(libs, which):
         q, dq = _states(rng, n, ndof, 7.0), _states(rng, n, ndof, 3.0)
         if n >= 3:
             q[2, 0] = 3.0e5
-        A = _batch(lib, "compute_A_batch", n, [q], p, ndof * ndof)
-        C = _batch(lib, "compute_C_batch", n, [q, dq], p, ndof * ndof)
-        for k in range(n):
-            for got, want in ((A[k], lib.compute_A(q[k], p)), (C[k], lib.compute_C(q[k], dq[k], p))):
-                want = want.ravel()
+        if n >= 2:  # friction's sign(dq) at dq = 0 (in some lanes only): 0, as the scalar kernel's
+            dq[1, ::2] = 0.0
+            dq[n - 1, 0] = 0.0
+        third = _states(rng, n, ndof, 5.0)  # ddq (inverse dynamics) or tau (forward dynamics)
+        for name, (nin, size) in KERNELS.items():
+            inputs = [q, dq, third][:nin]
+            got = _batch(lib, f"{name}_batch", n, inputs, p, size(ndof))
+            for k in range(n):
+                want = np.ravel(getattr(lib, name)(*[x[k] for x in inputs], p))
                 scale = max(np.abs(want).max(), 1e-300)
-                np.testing.assert_allclose(got, want, rtol=0, atol=1e-14 * scale, err_msg=f"n={n} state {k}")
+                np.testing.assert_allclose(got[k], want, rtol=0, atol=1e-14 * scale,
+                                           err_msg=f"{name}: n={n} state {k}")
 
 
 def test_negative_n_writes_nothing(libs):
@@ -111,6 +121,8 @@ def test_negative_n_writes_nothing(libs):
     p = lib.default_params()
     assert _batch(lib, "compute_A_batch", -3, [q], p, ndof * ndof).size == 0
     assert _batch(lib, "compute_C_batch", -1, [q, q], p, ndof * ndof).size == 0
+    for name, (nin, _) in KERNELS.items():
+        assert _batch(lib, f"{name}_batch", -2, [q] * nin, p, ndof).size == 0
 
 
 def _macros(*flags) -> dict:

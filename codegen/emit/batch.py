@@ -20,8 +20,13 @@ The arithmetic is the scalar kernel's, operation for operation, so each lane
 equals the scalar result (to the rounding of contracted multiply-adds, which
 the compiler may place differently).
 
-A statement this cannot express over vectors (a math.h call or a comparison
-on a per-state value: the model language allows them, A and C of the usual
+One comparison has a vector form: friction's sign(dq), printed by the
+scalar kernels as `(double)((x > 0) - (x < 0))`, becomes KKSIGN(x) (the
+template: GCC vector comparisons, -1 or 0 per lane, converted to double),
+exactly the scalar value in every lane, so that inverse dynamics, bias and
+forward dynamics with friction vectorize too. Any other statement this
+cannot express over vectors (a math.h call or another comparison on a
+per-state value: the model language allows them, the dynamics of the usual
 joints never contain them) makes the whole kernel fall back to a loop over
 the scalar kernel: `Batch.simd` is False.
 """
@@ -41,6 +46,8 @@ VECTOR_INPUTS = {"q": "vq", "sq": "vs", "cq": "vc", "dq": "vdq", "ddq": "vddq", 
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 _CALL = re.compile(r"(?<![\w.])[A-Za-z_]\w*\s*\(")
 _DECL = re.compile(r"const double (\w+)")
+# the scalar printer's sign(x) of a variable (codegen/emit/cprint.py) -> its vector form
+_SIGN = re.compile(r"\(double\)\(\((\w+) > 0\) - \(\1 < 0\)\)")
 
 
 @dataclass
@@ -58,8 +65,10 @@ class Batch:
 
 
 def _vector_rhs(rhs: str) -> str | None:
-    """rhs over vectors, or None if it cannot be (a call or a comparison)."""
-    if _CALL.search(rhs) or any(c in rhs for c in "<>?=!&|"):
+    """rhs over vectors, or None if it cannot be (a call or a comparison
+    other than sign's)."""
+    rhs = _SIGN.sub(r"KKSIGN(\1)", rhs)
+    if _CALL.search(rhs.replace("KKSIGN(", "(")) or any(c in rhs for c in "<>?=!&|"):
         return None
     return rhs
 
@@ -85,7 +94,7 @@ def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
         elif not any(ident in defined for ident in _IDENT.findall(rhs)):
             b.hoisted.append((decl, rhs))
             continue
-        elif _vector_rhs(rhs) is None:
+        elif (rhs := _vector_rhs(rhs)) is None:
             return scalar
         defined[lhs] = len(b.body)
         b.body.append((f"const kv {lhs}", rhs))
@@ -97,7 +106,7 @@ def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
         uses = [defined[ident] for ident in _IDENT.findall(rhs) if ident in defined]
         if not uses:
             b.fills.append((index, rhs))
-        elif _vector_rhs(rhs) is None:
+        elif (rhs := _vector_rhs(rhs)) is None:
             return scalar
         else:
             after.setdefault(max(uses), []).append((f"ob[{index}]", rhs))
