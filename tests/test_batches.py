@@ -84,7 +84,8 @@ def test_every_kernel_is_covered():
     assert kernels <= set(KERNELS)
 
 
-SIMD = {"compute_A", "compute_C", "inverse_dynamics", "bias", "forward_dynamics"}  # the kernels with a batch form in the C ABI (PFX_compute_A_batch, ...)
+# the kernels with a batch form in the C ABI (PFX_compute_A_batch, ...)
+SIMD = {"compute_A", "compute_C", "inverse_dynamics", "bias", "forward_dynamics"}
 
 
 def _parts(x):
