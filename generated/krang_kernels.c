@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        3cddfb5181be87ef8b3021a67e29e806747d53023096e62dfa3fabf64f373faa
+ * generator        d9953c36e65d97f45c2da4afb6785110b02a8c78c994717891bbb101973760ad
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
@@ -36229,19 +36229,19 @@ static KKHELPER void store_lanes(const kv *ob, int size, double *o)
 }
 
 /* The inverse of store_lanes for the inputs: v[i] = element i of the
- * KKLANES consecutive rows of NDOF doubles at x (lane l: row l), by the
- * same 4 x 4 transposition in registers; the last NDOF % 4 elements one by
- * one. */
-static KKINLINE void load_lanes(const double *x, kv *v)
+ * KKLANES consecutive rows of `width` doubles at x (lane l: row l; NDOF, or
+ * NQ for the q of a free-flying base), by the same 4 x 4 transposition in
+ * registers; the last width % 4 elements one by one. */
+static KKINLINE void load_lanes(const double *x, int width, kv *v)
 {
     int i = 0;
 #if KKSHUFFLES
-    for (; i + 4 <= NDOF; i += 4) {
+    for (; i + 4 <= width; i += 4) {
         kq4 w[KKLANES];  /* w[4 g + m]: element i + m of rows 4 g .. 4 g + 3 */
         for (int g = 0; g < KKLANES / 4; ++g) {
-            const double *r = x + (size_t)(4 * g) * NDOF + (size_t)i;
-            const kq4 e0 = *(const kq4u *)r, e1 = *(const kq4u *)(r + NDOF);
-            const kq4 e2 = *(const kq4u *)(r + 2 * NDOF), e3 = *(const kq4u *)(r + 3 * NDOF);
+            const double *r = x + (size_t)(4 * g) * width + (size_t)i;
+            const kq4 e0 = *(const kq4u *)r, e1 = *(const kq4u *)(r + width);
+            const kq4 e2 = *(const kq4u *)(r + 2 * width), e3 = *(const kq4u *)(r + 3 * width);
             const kq4 u0 = KKSHUF(e0, e2, 0, 1, 4, 5), u1 = KKSHUF(e1, e3, 0, 1, 4, 5);
             const kq4 u2 = KKSHUF(e0, e2, 2, 3, 6, 7), u3 = KKSHUF(e1, e3, 2, 3, 6, 7);
             w[4 * g] = KKSHUF(u0, u1, 0, 4, 2, 6);
@@ -36259,10 +36259,10 @@ static KKINLINE void load_lanes(const double *x, kv *v)
         }
     }
 #endif
-    for (; i < NDOF; ++i) {  /* whole vectors written: no lane of v[i] is read before it is set */
+    for (; i < width; ++i) {  /* whole vectors written: no lane of v[i] is read before it is set */
         double t[KKLANES];
         for (int l = 0; l < KKLANES; ++l) {
-            t[l] = x[(size_t)l * NDOF + (size_t)i];
+            t[l] = x[(size_t)l * width + (size_t)i];
         }
         memcpy(&v[i], t, sizeof t);
     }
@@ -36677,8 +36677,8 @@ void krang_compute_A_batch(int n, const double *q, const double *p, double *A)
             {
                 double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
                 sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, vs);
-                load_lanes(tc, vc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
             }
             const kv s_q_7r = vs[16];
             const kv c_q_7r = vc[16];
@@ -38072,11 +38072,11 @@ void krang_compute_C_batch(int n, const double *q, const double *dq, const doubl
             {
                 double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
                 sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, vs);
-                load_lanes(tc, vc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
             }
-            kv vdq[NDOF];
-            load_lanes(dq + (size_t)b * NDOF, vdq);
+            kv vdq[17];
+            load_lanes(dq + (size_t)b * 17, 17, vdq);
             const kv dq_q_imu = vdq[0];
             const kv t949 = -p_L1*dq_q_imu;
             const kv t948 = -p_L2*dq_q_imu;
@@ -41099,13 +41099,13 @@ void krang_inverse_dynamics_batch(int n, const double *q, const double *dq, cons
             {
                 double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
                 sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, vs);
-                load_lanes(tc, vc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
             }
-            kv vdq[NDOF];
-            load_lanes(dq + (size_t)b * NDOF, vdq);
-            kv vddq[NDOF];
-            load_lanes(ddq + (size_t)b * NDOF, vddq);
+            kv vdq[17];
+            load_lanes(dq + (size_t)b * 17, 17, vdq);
+            kv vddq[17];
+            load_lanes(ddq + (size_t)b * 17, 17, vddq);
             const kv s_q_imu = vs[0];
             const kv t898 = -p_g*s_q_imu;
             const kv ddq_q_imu = vddq[0];
@@ -42054,11 +42054,11 @@ void krang_bias_batch(int n, const double *q, const double *dq, const double *p,
             {
                 double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
                 sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, vs);
-                load_lanes(tc, vc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
             }
-            kv vdq[NDOF];
-            load_lanes(dq + (size_t)b * NDOF, vdq);
+            kv vdq[17];
+            load_lanes(dq + (size_t)b * 17, 17, vdq);
             const kv dq_q_imu = vdq[0];
             const kv t949 = -p_L1*dq_q_imu;
             const kv t948 = -p_L2*dq_q_imu;
@@ -43026,13 +43026,13 @@ void krang_forward_dynamics_batch(int n, const double *q, const double *dq, cons
             {
                 double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
                 sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, vs);
-                load_lanes(tc, vc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
             }
-            kv vdq[NDOF];
-            load_lanes(dq + (size_t)b * NDOF, vdq);
-            kv vtau[NDOF];
-            load_lanes(tau + (size_t)b * NDOF, vtau);
+            kv vdq[17];
+            load_lanes(dq + (size_t)b * 17, 17, vdq);
+            kv vtau[17];
+            load_lanes(tau + (size_t)b * 17, 17, vtau);
             const kv s_q_7r = vs[16];
             const kv x0 = p_XY_10r*s_q_7r;
             const kv c_q_7r = vc[16];

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        3cddfb5181be87ef8b3021a67e29e806747d53023096e62dfa3fabf64f373faa
+ * generator        d9953c36e65d97f45c2da4afb6785110b02a8c78c994717891bbb101973760ad
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832

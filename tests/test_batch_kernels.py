@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -146,3 +147,43 @@ def test_vector_path_under_every_c_standard(std):
 def test_x87_excess_precision_turns_the_vector_path_off():
     m = _macros("-O2", "-mfpmath=387")
     assert (m["KKDOUBLE"], m["KKSIMD"], m["SINCOSCONVERT"]) == ("0", "0", "1")
+
+
+FLOATING = ROOT / "tests" / "models" / "floating_tiny.urdf"
+
+
+@pytest.fixture(scope="module")
+def floating(tmp_path_factory):
+    """The tiny robot on a free-flying base (q: NQ = NDOF + 1, a unit quaternion), 8 lanes where
+    the machine has AVX-512; the batch kernels transpose q by rows of NQ."""
+    from codegen.read.urdf import load_urdf
+
+    out = tmp_path_factory.mktemp("floating")
+    subprocess.run([sys.executable, "-m", "codegen", str(FLOATING), "--out", str(out), "--name", "ftiny",
+                    "--floating-base"], check=True, capture_output=True, cwd=ROOT)
+    robot = load_urdf(FLOATING, name="ftiny", floating_base=True)
+    so = compile_shared(out / "ftiny_kernels.c", out / "libftiny.so",
+                        [*CFLAGS, "-O2", "-march=native", "-ffp-contract=fast"])
+    return Library(robot.model, so, "ftiny")
+
+
+def test_floating_base_batch_equals_scalar(floating):
+    lib = floating
+    ndof, nq = lib.model.ndof, lib.model.nq
+    rng = np.random.default_rng(5)
+    p = np.ascontiguousarray(lib.default_params())
+    for n in SIZES:
+        q = _states(rng, n, nq, 3.0)
+        quat = rng.normal(size=(len(q), 4))
+        q[:, 3:7] = quat / np.linalg.norm(quat, axis=1)[:, None]
+        dq, third = _states(rng, n, ndof, 3.0), _states(rng, n, ndof, 5.0)
+        if n >= 2:
+            dq[1, ::2] = 0.0
+        for name, (nin, size) in KERNELS.items():
+            inputs = [q, dq, third][:nin]
+            got = _batch(lib, f"{name}_batch", n, inputs, p, size(ndof))
+            for k in range(n):
+                want = np.ravel(getattr(lib, name)(*[x[k] for x in inputs], p))
+                scale = max(np.abs(want).max(), 1e-300)
+                np.testing.assert_allclose(got[k], want, rtol=0, atol=1e-14 * scale,
+                                           err_msg=f"{name}: n={n} state {k}")

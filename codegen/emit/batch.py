@@ -55,7 +55,7 @@ class Batch:
     name: str  # the batch function, without the prefix
     scalar: str  # the scalar kernel it evaluates per state
     simd: bool  # False: a loop over the scalar kernel only
-    inputs: list = field(default_factory=list)  # per-state input arrays read directly: (name, vector array)
+    inputs: list = field(default_factory=list)  # per-state inputs read directly: (name, vector array, length)
     sincos: bool = False  # needs sin and cos of q
     hoisted: list = field(default_factory=list)  # (declaration, rhs): p-only statements, once per call
     fills: list = field(default_factory=list)  # (flat index, rhs): p-only output elements, once per call
@@ -75,10 +75,12 @@ def _vector_rhs(rhs: str) -> str | None:
 
 def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
     """The batch form `name` of an emitted scalar kernel with one output;
-    simd=False: a loop over the scalar kernel (a free-flying base, whose q
-    is longer than NDOF, which the lane transposition assumes)."""
+    simd=False: a loop over the scalar kernel. A free-flying base's q (NQ =
+    NDOF + 1: the quaternion) is transposed by rows of NQ (an input's length,
+    Batch.inputs), its joint angles gathered for the lane sincos (the
+    template)."""
     (output,) = [a for a in kernel.args if a.output]
-    inputs = [a.name for a in kernel.args if not a.output and a.name in VECTOR_INPUTS]
+    inputs = {a.name: a.length for a in kernel.args if not a.output and a.name in VECTOR_INPUTS}
     scalar = Batch(name, kernel.name, False, output=output.name, size=output.length)
     if not simd:
         return scalar
@@ -113,5 +115,5 @@ def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
     if not after:  # constant in the states (a 1-DOF C): nothing to vectorize
         return scalar
     b.body = [line for k, st in enumerate(b.body) for line in [st, *after.get(k, [])]]
-    b.inputs = [(a, VECTOR_INPUTS[a]) for a in inputs if a in read]
+    b.inputs = [(a, VECTOR_INPUTS[a], n) for a, n in inputs.items() if a in read]
     return b

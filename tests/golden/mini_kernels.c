@@ -3520,19 +3520,19 @@ static KKHELPER void store_lanes(const kv *ob, int size, double *o)
 }
 
 /* The inverse of store_lanes for the inputs: v[i] = element i of the
- * KKLANES consecutive rows of NDOF doubles at x (lane l: row l), by the
- * same 4 x 4 transposition in registers; the last NDOF % 4 elements one by
- * one. */
-static KKINLINE void load_lanes(const double *x, kv *v)
+ * KKLANES consecutive rows of `width` doubles at x (lane l: row l; NDOF, or
+ * NQ for the q of a free-flying base), by the same 4 x 4 transposition in
+ * registers; the last width % 4 elements one by one. */
+static KKINLINE void load_lanes(const double *x, int width, kv *v)
 {
     int i = 0;
 #if KKSHUFFLES
-    for (; i + 4 <= NDOF; i += 4) {
+    for (; i + 4 <= width; i += 4) {
         kq4 w[KKLANES];  /* w[4 g + m]: element i + m of rows 4 g .. 4 g + 3 */
         for (int g = 0; g < KKLANES / 4; ++g) {
-            const double *r = x + (size_t)(4 * g) * NDOF + (size_t)i;
-            const kq4 e0 = *(const kq4u *)r, e1 = *(const kq4u *)(r + NDOF);
-            const kq4 e2 = *(const kq4u *)(r + 2 * NDOF), e3 = *(const kq4u *)(r + 3 * NDOF);
+            const double *r = x + (size_t)(4 * g) * width + (size_t)i;
+            const kq4 e0 = *(const kq4u *)r, e1 = *(const kq4u *)(r + width);
+            const kq4 e2 = *(const kq4u *)(r + 2 * width), e3 = *(const kq4u *)(r + 3 * width);
             const kq4 u0 = KKSHUF(e0, e2, 0, 1, 4, 5), u1 = KKSHUF(e1, e3, 0, 1, 4, 5);
             const kq4 u2 = KKSHUF(e0, e2, 2, 3, 6, 7), u3 = KKSHUF(e1, e3, 2, 3, 6, 7);
             w[4 * g] = KKSHUF(u0, u1, 0, 4, 2, 6);
@@ -3550,10 +3550,10 @@ static KKINLINE void load_lanes(const double *x, kv *v)
         }
     }
 #endif
-    for (; i < NDOF; ++i) {  /* whole vectors written: no lane of v[i] is read before it is set */
+    for (; i < width; ++i) {  /* whole vectors written: no lane of v[i] is read before it is set */
         double t[KKLANES];
         for (int l = 0; l < KKLANES; ++l) {
-            t[l] = x[(size_t)l * NDOF + (size_t)i];
+            t[l] = x[(size_t)l * width + (size_t)i];
         }
         memcpy(&v[i], t, sizeof t);
     }
@@ -3689,11 +3689,11 @@ void mini_compute_A_batch(int n, const double *q, const double *p, double *A)
             {
                 double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
                 sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, vs);
-                load_lanes(tc, vc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
             }
-            kv vq[NDOF];
-            load_lanes(q + (size_t)b * NDOF, vq);
+            kv vq[3];
+            load_lanes(q + (size_t)b * 3, 3, vq);
             const kv s_q_a = vs[1];
             const kv c_q_a = vc[1];
             const kv t43 = c_q_a*t35 + s_q_a*t33;
@@ -3761,13 +3761,13 @@ void mini_compute_C_batch(int n, const double *q, const double *dq, const double
             {
                 double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
                 sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, vs);
-                load_lanes(tc, vc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
             }
-            kv vq[NDOF];
-            load_lanes(q + (size_t)b * NDOF, vq);
-            kv vdq[NDOF];
-            load_lanes(dq + (size_t)b * NDOF, vdq);
+            kv vq[3];
+            load_lanes(q + (size_t)b * 3, 3, vq);
+            kv vdq[3];
+            load_lanes(dq + (size_t)b * 3, 3, vdq);
             const kv dq_q_base = vdq[0];
             const kv x1 = p_MZ_b*dq_q_base;
             const kv t254 = x1;
@@ -3878,15 +3878,15 @@ void mini_inverse_dynamics_batch(int n, const double *q, const double *dq, const
             {
                 double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
                 sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, vs);
-                load_lanes(tc, vc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
             }
-            kv vq[NDOF];
-            load_lanes(q + (size_t)b * NDOF, vq);
-            kv vdq[NDOF];
-            load_lanes(dq + (size_t)b * NDOF, vdq);
-            kv vddq[NDOF];
-            load_lanes(ddq + (size_t)b * NDOF, vddq);
+            kv vq[3];
+            load_lanes(q + (size_t)b * 3, 3, vq);
+            kv vdq[3];
+            load_lanes(dq + (size_t)b * 3, 3, vdq);
+            kv vddq[3];
+            load_lanes(ddq + (size_t)b * 3, 3, vddq);
             const kv s_q_base = vs[0];
             const kv t77 = s_q_base*t75;
             const kv ddq_q_base = vddq[0];
@@ -4004,13 +4004,13 @@ void mini_bias_batch(int n, const double *q, const double *dq, const double *p, 
             {
                 double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
                 sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, vs);
-                load_lanes(tc, vc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
             }
-            kv vq[NDOF];
-            load_lanes(q + (size_t)b * NDOF, vq);
-            kv vdq[NDOF];
-            load_lanes(dq + (size_t)b * NDOF, vdq);
+            kv vq[3];
+            load_lanes(q + (size_t)b * 3, 3, vq);
+            kv vdq[3];
+            load_lanes(dq + (size_t)b * 3, 3, vdq);
             const kv dq_q_base = vdq[0];
             const kv t84 = p_L2*dq_q_base;
             const kv q_q_b = vq[2];
@@ -4143,15 +4143,15 @@ void mini_forward_dynamics_batch(int n, const double *q, const double *dq, const
             {
                 double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
                 sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, vs);
-                load_lanes(tc, vc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
             }
-            kv vq[NDOF];
-            load_lanes(q + (size_t)b * NDOF, vq);
-            kv vdq[NDOF];
-            load_lanes(dq + (size_t)b * NDOF, vdq);
-            kv vtau[NDOF];
-            load_lanes(tau + (size_t)b * NDOF, vtau);
+            kv vq[3];
+            load_lanes(q + (size_t)b * 3, 3, vq);
+            kv vdq[3];
+            load_lanes(dq + (size_t)b * 3, 3, vdq);
+            kv vtau[3];
+            load_lanes(tau + (size_t)b * 3, 3, vtau);
             const kv s_q_a = vs[1];
             const kv c_q_a = vc[1];
             const kv t43 = c_q_a*t35 + s_q_a*t33;
