@@ -187,3 +187,15 @@ def test_floating_base_batch_equals_scalar(floating):
                 scale = max(np.abs(want).max(), 1e-300)
                 np.testing.assert_allclose(got[k], want, rtol=0, atol=1e-14 * scale,
                                            err_msg=f"{name}: n={n} state {k}")
+
+
+def test_a_split_kernel_has_no_vector_batch():
+    """A kernel long enough to be split into chunks (codegen/emit/chunks.py) keeps its chunks;
+    its batch loops over it (one vector function that long would not compile in reasonable time)."""
+    from codegen.emit.batch import batch
+    from codegen.emit.cse import Argument, Kernel
+
+    k = Kernel("forward_dynamics", "", [Argument("q", 2, False), Argument("ddq", 2, True)], {},
+               body=[("", "kk_forward_dynamics_chunk0(q, kk_x)"), ("const double t1", "kk_x[0]")],
+               writes=[("ddq[0]", "t1"), ("ddq[1]", "t1")])
+    assert not batch(k, "forward_dynamics_batch").simd

@@ -88,6 +88,8 @@ def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
               sincos=any(st.startswith("sincos_q(") for st in kernel.setup))
     defined, read = {}, set()  # vector variable -> its position in b.body
     for decl, rhs in kernel.body:
+        if _DECL.fullmatch(decl) is None:  # a chunk's call: a kernel too long for one function (chunks.py)
+            return scalar
         lhs = _DECL.fullmatch(decl).group(1)
         element = ELEMENT.fullmatch(rhs)
         if element and element.group(1) in VECTOR_INPUTS:
