@@ -215,8 +215,10 @@ def inverse_dynamics(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayL
     -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
 
 def bias(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Bias torques h = C(q, dq) dq + Q(q) (no friction), NDOF.
@@ -247,8 +249,10 @@ def bias(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDAr
     -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
 
 def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Forward dynamics ddq = A(q)^-1 (tau - C(q, dq) dq - Q(q) - friction(dq)) by the sparse LTDL
@@ -284,8 +288,10 @@ def forward_dynamics(q: ArrayLike, dq: ArrayLike, tau: ArrayLike, params: ArrayL
     -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
 
 def inverse_dynamics_fext(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, fext: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """inverse_dynamics with an external force on every body (Pinocchio's rnea with fext): tau = A ddq

@@ -69,6 +69,9 @@ cdef extern from "krang_kernels.h":
     int _c_base_regressor_column "krang_base_regressor_column"(int) nogil
     void _c_compute_A_batch "krang_compute_A_batch"(int, const double *, const double *, double *) nogil
     void _c_compute_C_batch "krang_compute_C_batch"(int, const double *, const double *, const double *, double *) nogil
+    void _c_inverse_dynamics_batch "krang_inverse_dynamics_batch"(int, const double *, const double *, const double *, const double *, double *) nogil
+    void _c_bias_batch "krang_bias_batch"(int, const double *, const double *, const double *, double *) nogil
+    void _c_forward_dynamics_batch "krang_forward_dynamics_batch"(int, const double *, const double *, const double *, const double *, double *) nogil
     void _c_com "krang_com"(const double *, const double *, double *) nogil
     void _c_com_jacobian "krang_com_jacobian"(const double *, const double *, double *) nogil
     void _c_centroidal_map "krang_centroidal_map"(const double *, const double *, double *) nogil
@@ -121,6 +124,9 @@ C_FUNCTIONS = types.MappingProxyType({
     'base_regressor_column': <uintptr_t><void *>_c_base_regressor_column,
     'compute_A_batch': <uintptr_t><void *>_c_compute_A_batch,
     'compute_C_batch': <uintptr_t><void *>_c_compute_C_batch,
+    'inverse_dynamics_batch': <uintptr_t><void *>_c_inverse_dynamics_batch,
+    'bias_batch': <uintptr_t><void *>_c_bias_batch,
+    'forward_dynamics_batch': <uintptr_t><void *>_c_forward_dynamics_batch,
     'com': <uintptr_t><void *>_c_com,
     'com_jacobian': <uintptr_t><void *>_c_com_jacobian,
     'centroidal_map': <uintptr_t><void *>_c_centroidal_map,
@@ -837,7 +843,7 @@ def friction(dq, params=None, out=None):
 
 cdef object _batch_inverse_dynamics(object q, object dq, object ddq, object params, object out, Py_ssize_t nb):
     """inverse_dynamics over a batch of nb states."""
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, m
     cdef double *d_q
     cdef double *d_dq
     cdef double *d_ddq
@@ -855,8 +861,11 @@ cdef object _batch_inverse_dynamics(object q, object dq, object ddq, object para
     d_params = _data(params)
     d_out = _data(out)
     with nogil:
-        for i in range(nb):
-            _c_inverse_dynamics(d_q + i * 17, d_dq + i * 17, d_ddq + i * 17, d_params, d_out + i * 17)
+        i = 0
+        while i < nb:
+            m = min(nb - i, 1048576)
+            _c_inverse_dynamics_batch(<int>m, d_q + i * 17, d_dq + i * 17, d_ddq + i * 17, d_params, d_out + i * 17)
+            i += m
     return out
 
 
@@ -893,8 +902,10 @@ def inverse_dynamics(q, dq, ddq, params=None, out=None):
     -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
     cdef Py_ssize_t nb = _batch(q)
     if nb >= 0:
         return _batch_inverse_dynamics(q, dq, ddq, params, out, nb)
@@ -909,7 +920,7 @@ def inverse_dynamics(q, dq, ddq, params=None, out=None):
 
 cdef object _batch_bias(object q, object dq, object params, object out, Py_ssize_t nb):
     """bias over a batch of nb states."""
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, m
     cdef double *d_q
     cdef double *d_dq
     cdef double *d_params
@@ -924,8 +935,11 @@ cdef object _batch_bias(object q, object dq, object params, object out, Py_ssize
     d_params = _data(params)
     d_out = _data(out)
     with nogil:
-        for i in range(nb):
-            _c_bias(d_q + i * 17, d_dq + i * 17, d_params, d_out + i * 17)
+        i = 0
+        while i < nb:
+            m = min(nb - i, 1048576)
+            _c_bias_batch(<int>m, d_q + i * 17, d_dq + i * 17, d_params, d_out + i * 17)
+            i += m
     return out
 
 
@@ -958,8 +972,10 @@ def bias(q, dq, params=None, out=None):
     -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
     cdef Py_ssize_t nb = _batch(q)
     if nb >= 0:
         return _batch_bias(q, dq, params, out, nb)
@@ -973,7 +989,7 @@ def bias(q, dq, params=None, out=None):
 
 cdef object _batch_forward_dynamics(object q, object dq, object tau, object params, object out, Py_ssize_t nb):
     """forward_dynamics over a batch of nb states."""
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, m
     cdef double *d_q
     cdef double *d_dq
     cdef double *d_tau
@@ -991,8 +1007,11 @@ cdef object _batch_forward_dynamics(object q, object dq, object tau, object para
     d_params = _data(params)
     d_out = _data(out)
     with nogil:
-        for i in range(nb):
-            _c_forward_dynamics(d_q + i * 17, d_dq + i * 17, d_tau + i * 17, d_params, d_out + i * 17)
+        i = 0
+        while i < nb:
+            m = min(nb - i, 1048576)
+            _c_forward_dynamics_batch(<int>m, d_q + i * 17, d_dq + i * 17, d_tau + i * 17, d_params, d_out + i * 17)
+            i += m
     return out
 
 
@@ -1030,8 +1049,10 @@ def forward_dynamics(q, dq, tau, params=None, out=None):
     -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
     cdef Py_ssize_t nb = _batch(q)
     if nb >= 0:
         return _batch_forward_dynamics(q, dq, tau, params, out, nb)

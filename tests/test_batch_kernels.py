@@ -1,7 +1,8 @@
-"""Batch kernels: PFX_compute_A_batch / PFX_compute_C_batch equal
-the scalar kernels state by state, for every n around the vector width
-(n = 0, 1, W - 1, W, W + 1 for both lane counts W the C may choose, 67 and
-a negative n, which writes nothing), on
+"""Batch kernels: PFX_compute_A_batch / PFX_compute_C_batch and the
+dynamics' PFX_inverse_dynamics_batch, PFX_bias_batch,
+PFX_forward_dynamics_batch equal the scalar kernels state by state, for
+every n around the vector width (n = 0, 1, W - 1, W, W + 1 for both lane
+counts W the C may choose, 64, 67 and a negative n, which writes nothing), on
 the mini model and on Krang, compiled with the vector path (GCC) and with it
 turned off (-DKKNOSIMD: the portable loop).
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +27,11 @@ pytestmark = pytest.mark.builds
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = (ROOT / "tests" / "models" / "mini.toml", ROOT / "tests" / "models" / "mini_params.toml")
-SIZES = (0, 1, *sorted({n for w in LANE_CHOICES for n in (w - 1, w, w + 1)}), 67)
+SIZES = (0, 1, *sorted({n for w in LANE_CHOICES for n in (w - 1, w, w + 1)}), 64, 67)
+# batch kernel -> its scalar kernel's per-state inputs (q, dq, and ddq or tau) and output size
+# (ndof -> elements per state)
+KERNELS = {"compute_A": (1, lambda n: n * n), "compute_C": (2, lambda n: n * n), "inverse_dynamics": (3, int),
+           "bias": (2, int), "forward_dynamics": (3, int)}
 _D = ctypes.POINTER(ctypes.c_double)
 
 
@@ -95,13 +101,18 @@ def test_batch_equals_scalar(libs, which):
         q, dq = _states(rng, n, ndof, 7.0), _states(rng, n, ndof, 3.0)
         if n >= 3:
             q[2, 0] = 3.0e5
-        A = _batch(lib, "compute_A_batch", n, [q], p, ndof * ndof)
-        C = _batch(lib, "compute_C_batch", n, [q, dq], p, ndof * ndof)
-        for k in range(n):
-            for got, want in ((A[k], lib.compute_A(q[k], p)), (C[k], lib.compute_C(q[k], dq[k], p))):
-                want = want.ravel()
+        if n >= 2:  # friction's sign(dq) at dq = 0 (in some lanes only): 0, as the scalar kernel's
+            dq[1, ::2] = 0.0
+            dq[n - 1, 0] = 0.0
+        third = _states(rng, n, ndof, 5.0)  # ddq (inverse dynamics) or tau (forward dynamics)
+        for name, (nin, size) in KERNELS.items():
+            inputs = [q, dq, third][:nin]
+            got = _batch(lib, f"{name}_batch", n, inputs, p, size(ndof))
+            for k in range(n):
+                want = np.ravel(getattr(lib, name)(*[x[k] for x in inputs], p))
                 scale = max(np.abs(want).max(), 1e-300)
-                np.testing.assert_allclose(got, want, rtol=0, atol=1e-14 * scale, err_msg=f"n={n} state {k}")
+                np.testing.assert_allclose(got[k], want, rtol=0, atol=1e-14 * scale,
+                                           err_msg=f"{name}: n={n} state {k}")
 
 
 def test_negative_n_writes_nothing(libs):
@@ -111,6 +122,8 @@ def test_negative_n_writes_nothing(libs):
     p = lib.default_params()
     assert _batch(lib, "compute_A_batch", -3, [q], p, ndof * ndof).size == 0
     assert _batch(lib, "compute_C_batch", -1, [q, q], p, ndof * ndof).size == 0
+    for name, (nin, _) in KERNELS.items():
+        assert _batch(lib, f"{name}_batch", -2, [q] * nin, p, ndof).size == 0
 
 
 def _macros(*flags) -> dict:
@@ -134,3 +147,55 @@ def test_vector_path_under_every_c_standard(std):
 def test_x87_excess_precision_turns_the_vector_path_off():
     m = _macros("-O2", "-mfpmath=387")
     assert (m["KKDOUBLE"], m["KKSIMD"], m["SINCOSCONVERT"]) == ("0", "0", "1")
+
+
+FLOATING = ROOT / "tests" / "models" / "floating_tiny.urdf"
+
+
+@pytest.fixture(scope="module")
+def floating(tmp_path_factory):
+    """The tiny robot on a free-flying base (q: NQ = NDOF + 1, a unit quaternion), 8 lanes where
+    the machine has AVX-512; the batch kernels transpose q by rows of NQ."""
+    from codegen.read.urdf import load_urdf
+
+    out = tmp_path_factory.mktemp("floating")
+    subprocess.run([sys.executable, "-m", "codegen", str(FLOATING), "--out", str(out), "--name", "ftiny",
+                    "--floating-base"], check=True, capture_output=True, cwd=ROOT)
+    robot = load_urdf(FLOATING, name="ftiny", floating_base=True)
+    so = compile_shared(out / "ftiny_kernels.c", out / "libftiny.so",
+                        [*CFLAGS, "-O2", "-march=native", "-ffp-contract=fast"])
+    return Library(robot.model, so, "ftiny")
+
+
+def test_floating_base_batch_equals_scalar(floating):
+    lib = floating
+    ndof, nq = lib.model.ndof, lib.model.nq
+    rng = np.random.default_rng(5)
+    p = np.ascontiguousarray(lib.default_params())
+    for n in SIZES:
+        q = _states(rng, n, nq, 3.0)
+        quat = rng.normal(size=(len(q), 4))
+        q[:, 3:7] = quat / np.linalg.norm(quat, axis=1)[:, None]
+        dq, third = _states(rng, n, ndof, 3.0), _states(rng, n, ndof, 5.0)
+        if n >= 2:
+            dq[1, ::2] = 0.0
+        for name, (nin, size) in KERNELS.items():
+            inputs = [q, dq, third][:nin]
+            got = _batch(lib, f"{name}_batch", n, inputs, p, size(ndof))
+            for k in range(n):
+                want = np.ravel(getattr(lib, name)(*[x[k] for x in inputs], p))
+                scale = max(np.abs(want).max(), 1e-300)
+                np.testing.assert_allclose(got[k], want, rtol=0, atol=1e-14 * scale,
+                                           err_msg=f"{name}: n={n} state {k}")
+
+
+def test_a_split_kernel_has_no_vector_batch():
+    """A kernel long enough to be split into chunks (codegen/emit/chunks.py) keeps its chunks;
+    its batch loops over it (one vector function that long would not compile in reasonable time)."""
+    from codegen.emit.batch import batch
+    from codegen.emit.cse import Argument, Kernel
+
+    k = Kernel("forward_dynamics", "", [Argument("q", 2, False), Argument("ddq", 2, True)], {},
+               body=[("", "kk_forward_dynamics_chunk0(q, kk_x)"), ("const double t1", "kk_x[0]")],
+               writes=[("ddq[0]", "t1"), ("ddq[1]", "t1")])
+    assert not batch(k, "forward_dynamics_batch").simd

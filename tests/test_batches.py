@@ -1,9 +1,10 @@
 """Batches of states (krang_kernels; every generated module has the same
 template): q of shape (N, N_DOF) -> outputs (N, ...), row i the single call
 on state i: bit for bit where the module loops over the scalar kernel, to
-rounding where it calls a SIMD batch kernel (compute_A, compute_C: 4 or 8
-states per instruction, multiply-adds fused in other places); the parameter
-vector shared by the batch, the same input checks per row, and the GIL
+rounding where it calls a SIMD batch kernel (compute_A, compute_C,
+inverse_dynamics, bias, forward_dynamics: 4 or 8 states per instruction,
+multiply-adds fused in other places); the parameter vector shared by the
+batch, the same input checks per row, and the GIL
 released while the C code runs.
 """
 from __future__ import annotations
@@ -83,7 +84,8 @@ def test_every_kernel_is_covered():
     assert kernels <= set(KERNELS)
 
 
-SIMD = {"compute_A", "compute_C"}  # the kernels with a batch form in the C ABI (PFX_compute_A_batch, ...)
+# the kernels with a batch form in the C ABI (PFX_compute_A_batch, ...)
+SIMD = {"compute_A", "compute_C", "inverse_dynamics", "bias", "forward_dynamics"}
 
 
 def _parts(x):

@@ -135,7 +135,9 @@ def test_controller_api_and_batches(mini):
             fr = num.friction(dq)
             one = {"tau": mk.inverse_dynamics(q, dq, ddq, p), "h": mk.bias(q, dq, p),
                    "ddq": mk.forward_dynamics(q, dq, tau, p)}
-            assert all(batch[key][k].tobytes() == one[key].tobytes() for key in one)
+            # the batch kernels (SIMD across states) equal the scalar ones to the rounding of
+            # the multiply-adds the compiler contracts in other places
+            assert all(fk.rel_err(batch[key][k], one[key]) <= 1e-14 for key in one)
             assert fk.rel_err(one["tau"], pin.rnea(pm, data, q, dq, ddq) + fr) <= TOL
             assert fk.rel_err(one["h"], pin.nonLinearEffects(pm, data, q, dq)) <= TOL
             assert fk.rel_err(one["ddq"], pin.aba(pm, data, q, dq, tau - fr)) <= TOL

@@ -19,7 +19,7 @@ DERIVED, TEMPLATE = "derived", "template"
 # vectorized over states; their bodies come from the scalar kernel's
 # statements (codegen/emit/batch.py).
 BATCH = "batch"
-BATCHED = ("compute_A", "compute_C")  # the kernels with a batch form
+BATCHED = ("compute_A", "compute_C", "inverse_dynamics", "bias", "forward_dynamics")  # the kernels with a batch form
 # Parts of the C source (`group` of a Function): the Python module build
 # compiles the source once per part, concurrently (-DKKPART=k, see
 # parts()): two cores at work and a smaller compiler process for a large

@@ -20,8 +20,13 @@ The arithmetic is the scalar kernel's, operation for operation, so each lane
 equals the scalar result (to the rounding of contracted multiply-adds, which
 the compiler may place differently).
 
-A statement this cannot express over vectors (a math.h call or a comparison
-on a per-state value: the model language allows them, A and C of the usual
+One comparison has a vector form: friction's sign(dq), printed by the
+scalar kernels as `(double)((x > 0) - (x < 0))`, becomes KKSIGN(x) (the
+template: GCC vector comparisons, -1 or 0 per lane, converted to double),
+exactly the scalar value in every lane, so that inverse dynamics, bias and
+forward dynamics with friction vectorize too. Any other statement this
+cannot express over vectors (a math.h call or another comparison on a
+per-state value: the model language allows them, the dynamics of the usual
 joints never contain them) makes the whole kernel fall back to a loop over
 the scalar kernel: `Batch.simd` is False.
 """
@@ -41,6 +46,8 @@ VECTOR_INPUTS = {"q": "vq", "sq": "vs", "cq": "vc", "dq": "vdq", "ddq": "vddq", 
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 _CALL = re.compile(r"(?<![\w.])[A-Za-z_]\w*\s*\(")
 _DECL = re.compile(r"const double (\w+)")
+# the scalar printer's sign(x) of a variable (codegen/emit/cprint.py) -> its vector form
+_SIGN = re.compile(r"\(double\)\(\((\w+) > 0\) - \(\1 < 0\)\)")
 
 
 @dataclass
@@ -48,7 +55,7 @@ class Batch:
     name: str  # the batch function, without the prefix
     scalar: str  # the scalar kernel it evaluates per state
     simd: bool  # False: a loop over the scalar kernel only
-    inputs: list = field(default_factory=list)  # per-state input arrays read directly: (name, vector array)
+    inputs: list = field(default_factory=list)  # per-state inputs read directly: (name, vector array, length)
     sincos: bool = False  # needs sin and cos of q
     hoisted: list = field(default_factory=list)  # (declaration, rhs): p-only statements, once per call
     fills: list = field(default_factory=list)  # (flat index, rhs): p-only output elements, once per call
@@ -58,18 +65,22 @@ class Batch:
 
 
 def _vector_rhs(rhs: str) -> str | None:
-    """rhs over vectors, or None if it cannot be (a call or a comparison)."""
-    if _CALL.search(rhs) or any(c in rhs for c in "<>?=!&|"):
+    """rhs over vectors, or None if it cannot be (a call or a comparison
+    other than sign's)."""
+    rhs = _SIGN.sub(r"KKSIGN(\1)", rhs)
+    if _CALL.search(rhs.replace("KKSIGN(", "(")) or any(c in rhs for c in "<>?=!&|"):
         return None
     return rhs
 
 
 def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
     """The batch form `name` of an emitted scalar kernel with one output;
-    simd=False: a loop over the scalar kernel (a free-flying base, whose q
-    is longer than NDOF, which the lane transposition assumes)."""
+    simd=False: a loop over the scalar kernel. A free-flying base's q (NQ =
+    NDOF + 1: the quaternion) is transposed by rows of NQ (an input's length,
+    Batch.inputs), its joint angles gathered for the lane sincos (the
+    template)."""
     (output,) = [a for a in kernel.args if a.output]
-    inputs = [a.name for a in kernel.args if not a.output and a.name in VECTOR_INPUTS]
+    inputs = {a.name: a.length for a in kernel.args if not a.output and a.name in VECTOR_INPUTS}
     scalar = Batch(name, kernel.name, False, output=output.name, size=output.length)
     if not simd:
         return scalar
@@ -77,6 +88,8 @@ def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
               sincos=any(st.startswith("sincos_q(") for st in kernel.setup))
     defined, read = {}, set()  # vector variable -> its position in b.body
     for decl, rhs in kernel.body:
+        if _DECL.fullmatch(decl) is None:  # a chunk's call: a kernel too long for one function (chunks.py)
+            return scalar
         lhs = _DECL.fullmatch(decl).group(1)
         element = ELEMENT.fullmatch(rhs)
         if element and element.group(1) in VECTOR_INPUTS:
@@ -85,7 +98,7 @@ def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
         elif not any(ident in defined for ident in _IDENT.findall(rhs)):
             b.hoisted.append((decl, rhs))
             continue
-        elif _vector_rhs(rhs) is None:
+        elif (rhs := _vector_rhs(rhs)) is None:
             return scalar
         defined[lhs] = len(b.body)
         b.body.append((f"const kv {lhs}", rhs))
@@ -97,12 +110,12 @@ def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
         uses = [defined[ident] for ident in _IDENT.findall(rhs) if ident in defined]
         if not uses:
             b.fills.append((index, rhs))
-        elif _vector_rhs(rhs) is None:
+        elif (rhs := _vector_rhs(rhs)) is None:
             return scalar
         else:
             after.setdefault(max(uses), []).append((f"ob[{index}]", rhs))
     if not after:  # constant in the states (a 1-DOF C): nothing to vectorize
         return scalar
     b.body = [line for k, st in enumerate(b.body) for line in [st, *after.get(k, [])]]
-    b.inputs = [(a, VECTOR_INPUTS[a]) for a in inputs if a in read]
+    b.inputs = [(a, VECTOR_INPUTS[a], n) for a, n in inputs.items() if a in read]
     return b

@@ -47,7 +47,11 @@ def emit_kernel(kernel, d, prefix, batched=()):
         kernel = emit(kernel, d)
         place_writes(kernel)
     guard_inputs(kernel, prefix + kernel.name)
-    if kernel.name not in batched:  # a batch kernel reprints the body, statement by statement
+    # a batch kernel reprints the body statement by statement: the shared-subtree form keeps
+    # it whole in kernel.straight, unsplit; any other kernel is split when long, as if not
+    # batched (one function of tens of thousands of vector statements would not compile in
+    # reasonable time), and its batch then loops over the split scalar kernel (batch.py)
+    if kernel.name not in batched or kernel.straight is None:
         split_long(kernel, prefix + kernel.name)
     add_code_prefetch(kernel)
     return kernel

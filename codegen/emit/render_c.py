@@ -97,8 +97,7 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
     part_of = abi.part_of()
     if len({part_of[f.name] for f in abi.functions if f.body == TEMPLATE}) != 1:
         raise ValueError("the template-laid-out functions must share one part (abi.INTERFACE)")
-    batches = [batch(next(k.straight or k for k in kernels if k.name == f.batch_of), f.name,
-                     simd=not model.floating_base)
+    batches = [batch(next(k.straight or k for k in kernels if k.name == f.batch_of), f.name)
                for f in abi.batched]
 
     def parts_of(names_) -> str:
@@ -107,6 +106,7 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
 
     ctx = dict(
         P=P, prefix=prefix, abi=abi, ndof=model.ndof, nq=model.nq, nbodies=nbodies(model), np=len(model.param_names), header=header,
+        q_offset=model.q_offset,
         npi=len(regressor_columns(model)), regressor_first=len(model.geometry) + 1,
         base_names=[c_string(n) for n in base.names] if base else [], base_columns=base.columns if base else (),
         base_lines=[comment_line(f"{i:3d}  {n}") for i, n in enumerate(base.names)] if base else [],

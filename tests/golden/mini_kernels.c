@@ -56,7 +56,8 @@
  *     compute_C, compute_C_batch
  *   3 dynamics:
  *     compute_Q, friction, inverse_dynamics, bias, forward_dynamics,
- *     inverse_dynamics_fext, forward_dynamics_fext
+ *     inverse_dynamics_fext, forward_dynamics_fext, inverse_dynamics_batch,
+ *     bias_batch, forward_dynamics_batch
  *   4 kinematics:
  *     jacobian_tool_world, jacobian_tool_local, jacobian_slider_world,
  *     jacobian_slider_local, fk_tool, jdot_qdot_tool, fk_slider,
@@ -3417,7 +3418,7 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
 #endif
 
 
-#if KKSIMD && (KKIN(1) || KKIN(2))
+#if KKSIMD && (KKIN(1) || KKIN(2) || KKIN(3))
 /* States per vector instruction: 8 with AVX-512 (32 registers of 8
  * doubles), else 4 (AVX2's 256 bits; SSE2 splits them into pairs). The
  * measured choice: benchmarks/batch.py. */
@@ -3428,6 +3429,10 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
 #endif
 __extension__ typedef double kv __attribute__((vector_size(8 * KKLANES)));
 __extension__ typedef long long kvi __attribute__((vector_size(8 * KKLANES)));
+/* sign(x) in every lane, as the scalar kernels' (double)((x > 0) - (x < 0)):
+ * a vector comparison gives -1 (true) or 0 per lane; a macro, not a function,
+ * for the same reason as splat's pointer (friction in the dynamics batches). */
+#define KKSIGN(x) __builtin_convertvector(((x) < 0) - ((x) > 0), kv)
 /* With -DKK_TARGET_CLONES the helpers below are inlined into each batch
  * kernel, so that they are compiled for each clone's target too (else a
  * baseline copy serves every clone: measured 5x slower). Otherwise the
@@ -3515,19 +3520,19 @@ static KKHELPER void store_lanes(const kv *ob, int size, double *o)
 }
 
 /* The inverse of store_lanes for the inputs: v[i] = element i of the
- * KKLANES consecutive rows of NDOF doubles at x (lane l: row l), by the
- * same 4 x 4 transposition in registers; the last NDOF % 4 elements one by
- * one. */
-static KKINLINE void load_lanes(const double *x, kv *v)
+ * KKLANES consecutive rows of `width` doubles at x (lane l: row l; NDOF, or
+ * NQ for the q of a free-flying base), by the same 4 x 4 transposition in
+ * registers; the last width % 4 elements one by one. */
+static KKINLINE void load_lanes(const double *x, int width, kv *v)
 {
     int i = 0;
 #if KKSHUFFLES
-    for (; i + 4 <= NDOF; i += 4) {
+    for (; i + 4 <= width; i += 4) {
         kq4 w[KKLANES];  /* w[4 g + m]: element i + m of rows 4 g .. 4 g + 3 */
         for (int g = 0; g < KKLANES / 4; ++g) {
-            const double *r = x + (size_t)(4 * g) * NDOF + (size_t)i;
-            const kq4 e0 = *(const kq4u *)r, e1 = *(const kq4u *)(r + NDOF);
-            const kq4 e2 = *(const kq4u *)(r + 2 * NDOF), e3 = *(const kq4u *)(r + 3 * NDOF);
+            const double *r = x + (size_t)(4 * g) * width + (size_t)i;
+            const kq4 e0 = *(const kq4u *)r, e1 = *(const kq4u *)(r + width);
+            const kq4 e2 = *(const kq4u *)(r + 2 * width), e3 = *(const kq4u *)(r + 3 * width);
             const kq4 u0 = KKSHUF(e0, e2, 0, 1, 4, 5), u1 = KKSHUF(e1, e3, 0, 1, 4, 5);
             const kq4 u2 = KKSHUF(e0, e2, 2, 3, 6, 7), u3 = KKSHUF(e1, e3, 2, 3, 6, 7);
             w[4 * g] = KKSHUF(u0, u1, 0, 4, 2, 6);
@@ -3545,16 +3550,16 @@ static KKINLINE void load_lanes(const double *x, kv *v)
         }
     }
 #endif
-    for (; i < NDOF; ++i) {  /* whole vectors written: no lane of v[i] is read before it is set */
+    for (; i < width; ++i) {  /* whole vectors written: no lane of v[i] is read before it is set */
         double t[KKLANES];
         for (int l = 0; l < KKLANES; ++l) {
-            t[l] = x[(size_t)l * NDOF + (size_t)i];
+            t[l] = x[(size_t)l * width + (size_t)i];
         }
         memcpy(&v[i], t, sizeof t);
     }
 }
 
-#if KKIN(1) || KKIN(2)
+#if KKIN(1) || KKIN(2) || KKIN(3)
 /* sincos_q over the NDOF x KKLANES angles of a block of states.
  * With AVX-512 in 512-bit registers (GCC's -march default prefers 256). */
 #if defined(__AVX512F__) && !defined(__clang__)
@@ -3684,11 +3689,11 @@ void mini_compute_A_batch(int n, const double *q, const double *p, double *A)
             {
                 double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
                 sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, vs);
-                load_lanes(tc, vc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
             }
-            kv vq[NDOF];
-            load_lanes(q + (size_t)b * NDOF, vq);
+            kv vq[3];
+            load_lanes(q + (size_t)b * 3, 3, vq);
             const kv s_q_a = vs[1];
             const kv c_q_a = vc[1];
             const kv t43 = c_q_a*t35 + s_q_a*t33;
@@ -3756,13 +3761,13 @@ void mini_compute_C_batch(int n, const double *q, const double *dq, const double
             {
                 double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
                 sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, vs);
-                load_lanes(tc, vc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
             }
-            kv vq[NDOF];
-            load_lanes(q + (size_t)b * NDOF, vq);
-            kv vdq[NDOF];
-            load_lanes(dq + (size_t)b * NDOF, vdq);
+            kv vq[3];
+            load_lanes(q + (size_t)b * 3, 3, vq);
+            kv vdq[3];
+            load_lanes(dq + (size_t)b * 3, 3, vdq);
             const kv dq_q_base = vdq[0];
             const kv x1 = p_MZ_b*dq_q_base;
             const kv t254 = x1;
@@ -3819,6 +3824,418 @@ void mini_compute_C_batch(int n, const double *q, const double *dq, const double
 #endif
     for (; b < n; ++b) {
         mini_compute_C(q + (size_t)b * 3, dq + (size_t)b * 3, p, C + (size_t)b * 9);
+    }
+}
+#endif
+
+#if KKIN(3) /* dynamics */
+KKCLONES
+/* inverse_dynamics for n states: every per-state array holds n of them,
+ * consecutive (q, dq: n x NDOF row-major), one p for all; results equal to
+ * the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void mini_inverse_dynamics_batch(int n, const double *q, const double *dq, const double *ddq, const double *p, double *tau)
+{
+    int b = 0;
+#if KKSIMD
+    /* KKLANES states at a time: inputs transposed into one vector per joint
+     * (lane l = state b + l), the scalar kernel's statements over vectors, outputs
+     * through the lane-major buffer ob (see store_lanes). */
+    if (n >= KKLANES && KKVECTOROK) {
+        kv ob[3];
+        const double p_g = p[4];
+        const double t75 = -0.6*p_g;
+        const double p_L4 = p[3];
+        const double p_L2 = p[1];
+        const double p_m_b = p[41];
+        const double p_MZ_b = p[44];
+        const double p_MY_b = p[43];
+        const double p_Ia_b = p[51];
+        const double p_Fv_b = p[52];
+        const double p_Fc_b = p[53];
+        const double p_L3 = p[2];
+        const double x0 = (0.5)*p_L3;
+        const double p_m_ta = p[31];
+        const double p_MZ_ta = p[34];
+        const double p_MX_ta = p[32];
+        const double p_YY_ta = p[38];
+        const double p_m_a = p[18];
+        const double p_MX_a = p[19];
+        const double p_MZ_a = p[21];
+        const double p_YY_a = p[25];
+        const double p_Ia_a = p[28];
+        const double p_Fv_a = p[29];
+        const double p_Fc_a = p[30];
+        const double p_XX_b = p[45];
+        const double p_ZZ_1 = p[14];
+        const double p_MY_1 = p[7];
+        const double p_MX_1 = p[6];
+        const double p_Ia_1 = p[15];
+        const double p_Fv_1 = p[16];
+        const double p_Fc_1 = p[17];
+        for (; n - b >= KKLANES; b += KKLANES) {
+            kv vs[NDOF], vc[NDOF];
+            {
+                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
+                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
+            }
+            kv vq[3];
+            load_lanes(q + (size_t)b * 3, 3, vq);
+            kv vdq[3];
+            load_lanes(dq + (size_t)b * 3, 3, vdq);
+            kv vddq[3];
+            load_lanes(ddq + (size_t)b * 3, 3, vddq);
+            const kv s_q_base = vs[0];
+            const kv t77 = s_q_base*t75;
+            const kv ddq_q_base = vddq[0];
+            const kv t290 = -p_L4*ddq_q_base - t77;
+            const kv ddq_q_b = vddq[2];
+            const kv t293 = -ddq_q_b + t290;
+            const kv dq_q_base = vdq[0];
+            const kv t84 = p_L2*dq_q_base;
+            const kv q_q_b = vq[2];
+            const kv t91 = -dq_q_base*q_q_b - t84;
+            const kv t157 = p_MZ_b*dq_q_base + p_m_b*t91;
+            const kv t317 = -p_MY_b*ddq_q_base - dq_q_base*t157 + p_m_b*t293;
+            const kv t318 = p_Ia_b*ddq_q_b - t317;
+            const kv dq_q_b = vdq[2];
+            const kv t356 = p_Fc_b*KKSIGN(dq_q_b) + p_Fv_b*dq_q_b + t318;
+            ob[2] = t356;
+            const kv c_q_base = vc[0];
+            const kv t78 = c_q_base*t75;
+            const kv x1 = p_L2*ddq_q_base;
+            const kv t281 = -t78 + x1;
+            const kv s_q_a = vs[1];
+            const kv c_q_a = vc[1];
+            const kv t283 = -c_q_a*t77 - s_q_a*t281;
+            const kv t85 = c_q_a*t84;
+            const kv dq_q_a = vdq[1];
+            const kv t286 = -dq_q_a*t85 + t283;
+            const kv ddq_q_a = vddq[1];
+            const kv t284 = ddq_q_base - ddq_q_a;
+            const kv t288 = -p_L4*t284 + t286;
+            const kv t87 = -dq_q_a + dq_q_base;
+            const kv t88 = -t85 + t87*x0;
+            const kv t135 = -p_MZ_ta*t87 + p_m_ta*t88;
+            const kv t311 = p_MX_ta*t284 + p_m_ta*t288 + t135*t87;
+            const kv t282 = c_q_a*t281 - s_q_a*t77;
+            const kv t86 = -s_q_a*t84;
+            const kv t285 = dq_q_a*t86 + t282;
+            const kv t287 = t284*x0 - t285;
+            const kv t89 = -p_L4*t87 + t86;
+            const kv t136 = p_MX_ta*t87 + p_m_ta*t89;
+            const kv t309 = -p_MZ_ta*t284 + p_m_ta*t287 - t136*t87;
+            const kv t307 = -p_MX_ta*t288 + p_MZ_ta*t287 - p_YY_ta*t284 + t135*t89 - t136*t88;
+            const kv t331 = (0.5)*p_L3*t309 - p_L4*t311 - t307;
+            const kv t114 = -p_MX_a*t87 + p_m_a*t86;
+            const kv t113 = p_MZ_a*t87 + p_m_a*t85;
+            const kv t301 = -p_MX_a*t286 + p_MZ_a*t285 + p_YY_a*t284 + t113*t86 - t114*t85;
+            const kv t334 = t301 + t331;
+            const kv t339 = p_Ia_a*ddq_q_a - t334;
+            const kv t355 = p_Fc_a*KKSIGN(dq_q_a) + p_Fv_a*dq_q_a + t339;
+            ob[1] = t355;
+            const kv t305 = -p_MX_a*t284 + p_m_a*t286 - t113*t87;
+            const kv t338 = t305 + t311;
+            const kv t303 = p_MZ_a*t284 + p_m_a*t285 + t114*t87;
+            const kv t336 = t303 - t309;
+            const kv t342 = c_q_a*t336 - s_q_a*t338;
+            const kv t346 = p_L2*t342 + t334;
+            const kv t289 = -t78 - x1;
+            const kv t291 = -ddq_q_base*q_q_b + t289;
+            const kv t292 = -dq_q_b*dq_q_base + t291;
+            const kv t90 = -p_L4*dq_q_base;
+            const kv t92 = -dq_q_b + t90;
+            const kv t158 = -p_MY_b*dq_q_base + p_m_b*t92;
+            const kv t316 = p_MZ_b*ddq_q_base + dq_q_base*t158 + p_m_b*t292;
+            const kv t312 = p_MY_b*t293 - p_MZ_b*t292 - p_XX_b*ddq_q_base - t157*t92 + t158*t91;
+            const kv t319 = q_q_b*t316 + t312;
+            const kv t323 = -p_L2*t316 - p_L4*t317 - t319;
+            const kv t296 = -p_MX_1*t78 + p_MY_1*t77 + p_ZZ_1*ddq_q_base;
+            const kv t326 = t296 + t323;
+            const kv t349 = t326 + t346;
+            const kv t353 = p_Ia_1*ddq_q_base + t349;
+            const kv t354 = p_Fc_1*KKSIGN(dq_q_base) + p_Fv_1*dq_q_base + t353;
+            ob[0] = t354;
+            store_lanes(ob, 3, tau + (size_t)b * 3);
+        }
+    }
+#endif
+    for (; b < n; ++b) {
+        mini_inverse_dynamics(q + (size_t)b * 3, dq + (size_t)b * 3, ddq + (size_t)b * 3, p, tau + (size_t)b * 3);
+    }
+}
+#endif
+
+#if KKIN(3) /* dynamics */
+KKCLONES
+/* bias for n states: every per-state array holds n of them, consecutive (q,
+ * dq: n x NDOF row-major), one p for all; results equal to the scalar
+ * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
+ * nothing. */
+void mini_bias_batch(int n, const double *q, const double *dq, const double *p, double *h)
+{
+    int b = 0;
+#if KKSIMD
+    /* KKLANES states at a time: inputs transposed into one vector per joint
+     * (lane l = state b + l), the scalar kernel's statements over vectors, outputs
+     * through the lane-major buffer ob (see store_lanes). */
+    if (n >= KKLANES && KKVECTOROK) {
+        kv ob[3];
+        const double p_L2 = p[1];
+        const double p_m_b = p[41];
+        const double p_MZ_b = p[44];
+        const double p_g = p[4];
+        const double t75 = -0.6*p_g;
+        const double p_L3 = p[2];
+        const double p_m_ta = p[31];
+        const double p_MZ_ta = p[34];
+        const double p_L4 = p[3];
+        const double p_MX_ta = p[32];
+        const double p_m_a = p[18];
+        const double p_MX_a = p[19];
+        const double p_MZ_a = p[21];
+        const double p_MY_b = p[43];
+        const double p_MY_1 = p[7];
+        const double p_MX_1 = p[6];
+        for (; n - b >= KKLANES; b += KKLANES) {
+            kv vs[NDOF], vc[NDOF];
+            {
+                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
+                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
+            }
+            kv vq[3];
+            load_lanes(q + (size_t)b * 3, 3, vq);
+            kv vdq[3];
+            load_lanes(dq + (size_t)b * 3, 3, vdq);
+            const kv dq_q_base = vdq[0];
+            const kv t84 = p_L2*dq_q_base;
+            const kv q_q_b = vq[2];
+            const kv t91 = -dq_q_base*q_q_b - t84;
+            const kv t157 = p_MZ_b*dq_q_base + p_m_b*t91;
+            const kv s_q_base = vs[0];
+            const kv t77 = s_q_base*t75;
+            const kv t379 = -dq_q_base*t157 - p_m_b*t77;
+            ob[2] = -t379;
+            const kv c_q_base = vc[0];
+            const kv t78 = c_q_base*t75;
+            const kv s_q_a = vs[1];
+            const kv c_q_a = vc[1];
+            const kv t80 = c_q_a*t77 - s_q_a*t78;
+            const kv t85 = c_q_a*t84;
+            const kv dq_q_a = vdq[1];
+            const kv t358 = -dq_q_a*t85 - t80;
+            const kv t87 = -dq_q_a + dq_q_base;
+            const kv t88 = (0.5)*p_L3*t87 - t85;
+            const kv t135 = -p_MZ_ta*t87 + p_m_ta*t88;
+            const kv t374 = p_m_ta*t358 + t135*t87;
+            const kv t79 = c_q_a*t78 + s_q_a*t77;
+            const kv t86 = -s_q_a*t84;
+            const kv t357 = dq_q_a*t86 - t79;
+            const kv t89 = -p_L4*t87 + t86;
+            const kv t136 = p_MX_ta*t87 + p_m_ta*t89;
+            const kv t373 = -p_m_ta*t357 - t136*t87;
+            const kv t371 = -p_MX_ta*t358 - p_MZ_ta*t357 + t135*t89 - t136*t88;
+            const kv t391 = (0.5)*p_L3*t373 - p_L4*t374 - t371;
+            const kv t114 = -p_MX_a*t87 + p_m_a*t86;
+            const kv t113 = p_MZ_a*t87 + p_m_a*t85;
+            const kv t366 = -p_MX_a*t358 + p_MZ_a*t357 + t113*t86 - t114*t85;
+            const kv t394 = t366 + t391;
+            ob[1] = -t394;
+            const kv t369 = p_m_a*t358 - t113*t87;
+            const kv t397 = t369 + t374;
+            const kv t368 = p_m_a*t357 + t114*t87;
+            const kv t396 = t368 - t373;
+            const kv t400 = c_q_a*t396 - s_q_a*t397;
+            const kv t404 = p_L2*t400 + t394;
+            const kv dq_q_b = vdq[2];
+            const kv t359 = -dq_q_b*dq_q_base - t78;
+            const kv t90 = -p_L4*dq_q_base;
+            const kv t92 = -dq_q_b + t90;
+            const kv t158 = -p_MY_b*dq_q_base + p_m_b*t92;
+            const kv t378 = dq_q_base*t158 + p_m_b*t359;
+            const kv t375 = -p_MY_b*t77 - p_MZ_b*t359 - t157*t92 + t158*t91;
+            const kv t380 = q_q_b*t378 + t375;
+            const kv t384 = -p_L2*t378 - p_L4*t379 - t380;
+            const kv t362 = -p_MX_1*t78 + p_MY_1*t77;
+            const kv t387 = t362 + t384;
+            const kv t407 = t387 + t404;
+            ob[0] = t407;
+            store_lanes(ob, 3, h + (size_t)b * 3);
+        }
+    }
+#endif
+    for (; b < n; ++b) {
+        mini_bias(q + (size_t)b * 3, dq + (size_t)b * 3, p, h + (size_t)b * 3);
+    }
+}
+#endif
+
+#if KKIN(3) /* dynamics */
+KKCLONES
+/* forward_dynamics for n states: every per-state array holds n of them,
+ * consecutive (q, dq: n x NDOF row-major), one p for all; results equal to
+ * the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void mini_forward_dynamics_batch(int n, const double *q, const double *dq, const double *tau, const double *p, double *ddq)
+{
+    int b = 0;
+#if KKSIMD
+    /* KKLANES states at a time: inputs transposed into one vector per joint
+     * (lane l = state b + l), the scalar kernel's statements over vectors, outputs
+     * through the lane-major buffer ob (see store_lanes). */
+    if (n >= KKLANES && KKVECTOROK) {
+        kv ob[3];
+        const double p_L3 = p[2];
+        const double x4 = (0.5)*p_L3;
+        const double p_m_ta = p[31];
+        const double p_MZ_ta = p[34];
+        const double t25 = p_MZ_ta - p_m_ta*x4;
+        const double p_MZ_a = p[21];
+        const double t35 = p_MZ_a + t25;
+        const double p_MX_ta = p[32];
+        const double p_L4 = p[3];
+        const double t24 = p_L4*p_m_ta - p_MX_ta;
+        const double p_MX_a = p[19];
+        const double t33 = p_MX_a + t24;
+        const double p_L2 = p[1];
+        const double x5 = p_L3*p_L3;
+        const double x3 = 2.0*p_L4;
+        const double x1 = p_L4*p_L4;
+        const double p_YY_ta = p[38];
+        const double t29 = -p_L3*p_MZ_ta - p_MX_ta*x3 + p_YY_ta + p_m_ta*(x1 + (0.25)*x5);
+        const double p_YY_a = p[25];
+        const double t39 = p_YY_a + t29;
+        const double x0 = p_L2*p_L2;
+        const double p_m_a = p[18];
+        const double t32 = p_m_a + p_m_ta;
+        const double p_L1 = p[0];
+        const double x2 = (p_L1 + p_L3)*(p_L1 + p_L3);
+        const double p_m_b = p[41];
+        const double p_XX_b = p[45];
+        const double p_MZ_b = p[44];
+        const double p_MY_b = p[43];
+        const double p_ZZ_1 = p[14];
+        const double p_Ia_1 = p[15];
+        const double p_Ia_b = p[51];
+        const double t74 = p_Ia_b + p_m_b;
+        const double t410 = 1.0/t74;
+        const double t6 = p_L4*p_m_b + p_MY_b;
+        const double t411 = t410*t6;
+        const double p_Ia_a = p[28];
+        const double t71 = p_Ia_a + t39;
+        const double t413 = 1.0/t71;
+        const double p_g = p[4];
+        const double t75 = -0.6*p_g;
+        const double p_MY_1 = p[7];
+        const double p_MX_1 = p[6];
+        const double p_Fv_a = p[29];
+        const double p_Fc_a = p[30];
+        const double p_Fv_b = p[52];
+        const double p_Fc_b = p[53];
+        const double p_Fv_1 = p[16];
+        const double p_Fc_1 = p[17];
+        for (; n - b >= KKLANES; b += KKLANES) {
+            kv vs[NDOF], vc[NDOF];
+            {
+                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
+                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
+            }
+            kv vq[3];
+            load_lanes(q + (size_t)b * 3, 3, vq);
+            kv vdq[3];
+            load_lanes(dq + (size_t)b * 3, 3, vdq);
+            kv vtau[3];
+            load_lanes(tau + (size_t)b * 3, 3, vtau);
+            const kv s_q_a = vs[1];
+            const kv c_q_a = vc[1];
+            const kv t43 = c_q_a*t35 + s_q_a*t33;
+            const kv x6 = p_L2*t43;
+            const kv t58 = -t32*x5 + t32*(x0 + x5) + t39 + 2.0*x6;
+            const kv q_q_b = vq[2];
+            const kv t1 = -2.0*p_MZ_b*q_q_b + p_XX_b + p_m_b*q_q_b*q_q_b;
+            const kv t0 = p_MZ_b - p_m_b*q_q_b;
+            const kv t13 = -2.0*p_L2*t0 + p_MY_b*x3 - p_m_b*x2 + p_m_b*(x0 + x1 + x2) + t1;
+            const kv t23 = p_ZZ_1 + t13;
+            const kv t69 = t23 + t58;
+            const kv t70 = p_Ia_1 + t69;
+            const kv t412 = -t411*t6 + t70;
+            const kv t73 = -t39 - x6;
+            const kv t414 = t413*t73;
+            const kv t415 = t412 - t414*t73;
+            const kv t416 = 1.0/t415;
+            const kv c_q_base = vc[0];
+            const kv t78 = c_q_base*t75;
+            const kv s_q_base = vs[0];
+            const kv t77 = s_q_base*t75;
+            const kv t80 = c_q_a*t77 - s_q_a*t78;
+            const kv dq_q_base = vdq[0];
+            const kv t84 = p_L2*dq_q_base;
+            const kv t85 = c_q_a*t84;
+            const kv dq_q_a = vdq[1];
+            const kv t358 = -dq_q_a*t85 - t80;
+            const kv t87 = -dq_q_a + dq_q_base;
+            const kv t88 = -t85 + t87*x4;
+            const kv t135 = -p_MZ_ta*t87 + p_m_ta*t88;
+            const kv t374 = p_m_ta*t358 + t135*t87;
+            const kv t113 = p_MZ_a*t87 + p_m_a*t85;
+            const kv t369 = p_m_a*t358 - t113*t87;
+            const kv t397 = t369 + t374;
+            const kv t79 = c_q_a*t78 + s_q_a*t77;
+            const kv t86 = -s_q_a*t84;
+            const kv t357 = dq_q_a*t86 - t79;
+            const kv t89 = -p_L4*t87 + t86;
+            const kv t136 = p_MX_ta*t87 + p_m_ta*t89;
+            const kv t373 = -p_m_ta*t357 - t136*t87;
+            const kv t114 = -p_MX_a*t87 + p_m_a*t86;
+            const kv t368 = p_m_a*t357 + t114*t87;
+            const kv t396 = t368 - t373;
+            const kv t400 = c_q_a*t396 - s_q_a*t397;
+            const kv t371 = -p_MX_ta*t358 - p_MZ_ta*t357 + t135*t89 - t136*t88;
+            const kv t391 = (0.5)*p_L3*t373 - p_L4*t374 - t371;
+            const kv t366 = -p_MX_a*t358 + p_MZ_a*t357 + t113*t86 - t114*t85;
+            const kv t394 = t366 + t391;
+            const kv t404 = p_L2*t400 + t394;
+            const kv dq_q_b = vdq[2];
+            const kv t359 = -dq_q_b*dq_q_base - t78;
+            const kv t90 = -p_L4*dq_q_base;
+            const kv t92 = -dq_q_b + t90;
+            const kv t158 = -p_MY_b*dq_q_base + p_m_b*t92;
+            const kv t378 = dq_q_base*t158 + p_m_b*t359;
+            const kv t91 = -dq_q_base*q_q_b - t84;
+            const kv t157 = p_MZ_b*dq_q_base + p_m_b*t91;
+            const kv t375 = -p_MY_b*t77 - p_MZ_b*t359 - t157*t92 + t158*t91;
+            const kv t380 = q_q_b*t378 + t375;
+            const kv t379 = -dq_q_base*t157 - p_m_b*t77;
+            const kv t384 = -p_L2*t378 - p_L4*t379 - t380;
+            const kv t362 = -p_MX_1*t78 + p_MY_1*t77;
+            const kv t387 = t362 + t384;
+            const kv t407 = t387 + t404;
+            const kv trq_q_a = vtau[1];
+            const kv t418 = -p_Fc_a*KKSIGN(dq_q_a) - p_Fv_a*dq_q_a + trq_q_a + t394;
+            const kv trq_q_b = vtau[2];
+            const kv t417 = -p_Fc_b*KKSIGN(dq_q_b) - p_Fv_b*dq_q_b + trq_q_b + t379;
+            const kv trq_q_base = vtau[0];
+            const kv t419 = -p_Fc_1*KKSIGN(dq_q_base) - p_Fv_1*dq_q_base + trq_q_base - t407 - t411*t417 - t414*t418;
+            const kv t420 = t416*t419;
+            ob[0] = t420;
+            const kv t422 = t410*t417;
+            const kv t424 = -t411*t420 + t422;
+            ob[2] = t424;
+            const kv t421 = t413*t418;
+            const kv t423 = -t414*t420 + t421;
+            ob[1] = t423;
+            store_lanes(ob, 3, ddq + (size_t)b * 3);
+        }
+    }
+#endif
+    for (; b < n; ++b) {
+        mini_forward_dynamics(q + (size_t)b * 3, dq + (size_t)b * 3, tau + (size_t)b * 3, p, ddq + (size_t)b * 3);
     }
 }
 #endif

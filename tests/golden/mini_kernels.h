@@ -217,6 +217,9 @@ extern "C" {
 #define mini_base_regressor_column KKSYMBOL(mini_kernels_prefix, mini_base_regressor_column)
 #define mini_compute_A_batch KKSYMBOL(mini_kernels_prefix, mini_compute_A_batch)
 #define mini_compute_C_batch KKSYMBOL(mini_kernels_prefix, mini_compute_C_batch)
+#define mini_inverse_dynamics_batch KKSYMBOL(mini_kernels_prefix, mini_inverse_dynamics_batch)
+#define mini_bias_batch KKSYMBOL(mini_kernels_prefix, mini_bias_batch)
+#define mini_forward_dynamics_batch KKSYMBOL(mini_kernels_prefix, mini_forward_dynamics_batch)
 #define mini_com KKSYMBOL(mini_kernels_prefix, mini_com)
 #define mini_com_jacobian KKSYMBOL(mini_kernels_prefix, mini_com_jacobian)
 #define mini_centroidal_map KKSYMBOL(mini_kernels_prefix, mini_centroidal_map)
@@ -421,6 +424,24 @@ void mini_compute_A_batch(int n, const double *q, const double *p, double *A);
  * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
  * nothing. */
 void mini_compute_C_batch(int n, const double *q, const double *dq, const double *p, double *C);
+
+/* inverse_dynamics for n states: every per-state array holds n of them,
+ * consecutive (q, dq: n x NDOF row-major), one p for all; results equal to
+ * the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void mini_inverse_dynamics_batch(int n, const double *q, const double *dq, const double *ddq, const double *p, double *tau);
+
+/* bias for n states: every per-state array holds n of them, consecutive (q,
+ * dq: n x NDOF row-major), one p for all; results equal to the scalar
+ * kernel's to rounding. Outputs must not overlap inputs. n <= 0 writes
+ * nothing. */
+void mini_bias_batch(int n, const double *q, const double *dq, const double *p, double *h);
+
+/* forward_dynamics for n states: every per-state array holds n of them,
+ * consecutive (q, dq: n x NDOF row-major), one p for all; results equal to
+ * the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void mini_forward_dynamics_batch(int n, const double *q, const double *dq, const double *tau, const double *p, double *ddq);
 
 /* Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. The
  * mass counted is that of the links the joints move (links fixed to the world
