@@ -2,7 +2,8 @@
 four point feet (the build tests/test_contact_dynamics.py uses, from the module cache): values equal
 the module's, constrained_dynamics and impulse_dynamics equal Pinocchio's constraintDynamics and
 impulseDynamics, jacfwd/jacrev equal constrained_dynamics_derivatives and central differences,
-derivatives without a rule are refused, jit and vmap with a traced contact mask (a gait schedule).
+derivatives without a rule are refused, jit and vmap with a traced contact mask (a gait schedule),
+grad of a rollout against central differences.
 Skipped without JAX."""
 from __future__ import annotations
 
@@ -188,3 +189,44 @@ def test_jit_vmap_and_a_gait_schedule(solo):
         close(accs[k], a, EXACT)
         v_ref = v_ref + 1e-3 * a
     close(v_end, v_ref, EXACT)
+
+
+def test_grad_of_a_rollout_equals_central_differences(solo):
+    """jax.grad of a cost after 20 semi-implicit Euler steps on two feet, with respect to the torques
+    and the initial configuration, against central differences of the same rollout on the module."""
+    kk, r, _ = solo
+    q0, v0, _, _ = _state(np.random.default_rng(7))
+    taus = np.random.default_rng(8).standard_normal((20, 18))
+    dt, mask = 1e-3, 0b0110
+
+    def rollout(q, taus, step_ddq):
+        v = v0
+        for tau in taus:
+            v = v + dt * step_ddq(q, v, tau)
+            q = q + dt * jnp.concatenate([v[:3], jnp.zeros(1), v[3:]])  # a smooth map of v into q's entries
+        return jnp.sum(q ** 2) + jnp.sum(v ** 2)
+
+    def cost(q, taus):
+        def step(carry, tau):
+            q, v = carry
+            v = v + dt * r.constrained_dynamics(q, v, tau, mask, 0.0, 5.0)[0]
+            return (q + dt * jnp.concatenate([v[:3], jnp.zeros(1), v[3:]]), v), None
+        (q, v), _ = jax.lax.scan(step, (q, v0), taus)
+        return jnp.sum(q ** 2) + jnp.sum(v ** 2)
+
+    def cost_np(q, taus):
+        return float(rollout(q, taus, lambda q_, v_, t_: kk.constrained_dynamics(
+            np.asarray(q_), np.asarray(v_), t_, mask, 0.0, 5.0)[0]))
+    g_q, g_t = jax.jit(jax.grad(cost, argnums=(0, 1)))(q0, taus)
+    h = 1e-6
+    for k in (0, 5, 12):  # a few torques of the first and last steps
+        for i in (0, 19):
+            e = np.zeros_like(taus)
+            e[i, k] = h
+            num = (cost_np(q0, taus + e) - cost_np(q0, taus - e)) / (2 * h)
+            assert abs(g_t[i, k] - num) <= 1e-6 * (1 + abs(num)), (i, k)
+    for k in (2, 4, 10):  # the base's height, a quaternion entry, a joint
+        e = np.zeros(19)
+        e[k] = h
+        num = (cost_np(q0 + e, taus) - cost_np(q0 - e, taus)) / (2 * h)
+        assert abs(g_q[k] - num) <= 1e-6 * (1 + abs(num)), k
