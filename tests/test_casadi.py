@@ -372,3 +372,177 @@ def test_command_line_builds_the_library(tmp_path):
                            "--end-effector", EE, *MIMIC_FLAGS, "--kernels", "core", "--casadi"],
                           capture_output=True, text=True, timeout=1800)
     assert done.returncode != 0 and "forward_dynamics_derivatives" in done.stderr
+
+
+# ---- contacts: Solo12 on its four feet ----------------------------------------------------------
+
+SOLO = "solo_description/robots/solo12.urdf"
+FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
+
+
+@pytest.fixture(scope="module")
+def solo(tmp_path_factory):
+    """libsolo12_casadi.so and the module (the same build as tests/test_contact_dynamics.py's)."""
+    pytest.importorskip("pinocchio")
+    from reference.robot_data import robots_dir
+    kw = dict(floating_base=True, contacts=list(FEET), quiet=True)
+    lib = codegen.import_urdf(robots_dir() / SOLO, casadi=True, out=tmp_path_factory.mktemp("solo_casadi"), **kw)
+    return str(lib), codegen.import_urdf(robots_dir() / SOLO, **kw)
+
+
+def _solo_state(rng, nq=19):
+    q = rng.uniform(-1.0, 1.0, nq)
+    q[3:7] /= np.linalg.norm(q[3:7])
+    return q, rng.standard_normal(nq - 1), rng.standard_normal(nq - 1) * 3
+
+
+def _bits(mask):
+    return [float((mask >> k) & 1) for k in range(len(FEET))]
+
+
+def test_constrained_dynamics_external_ports():
+    """The contact external's inputs, outputs and Jacobian patterns, from the tree (no build)."""
+    pytest.importorskip("pinocchio")
+    from codegen.emit.abi import describe
+    from codegen.emit.cnames import cnames
+    from codegen.read.urdf import load_urdf
+    from reference.robot_data import robots_dir
+    model = load_urdf(robots_dir() / SOLO, floating_base=True, contacts=[(f, "3d") for f in FEET]).model
+    names = cnames(model, "solo12")
+    fs = {f.name: f for f in externals(model, describe(model, names=names), names)}
+    f, jac = fs["solo12_constrained_dynamics"], fs["jac_solo12_constrained_dynamics"]
+    assert [(i.name, i.sparsity.nrow) for i in f.inputs] == [("q", 19), ("v", 18), ("tau", 18), ("mask", 4), ("kp", 1),
+                                                              ("kd", 1), ("mu", 1), ("ref", 12)]
+    assert [(o.name, o.sparsity.nrow) for o in f.outputs] == [("ddq", 18), ("lambda", 12)]
+    assert [i.name for i in jac.inputs[8:]] == ["out_ddq", "out_lambda"] and jac.n_args == 8
+    blocks = {o.name: o.sparsity for o in jac.outputs}
+    assert len(blocks) == 16 and blocks["jac_lambda_mask"].nnz == blocks["jac_ddq_mask"].nnz == 0
+    assert blocks["jac_ddq_q"].ncol == 19 and blocks["jac_ddq_q"].nnz == 18 * 19  # kp: the base's position too
+    assert blocks["jac_lambda_kp"].nnz == 12  # declared, refused when asked for (never a silent zero)
+    # without the contact derivatives, no contact external
+    plain = {f.name for f in externals(model, describe(model, names=names, kernels=(
+        "forward_dynamics_derivatives", "inverse_dynamics_derivatives", "contact_dynamics")), names)}
+    assert "solo12_constrained_dynamics" not in plain and "solo12_forward_dynamics" in plain
+
+
+@pytest.mark.robots
+def test_constrained_dynamics_equals_module_and_pinocchio(solo):
+    import pinocchio as pin
+
+    from codegen.read.urdf import load_urdf
+    from reference.pin_reference import build_pin_model
+    from reference.robot_data import robots_dir
+    from tests.test_contact_dynamics import _constraints
+    lib, kk = solo
+    cd = ca.external("solo12_constrained_dynamics", lib)
+    assert [cd.name_in(i) for i in range(cd.n_in())] == ["q", "v", "tau", "mask", "kp", "kd", "mu", "ref"]
+    model = load_urdf(robots_dir() / SOLO, floating_base=True, contacts=[(f, "3d") for f in FEET]).model
+    p = kk.default_params()
+    assert not kk.friction(np.ones(kk.N_DOF), p).any()  # Pinocchio has no joint friction
+    pm, frames = build_pin_model(model, p)
+    data = pm.createData()
+    rng = np.random.default_rng(4)
+    for _ in range(2):
+        q, v, tau = _solo_state(rng)
+        ref = rng.uniform(-0.5, 0.5, 12)
+        for mask in range(16):
+            for kp, kd in ((0.0, 0.0), (30.0, 4.0)):
+                ddq, lam = (_dense(x).ravel() for x in cd(q, v, tau, _bits(mask), kp, kd, 0.0, ref))
+                want = kk.constrained_dynamics(q, v, tau, mask, kp, kd, ref=ref)
+                _close(ddq, want[0], 1e-14)
+                _close(lam, want[1], 1e-14)
+                if not mask:
+                    continue
+                placements = [pin.SE3(np.eye(3), ref[3 * k:3 * k + 3]) for k in range(4)]
+                cms, cds = _constraints(pm, frames, model, mask, kp, kd, placements)
+                pin.initConstraintDynamics(pm, data, cms, cds)
+                _close(ddq, pin.constraintDynamics(pm, data, q, v, tau, cms, cds), 1e-10)
+                _close(lam[:cms.__len__() * 3], data.lambda_c, 1e-10)
+
+
+@pytest.mark.robots
+def test_constrained_dynamics_jacobian(solo):
+    """jac_solo12_constrained_dynamics: the q, v, tau blocks are constrained_dynamics_derivatives'
+    (q in NQ coordinates) and equal central differences, with Baumgarte gains; the mask's blocks are
+    structurally empty; asking for a gain's or ref's block is an error, not a zero."""
+    lib, kk = solo
+    cd = ca.external("solo12_constrained_dynamics", lib)
+    assert "jac_solo12_constrained_dynamics" in str(cd.jacobian())
+    rng = np.random.default_rng(6)
+    q, v, tau = _solo_state(rng)
+    ref = rng.uniform(-0.5, 0.5, 12)
+    xs = [ca.MX.sym("q", 19), ca.MX.sym("v", 18), ca.MX.sym("tau", 18), ca.MX.sym("mask", 4)]
+    for mask in (0b1111, 0b1011, 0b0100):
+        y = ca.vertcat(*cd(*xs, 20.0, 3.0, 0.0, ref))
+        J = ca.Function("J", xs, [ca.jacobian(y, x) for x in xs])
+        blocks = [_dense(b) for b in J(q, v, tau, _bits(mask))]
+        D = kk.constrained_dynamics_derivatives(q, v, tau, mask, 20.0, 3.0, ref=ref)
+        _close(blocks[1], np.vstack([D[1], D[4]]), 1e-13)
+        _close(blocks[2], np.vstack([D[2], D[5]]), 1e-13)
+        _close(blocks[0][:, 7:], np.vstack([D[0], D[3]])[:, 6:], 1e-13)
+
+        def f(q_, v_, t_):
+            return np.concatenate(kk.constrained_dynamics(q_, v_, t_, mask, 20.0, 3.0, ref=ref))
+        for k in range(3):
+            _close(blocks[k], _central(f, [q, v, tau], k), 1e-6)
+        assert not blocks[3].any() and J.sparsity_out(3).nnz() == 0
+    for k, gain in enumerate(ca.MX.sym(g) for g in ("kp", "kd", "mu")):
+        args = [q, v, tau, _bits(0b1111), 20.0, 3.0, 0.0]
+        args[4 + k] = gain
+        y = ca.vertcat(*cd(*args, ref))
+        with pytest.raises(RuntimeError):
+            ca.Function("G", [gain], [ca.jacobian(y, gain)])(1.0)
+    with pytest.raises(RuntimeError):  # a mask entry must be 0 or 1
+        cd(q, v, tau, [1.0, 0.5, 0.0, 1.0], 0.0, 0.0, 0.0, ref)
+    with pytest.raises(RuntimeError):  # gains >= 0
+        cd(q, v, tau, _bits(1), -1.0, 0.0, 0.0, ref)
+    # the wrapper's contact code under the strict warnings of test_wrapper_compiles_under_strict_warnings
+    from pathlib import Path
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is not None:
+        done = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wshadow", "-Wconversion",
+                               "-Wno-sign-conversion", "-fsyntax-only", "-Dsolo12_kernels_prefix=kkca_",
+                               "solo12_casadi.c"], capture_output=True, text=True, cwd=Path(lib).parent)
+        assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.robots
+def test_opti_solo_holds_a_pose_on_four_feet(solo):
+    """The smallest joint torques that hold Solo12 still on its four feet (ddq = 0 at v = 0, the
+    base unactuated, the feet held), by Opti + IPOPT through the external and its Jacobian, against the same
+    problem solved in closed form from Pinocchio's contact Jacobians and gravity."""
+    import pinocchio as pin
+
+    from codegen.read.urdf import load_urdf
+    from reference.pin_reference import build_pin_model
+    from reference.robot_data import robots_dir
+    lib, kk = solo
+    cd = ca.external("solo12_constrained_dynamics", lib)
+    q = np.r_[0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0, np.tile([0.0, 0.8, -1.6], 4)]
+    nv, z = kk.N_DOF, np.zeros(kk.N_DOF)
+    opti = ca.Opti()
+    u = opti.variable(nv - 6)
+    ddq, _ = cd(q, z, ca.vertcat(ca.DM.zeros(6), u), _bits(0b1111), 0.0, 0.0, 0.0, np.zeros(12))
+    opti.minimize(ca.sumsqr(u))
+    # the feet held, a still base leaves the joints still too (each leg's 3 x 3 Jacobian): 6 equations
+    opti.subject_to(ddq[:6] == 0)
+    opti.solver("ipopt", {"print_time": False}, {"print_level": 0, "sb": "yes",
+                                                 "hessian_approximation": "limited-memory"})
+    sol = opti.solve()
+    assert sol.stats()["return_status"] == "Solve_Succeeded"
+    us = np.asarray(sol.value(u)).ravel()
+    # Pinocchio: A ddq + g = tau + Jc^T lambda with ddq = 0, tau = (0, u): the base rows fix the
+    # forces up to Jc_b's null space; min |u|^2 over lambda with Jc_b^T lambda = g_b is a KKT solve
+    model = load_urdf(robots_dir() / SOLO, floating_base=True, contacts=[(f, "3d") for f in FEET]).model
+    pm, frames = build_pin_model(model, kk.default_params())
+    data = pm.createData()
+    g = pin.computeGeneralizedGravity(pm, data, q)
+    pin.computeJointJacobians(pm, data, q)
+    pin.updateFramePlacements(pm, data)
+    Jc = np.vstack([pin.getFrameJacobian(pm, data, frames[f"contact:{f}"], pin.LOCAL_WORLD_ALIGNED)[:3]
+                    for f in FEET])
+    Jb, Jj = Jc[:, :6].T, Jc[:, 6:].T  # tau_j = g_j - Jj lambda, Jb lambda = g_b
+    K = np.block([[Jj.T @ Jj, Jb.T], [Jb, np.zeros((6, 6))]])
+    lam = np.linalg.solve(K, np.r_[Jj.T @ g[6:], g[:6]])[:12]
+    _close(us, g[6:] - Jj @ lam, 1e-6)
+    _close(kk.constrained_dynamics(q, z, np.r_[z[:6], us], 0b1111)[0], z, 1e-6)

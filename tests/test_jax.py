@@ -110,6 +110,30 @@ def test_vmap_and_batches_equal_a_loop(arm):
         close(a, b, EXACT)
 
 
+def test_vmap_maps_onto_the_batch_kernels(arm):
+    """A vmap of forward/inverse dynamics, bias and A with one parameter vector is one call of the
+    module's NAME_*_batch kernel (kernel_call.cc's batch_fn); with mapped parameters, a loop of the
+    scalar kernel. Both equal the module (the batch kernels: to rounding)."""
+    import dataclasses
+    m, r = arm
+    rng = np.random.default_rng(8)
+    Q, V, U = rng.uniform(-1, 1, size=(3, 11, m.N_DOF))
+    p = np.asarray(m.default_params())
+    for name, args in (("forward_dynamics", (Q, V, U)), ("inverse_dynamics", (Q, V, U)), ("bias", (Q, V)),
+                       ("compute_A", (Q,))):
+        kernel = r.kernels[name]
+        assert kernel.batch != 0, name
+        axes = [0] * len(args) + [None]
+        batched = jax.jit(jax.vmap(kernel, in_axes=axes))(*args, p)
+        looped = jax.jit(jax.vmap(dataclasses.replace(kernel, batch=0), in_axes=axes))(*args, p)
+        close(batched, looped, 1e-13)
+        close(batched, getattr(m, name)(*args), 1e-13)
+    close(jax.vmap(r.bias)(Q, V), m.bias(Q, V), 1e-13)
+    close(jax.jacfwd(r.bias, argnums=(0, 1))(Q[0], V[0])[0], central(lambda x: m.bias(x, V[0]), Q[0], 1e-6), 1e-7)
+    P = p * rng.uniform(0.9, 1.1, size=(11, len(p)))  # mapped parameters: the scalar loop
+    close(jax.vmap(r.bias)(Q, V, P), [m.bias(a, b, c) for a, b, c in zip(Q, V, P)], EXACT)
+
+
 def test_jacobians_equal_the_derivative_kernels(arm, state):
     m, r = arm
     q, v, u = state
@@ -170,7 +194,7 @@ def test_addresses_from_the_module_need_no_compile(arm, state, monkeypatch):
     stem, c_text, h_text = kj._sources(m)
     lib = kj._build.robot_library(stem, c_text, h_text)  # built for `arm` already: from the process's table
     names = ("compute_A", "regressor", "forward_dynamics", "inverse_dynamics", "forward_dynamics_derivatives",
-             "inverse_dynamics_derivatives", "fk", "jacobian")
+             "inverse_dynamics_derivatives", "fk", "jacobian", "bias")
     fake = types.SimpleNamespace(**{k: getattr(m, k) for k in ("N_DOF", "N_Q", "PARAM_NAMES", "END_EFFECTORS",
                                                                "REGRESSOR_PARAM_INDEX", "default_params")},
                                  C_FUNCTIONS={n: kj._address(getattr(lib, f"merge_fixed_{n}")) for n in names})

@@ -28,6 +28,12 @@ coordinates, by the chain rule: d f / d position = d f / d delta_lin R^T, d f / 
 d f / d delta_ang G(quaternion), G the derivative of the body rotation vector of q/|q| (the kernels
 normalize the quaternion, so the radial direction has derivative 0, as f has). The p family needs a model whose p holds no
 geometry (every URDF): d/d geometry has no analytical kernel.
+
+A model with contacts (docs/contact-dynamics.md) also gets NAME_constrained_dynamics(q, v, tau, mask,
+kp, kd, mu, ref) -> (ddq, lambda): the mask one flag per contact, each exactly 0 or 1 (anything else
+fails the evaluation), the Jacobian's q, v, tau blocks from constrained_dynamics_derivatives, the
+mask's structurally empty (piecewise constant), and those of kp, kd, mu and ref, which no kernel
+differentiates, an error when CasADi asks for them (it passes NULL for a block nobody reads).
 """
 from __future__ import annotations
 
@@ -94,6 +100,11 @@ class External:
     buffers: tuple  # (C name, doubles) of the work vector w, in order
     ee: str = ""
     doc: str = ""
+
+    @property
+    def n_args(self) -> int:
+        """The function's own inputs (a jac_'s nominal outputs out_<o> left out)."""
+        return sum(not port.name.startswith("out_") for port in self.inputs)
 
     @property
     def work(self) -> int:
@@ -203,11 +214,49 @@ def externals(model, abi: ABI, names: CNames) -> tuple:
                     extra += (("ddq", n), ("d_p", n * np_)) if kind == "forward_dynamics" else ()
             out.append(External(f"jac_{fname}", kind, True, p, inputs + (Port(f"out_{oname}", vec(osize, 1)),),
                                 jac_outputs, zeros + pbuf + extra, frag, f"the Jacobian of {fname}"))
+    if model.contacts and abi.has("constrained_dynamics_derivatives"):
+        out += _constrained(model, names, pat)
     symbols = [x.name for x in out]
     if len(set(symbols)) != len(symbols):
         raise ModelError("--casadi: two external functions would have one name (an end effector named like "
                          "another's _p form): rename an end effector")
     return tuple(out)
+
+
+# the constrained dynamics' inputs whose Jacobian blocks have no kernel: jac_ refuses them (docs/casadi.md)
+NOT_DIFFERENTIABLE = ("kp", "kd", "mu", "ref")
+
+
+def _constrained(model, names, pat) -> list:
+    """NAME_constrained_dynamics (q, v, tau, mask, kp, kd, mu, ref) -> (ddq, lambda) at the default
+    parameters, and its Jacobian from constrained_dynamics_derivatives. The mask is piecewise
+    constant: its blocks are structurally empty. kp, kd, mu and ref have no derivative kernel: their
+    blocks are declared dense and jac_ returns 1 (an error) when asked to write them, never zeros."""
+    n, nq, np_ = model.ndof, model.nq, len(model.param_names)
+    nc, m, nref = len(model.contacts), sum(c.rows for c in model.contacts), model.contact_ref_size
+    vec = Sparsity.dense
+    sizes = {"q": nq, "v": n, "tau": n, "mask": nc, "kp": 1, "kd": 1, "mu": 1, "ref": nref}
+    inputs = tuple(Port(i, vec(s, 1)) for i, s in sizes.items())
+    outputs = (Port("ddq", vec(n, 1)), Port("lambda", vec(m, 1)))
+    zeros = tuple((f"z_{i.name}", i.sparsity.nrow) for i in inputs)
+    base = (("p_default", np_),)
+    fname = f"{names.prefix}_constrained_dynamics"
+    value = External(fname, "constrained_dynamics", False, False, inputs, outputs,
+                     zeros + base + (("t_ddq", n), ("t_lambda", m)), doc="constrained dynamics at the default parameters")
+
+    def block(rows, i):
+        if i == "q":  # the contacts' placement error (kp) moves with the base's position: all NQ columns
+            return _q_block(vec(rows, n), model)
+        if i == "mask":
+            return Sparsity(rows, nc, ((),) * nc)
+        return vec(rows, sizes[i])
+    jac_outputs = tuple(Port(f"jac_{o.name}_{i}", block(o.sparsity.nrow, i)) for o in outputs for i in sizes)
+    extra = (("d_q", n * n), ("d_v", n * n), ("d_3", n * n), ("l_q", m * n), ("l_v", m * n), ("l_3", m * n))
+    extra += (("d_qq", n * nq), ("l_qq", m * nq)) if model.floating_base else ()
+    jac = External(f"jac_{fname}", "constrained_dynamics", True, False,
+                   inputs + tuple(Port(f"out_{o.name}", o.sparsity) for o in outputs), jac_outputs,
+                   zeros + base + extra, doc=f"the Jacobian of {fname}")
+    return [value, jac]
 
 
 def render_casadi(model, abi: ABI, names: CNames, header: str) -> str:
@@ -225,4 +274,5 @@ def render_casadi(model, abi: ABI, names: CNames, header: str) -> str:
         fs=fs, patterns=patterns, sp_index=lambda s: patterns.index(s.compressed), header=header,
         prefix=names.prefix, kp=KERNEL_PREFIX + names.prefix + "_", n=model.ndof, nq=model.nq,
         floating=model.floating_base,
-        np=len(model.param_names), npi=abi.nparams - 1 - len(model.geometry), g_index=g_index)
+        np=len(model.param_names), npi=abi.nparams - 1 - len(model.geometry), g_index=g_index,
+        nc=len(model.contacts), m=sum(c.rows for c in model.contacts), not_diff=NOT_DIFFERENTIABLE)

@@ -38,6 +38,9 @@ _HEADER_PREFIX = re.compile(rb"^void (\w+)_compute_A\(const double \*q, const do
 # Central differences on the parameters the dynamics are not linear in: step relative to the value
 # (h ~ eps^(1/3) balances truncation and rounding, ~1e-10 relative error for smooth kernels).
 FD_STEP = 6e-6
+# The kernels with a batch form NAME_<kernel>_batch (the SIMD batch kernels, docs/c-abi.md): a vmap of
+# them is one call of it (kernel_call.cc's batch_fn) when every state shares one parameter vector.
+BATCHED = ("compute_A", "bias", "forward_dynamics", "inverse_dynamics")
 
 
 def _register() -> None:
@@ -84,10 +87,11 @@ def _read(path: Path) -> bytes:
 class _Kernel:
     """One C kernel as an FFI call: its address, C signature and the shapes of one state's arguments."""
     address: int
-    pattern: int  # kernel_call.cc's Invoke: 0 pointers only; 1 (P, P, int, P); 3 (P, P, int, int, P)
+    pattern: int  # kernel_call.cc's Invoke: 0 pointers only; 1 (P, P, int, P); 3 (P, P, int, int, P); 4-6 contacts
     slots: tuple  # kernel_call.cc's slot codes, one per C argument
     inputs: tuple  # per input: its shape for one state
     outputs: tuple  # per output: its shape for one state
+    batch: int = 0  # the address of NAME_<kernel>_batch (the module's batch kernels), 0 if none
 
     def __call__(self, *args):
         args = [jnp.asarray(a, jnp.float64) for a in args]
@@ -109,7 +113,8 @@ class _Kernel:
         out = call(*args, fn=np.int64(self.address), pattern=np.int64(self.pattern),
                    slots=np.asarray(self.slots, np.int64),
                    in_sizes=np.asarray([int(np.prod(s)) for s in self.inputs], np.int64),
-                   out_sizes=np.asarray([int(np.prod(s)) for s in self.outputs], np.int64))
+                   out_sizes=np.asarray([int(np.prod(s)) for s in self.outputs], np.int64),
+                   batch_fn=np.int64(self.batch))
         return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -167,12 +172,18 @@ class Robot:
     forward_dynamics: Callable = dataclasses.field(init=False)
     inverse_dynamics: Callable = dataclasses.field(init=False)
     _fk: Callable = dataclasses.field(init=False)
+    bias: Callable = dataclasses.field(init=False)
+    _constrained: Callable = dataclasses.field(init=False)
+    _impulse: Callable = dataclasses.field(init=False)
 
     def __post_init__(self):
         set_ = object.__setattr__
         set_(self, "forward_dynamics", self._make_dynamics("forward_dynamics"))
         set_(self, "inverse_dynamics", self._make_dynamics("inverse_dynamics"))
         set_(self, "_fk", self._make_fk())
+        set_(self, "bias", self._make_bias())
+        set_(self, "_constrained", self._make_constrained() or _missing(self, "constrained_dynamics"))
+        set_(self, "_impulse", self._make_impulse() or _missing(self, "impulse_dynamics"))
 
     # ---- plain kernels (no derivative rule of their own) -------------------------------------------
     def _p(self, p):
@@ -210,6 +221,148 @@ class Robot:
         if not 0 <= int(ee) < len(self.end_effectors):
             raise ValueError(f"end effector index {ee} out of range (0..{len(self.end_effectors) - 1})")
         return int(ee)
+
+    # ---- contacts (docs/contact-dynamics.md; a model built with contacts=[...]) ------------------------
+    def _contact(self, name: str):
+        if name not in self.kernels:
+            raise AttributeError(f"krang_kernels.jax: {name} needs a module built with contacts (import_urdf(..., "
+                                 "contacts=[...])) and the contact kernels")
+        return self.kernels[name]
+
+    def contact_flags(self, mask):
+        """The active contacts as N_CONTACTS flags (float64, 0 or 1), from an int (bit k: CONTACT_NAMES[k]),
+        contact names, N_CONTACTS bools, or an array of flags (traced or not: e.g. a gait schedule in a
+        lax.scan; its entries must be 0 or 1, checked in the call)."""
+        names = tuple(self.module.CONTACT_NAMES)
+        nc = len(names)
+        if isinstance(mask, (bool, np.bool_)) or isinstance(mask, (str, bytes)):
+            raise TypeError(f"mask: an int, N_CONTACTS flags or contact names, not {type(mask).__name__}")
+        if isinstance(mask, (int, np.integer)):
+            if not 0 <= mask < (1 << nc):
+                raise ValueError(f"mask {mask!r}: bits 0..{nc - 1} only (N_CONTACTS = {nc})")
+            return jnp.asarray([float((int(mask) >> j) & 1) for j in range(nc)], jnp.float64)
+        if isinstance(mask, (list, tuple)) and mask and all(isinstance(x, str) for x in mask):
+            unknown = [x for x in mask if x not in names]
+            if unknown:
+                raise ValueError(f"mask: {unknown[0]!r} is not a contact (CONTACT_NAMES: {', '.join(names)})")
+            return jnp.asarray([float(x in mask) for x in names], jnp.float64)
+        flags = jnp.asarray(mask, jnp.float64)
+        if flags.shape[-1:] != (nc,):
+            raise ValueError(f"mask: {nc} flags (one per contact), an int or contact names, got shape {flags.shape}")
+        if not isinstance(flags, jax.core.Tracer) and not np.isin(np.asarray(flags), (0.0, 1.0)).all():
+            raise ValueError("mask: flags must be 0 or 1")
+        return flags
+
+    def _ref(self, ref):
+        """The reference placements (N_REF), default the world's origin and axes; a concrete 6d pose's R
+        is checked to be a rotation (as the module does)."""
+        if ref is None:
+            ident = [1.0, 0, 0, 0, 0, 1.0, 0, 0, 0, 0, 1.0, 0]
+            return jnp.asarray([x for r in self.module.CONTACT_ROWS for x in ([0.0] * 3 if r == 3 else ident)],
+                               jnp.float64)
+        ref = jnp.asarray(ref, jnp.float64)
+        if ref.shape[-1:] != (int(self.module.N_REF),):
+            raise ValueError(f"ref: expected {self.module.N_REF} entries (N_REF), got shape {ref.shape}")
+        if not isinstance(ref, jax.core.Tracer):
+            at = 0
+            for name, rows in zip(self.module.CONTACT_NAMES, self.module.CONTACT_ROWS):
+                if rows == 6:
+                    R = np.asarray(ref)[..., at:at + 12].reshape(ref.shape[:-1] + (3, 4))[..., :3]
+                    if not (np.allclose(R @ np.swapaxes(R, -1, -2), np.eye(3), atol=1e-9)
+                            and np.allclose(np.linalg.det(R), 1.0, atol=1e-9)):
+                        raise ValueError(f"ref: the rotation of contact {name!r} is not a rotation matrix (to 1e-9)")
+                at += 3 if rows == 3 else 12
+        return ref
+
+    @staticmethod
+    def _scalars(**values):
+        """Gains, damping, restitution as one float64 vector; concrete ones checked (>= 0, finite), traced
+        ones in the call (the handler refuses a negative or non-finite value)."""
+        for name, x in values.items():
+            if not isinstance(x, jax.core.Tracer) and not (np.all(np.asarray(x) >= 0) and np.all(np.isfinite(x))):
+                raise ValueError(f"{name} must be finite and >= 0, got {x!r}")
+        return jnp.stack([jnp.asarray(x, jnp.float64) for x in values.values()], axis=-1)
+
+    def contact_jacobian(self, q, mask, p=None):
+        """Jc of the active contacts, N_CROWS x N_DOF, the active rows first (values only)."""
+        return self._contact("contact_jacobian")(q, self._p(p), self.contact_flags(mask))
+
+    def contact_drift(self, q, v, mask, p=None):
+        """gamma = dJc/dt v of the active contacts, N_CROWS, the active rows first (values only)."""
+        return self._contact("contact_drift")(q, v, self._p(p), self.contact_flags(mask))
+
+    def constrained_dynamics(self, q, v, tau, mask, kp=0.0, kd=0.0, mu=0.0, ref=None, p=None):
+        """(ddq, lambda_c): forward dynamics with the active contacts held (the module's
+        constrained_dynamics). Differentiable (jvp/grad) in q, v and tau by constrained_dynamics_derivatives;
+        the mask is piecewise constant (its derivative is zero); kp, kd, mu, ref and p are not
+        differentiable: a derivative through them raises. A batch on q, v, tau (leading axes) is a vmap."""
+        return self._constrained(jnp.asarray(q, jnp.float64), jnp.asarray(v, jnp.float64),
+                                 jnp.asarray(tau, jnp.float64), self._p(p), self.contact_flags(mask),
+                                 self._scalars(kp=kp, kd=kd, mu=mu), self._ref(ref))
+
+    def constrained_dynamics_derivatives(self, q, v, tau, mask, kp=0.0, kd=0.0, mu=0.0, ref=None, p=None):
+        """(d ddq/dq, d ddq/dv, d ddq/dtau, d lambda/dq, d lambda/dv, d lambda/dtau), q on the tangent space."""
+        return self._contact("constrained_dynamics_derivatives")(
+            q, v, tau, self._p(p), self.contact_flags(mask), self._scalars(kp=kp, kd=kd, mu=mu), self._ref(ref))
+
+    def impulse_dynamics(self, q, v, mask, restitution=0.0, mu=0.0, p=None):
+        """(v_plus, impulse) after an impact of the active contacts (the module's impulse_dynamics).
+        Differentiable in v only (v_plus and the impulse are linear in v: their derivative is the map
+        itself, N_DOF kernel calls); a derivative in q, restitution, mu or p raises."""
+        if not isinstance(restitution, jax.core.Tracer) and not np.all(np.asarray(restitution) <= 1.0):
+            raise ValueError(f"restitution must be in [0, 1], got {restitution!r}")
+        return self._impulse(jnp.asarray(q, jnp.float64), jnp.asarray(v, jnp.float64), self._p(p),
+                             self.contact_flags(mask), self._scalars(restitution=restitution, mu=mu))
+
+    def _make_constrained(self):
+        if "constrained_dynamics" not in self.kernels:
+            return None
+        value, deriv = self.kernels["constrained_dynamics"], self.kernels.get("constrained_dynamics_derivatives")
+
+        @jax.custom_jvp
+        def f(q, v, u, p, flags, gains, ref):
+            return value(q, v, u, p, flags, gains, ref)
+
+        def jvp(primals, tangents):
+            q, v, u, p, flags, gains, ref = primals
+            qt, vt, ut, pt, _, gt, rt = tangents  # the flags' tangent: piecewise constant, zero
+            _refuse(("p", pt), ("kp, kd, mu", gt), ("ref", rt))
+            y = value(*primals)
+            if deriv is None:
+                raise NotImplementedError("constrained_dynamics: the module has no constrained_dynamics_derivatives")
+            D = deriv(*primals)
+            t_ddq, t_lam = jnp.zeros_like(y[0]), jnp.zeros_like(y[1])
+            for t, a, b in ((None if _is_zero(qt) else self.to_tangent(q, qt), D[0], D[3]),
+                            (None if _is_zero(vt) else vt, D[1], D[4]), (None if _is_zero(ut) else ut, D[2], D[5])):
+                if t is not None:
+                    t_ddq, t_lam = t_ddq + a @ t, t_lam + b @ t
+            return y, (t_ddq, t_lam)
+
+        f.defjvp(jvp, symbolic_zeros=True)
+        return _batched_n(f, 3)
+
+    def _make_impulse(self):
+        if "impulse_dynamics" not in self.kernels:
+            return None
+        value = self.kernels["impulse_dynamics"]
+
+        @jax.custom_jvp
+        def f(q, v, p, flags, scalars):
+            return value(q, v, p, flags, scalars)
+
+        def jvp(primals, tangents):
+            q, v, p, flags, scalars = primals
+            qt, vt, pt, _, st = tangents
+            _refuse(("q", qt), ("p", pt), ("restitution, mu", st))
+            y = value(*primals)
+            if _is_zero(vt):
+                return y, (jnp.zeros_like(y[0]), jnp.zeros_like(y[1]))
+            # linear in v: the map's columns are the kernel at the unit vectors (one batched call)
+            cols = jax.vmap(lambda e: value(q, e, p, flags, scalars))(jnp.eye(self.n_dof))
+            return y, (cols[0].T @ vt, cols[1].T @ vt)
+
+        f.defjvp(jvp, symbolic_zeros=True)
+        return _batched_n(f, 2)
 
     # ---- derivative rules ----------------------------------------------------------------------------
     def to_tangent(self, q, qdot):
@@ -288,6 +441,39 @@ class Robot:
                         + f": the module's {which}, differentiable (jvp/grad) in every argument.")
         return _batched(call, self)
 
+    def _make_bias(self):
+        """bias(q, v, p) = C v + Q + friction = inverse_dynamics(q, v, 0, p), its own kernel (and batch
+        kernel) for the value, the inverse dynamics' rule at a = 0 for the derivatives."""
+        value, deriv, regressor = self.kernels["bias"], self.kernels["inverse_dynamics_derivatives"], \
+            self.kernels["regressor"]
+
+        @jax.custom_jvp
+        def f(q, v, p):
+            return value(q, v, p)
+
+        def jvp(primals, tangents):
+            (q, v, p), (qt, vt, pt) = primals, tangents
+            y, zero = value(q, v, p), jnp.zeros(self.n_dof)
+            t = jnp.zeros_like(y)
+            if not (_is_zero(qt) and _is_zero(vt)):
+                d_q, d_v = deriv(q, v, zero, p)
+                t = t + (0 if _is_zero(qt) else d_q @ self.to_tangent(q, qt)) + (0 if _is_zero(vt) else d_v @ vt)
+            if not _is_zero(pt):
+                t = t + regressor(q, v, zero, p) @ pt[self.regressor_index]
+                if len(self.other_index) and self.differentiate_geometry:
+                    t = t + self._other_columns(lambda q_, p_: value(q_, v, p_), q, p) @ pt[self.other_index]
+            return y, t
+
+        f.defjvp(jvp, symbolic_zeros=True)
+
+        def bias(q, v, p=None):
+            """Bias forces h(q, v, p) = C v + Q + friction (inverse dynamics at a = 0), differentiable."""
+            q, v = jnp.asarray(q, jnp.float64), jnp.asarray(v, jnp.float64)
+            if q.ndim > 1 or v.ndim > 1:
+                return jax.vmap(lambda a, b: bias(a, b, p), in_axes=[0 if x.ndim > 1 else None for x in (q, v)])(q, v)
+            return f(q, v, self._p(p))
+        return bias
+
     def _make_fk(self):
         fks = {i: self.kernels[("fk", i)] for i in range(len(self.end_effectors))}
         jacs = {i: self.kernels[("jacobian", i, 0)] for i in range(len(self.end_effectors))}
@@ -333,6 +519,40 @@ def _batched(call, robot: Robot):
     return g
 
 
+def _missing(robot, name: str) -> Callable:
+    def call(*args):
+        return robot._contact(name)
+    return call
+
+
+def _optional(address: Callable, name: str) -> int:
+    """The address of an optional kernel (a batch form: modules generated before them have none), or 0."""
+    try:
+        return address(name)
+    except AttributeError:
+        return 0
+
+
+def _refuse(*named_tangents) -> None:
+    """A derivative through an argument without a derivative rule is an error, never a silent zero."""
+    for name, t in named_tangents:
+        if not _is_zero(t):
+            raise NotImplementedError(f"krang_kernels.jax: no derivative with respect to {name} (docs/jax.md); "
+                                      "pass it as a constant (outside the differentiated arguments)")
+
+
+def _batched_n(f, n_state: int):
+    """f(*args) with leading batch axes on its first n_state arguments (the state) mapped by vmap; the
+    others (parameters, flags, gains, ref) shared unless they carry the same batch axis."""
+    def g(*args):
+        lead = [a.ndim - 1 for a in args[:n_state]]
+        if max(lead) > 0:
+            # every argument of one state is a vector: a second axis is a batch
+            return jax.vmap(g, in_axes=[0 if a.ndim > 1 else None for a in args])(*args)
+        return f(*args)
+    return g
+
+
 def _kernels(address: Callable, module) -> dict:
     n, nq, np_, ne = int(module.N_DOF), int(module.N_Q), len(module.PARAM_NAMES), len(module.END_EFFECTORS)
     npi = len(module.REGRESSOR_PARAM_INDEX)
@@ -343,7 +563,8 @@ def _kernels(address: Callable, module) -> dict:
             slots += [100 + j for j in range(len(outputs))]
         else:  # the ints sit between the inputs and the one output (kernel_call.cc's patterns 1 and 3)
             slots += [200 + i for i in ints] + [100]
-        return _Kernel(address(c_name), pattern, tuple(slots), tuple(inputs), tuple(outputs))
+        batch = _optional(address, f"{c_name}_batch") if c_name in BATCHED else 0
+        return _Kernel(address(c_name), pattern, tuple(slots), tuple(inputs), tuple(outputs), batch)
 
     q, v, p = (nq,), (n,), (np_,)
     out = {
@@ -351,6 +572,7 @@ def _kernels(address: Callable, module) -> dict:
         "regressor": k("regressor", [q, v, v, p], [(n, npi)]),
         "forward_dynamics": k("forward_dynamics", [q, v, v, p], [v]),
         "inverse_dynamics": k("inverse_dynamics", [q, v, v, p], [v]),
+        "bias": k("bias", [q, v, p], [v]),
         "forward_dynamics_derivatives": k("forward_dynamics_derivatives", [q, v, v, p], [(n, n)] * 3),
         "inverse_dynamics_derivatives": k("inverse_dynamics_derivatives", [q, v, v, p], [(n, n)] * 2),
     }
@@ -358,7 +580,33 @@ def _kernels(address: Callable, module) -> dict:
         out[("fk", e)] = k("fk", [q, p], [(4, 4)], pattern=1, ints=(e,))
         for frame in (0, 1):
             out[("jacobian", e, frame)] = k("jacobian", [q, p], [(6, n)], pattern=3, ints=(e, frame))
+    if int(getattr(module, "N_CONTACTS", 0)) and "constrained_dynamics" in getattr(module, "C_FUNCTIONS", ()):
+        out.update(_contact_kernels(address, module))
     return out
+
+
+def _contact_kernels(address: Callable, module) -> dict:
+    """The contact kernels (docs/contact-dynamics.md) as FFI calls: the mask is an input of N_CONTACTS
+    flags (slot 3000 + k: the handler turns input k's flags into the C bit mask, refusing anything but
+    0 and 1), the gains an input of doubles (slots 1000 + 100 k + j: element j of input k)."""
+    n, nq, np_ = int(module.N_DOF), int(module.N_Q), len(module.PARAM_NAMES)
+    nc, m, nref = int(module.N_CONTACTS), sum(module.CONTACT_ROWS), int(module.N_REF)
+    q, v, p, flags, ref = (nq,), (n,), (np_,), (nc,), (nref,)
+
+    def k(c_name, inputs, slots, outputs, pattern):
+        return _Kernel(address(c_name), pattern, tuple(slots), tuple(inputs), tuple(outputs))
+    gains = [1500, 1501, 1502]  # kp, kd, mu: input 5
+    return {
+        "contact_jacobian": k("contact_jacobian", [q, p, flags], [0, 1, 3002, 100], [(m, n)], 1),
+        "contact_drift": k("contact_drift", [q, v, p, flags], [0, 1, 2, 3003, 100], [(m,)], 2),
+        "constrained_dynamics": k("constrained_dynamics", [q, v, v, p, flags, (3,), ref],
+                                  [0, 1, 2, 3, 3004, *gains, 6, 100, 101], [v, (m,)], 4),
+        "constrained_dynamics_derivatives": k(
+            "constrained_dynamics_derivatives", [q, v, v, p, flags, (3,), ref],
+            [0, 1, 2, 3, 3004, *gains, 6, *range(100, 106)], [(n, n)] * 3 + [(m, n)] * 3, 5),
+        "impulse_dynamics": k("impulse_dynamics", [q, v, p, flags, (2,)], [0, 1, 2, 3003, 1400, 1401, 100, 101],
+                              [v, (m,)], 6),
+    }
 
 
 def wrap(module, *, differentiate_geometry: bool = True) -> Robot:
