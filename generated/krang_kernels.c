@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        f46b36899b87c798d901ce8444b977f7e674eae59b4e3c51172be9ec95f2ac71
+ * generator        321f7a39b4d5bcf47c465873a68219d3db04fd40acb3e2d6a51c9cc41bbb8660
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
