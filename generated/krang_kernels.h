@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        829f5d4d8aaecd769044321382b92eb74633d595ace96caf0c7b5f6a1a0f6a53
+ * generator        54cec6f22e970fd1ef16d8b4805572f1ce1f5b06c35ff2dcba218a322750654c
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
@@ -560,6 +560,7 @@ extern "C" {
 #define krang_centroidal_map KKSYMBOL(krang_kernels_prefix, krang_centroidal_map)
 #define krang_integrate KKSYMBOL(krang_kernels_prefix, krang_integrate)
 #define krang_neutral KKSYMBOL(krang_kernels_prefix, krang_neutral)
+#define krang_rollout KKSYMBOL(krang_kernels_prefix, krang_rollout)
 #endif
 
 /* Inertia matrix A(q), NDOF x NDOF, rotor inertia included. */
@@ -812,6 +813,18 @@ void krang_integrate(const double *q, const double *v, double dt, double *q_out)
  * its limits; a free-flying base at the origin with the identity quaternion
  * (0, 0, 0, 1)), NQ. */
 void krang_neutral(double *q);
+
+/* Rolls n independent states forward `steps` steps of dt seconds by
+ * semi-implicit (symplectic) Euler, the scheme of MuJoCo's Euler integrator:
+ * v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt) (the
+ * SE(3) exponential on a free-flying base). State-major, row-major: q0 n x
+ * NQ, v0 n x NV, tau n x steps x NV (state i's torques at step k: tau[(i *
+ * steps + k) * NV ...]), q_out n x steps x NQ and v_out n x steps x NV the
+ * state after each step (the initial state is not repeated). The states go by
+ * chunks of 32 through forward_dynamics_batch (SIMD across states) with work
+ * arrays on the stack. Outputs must not overlap inputs. n <= 0 or steps <= 0
+ * writes nothing; dt is not checked. */
+void krang_rollout(int n, int steps, double dt, const double *q0, const double *v0, const double *tau, const double *p, double *q_out, double *v_out);
 
 #ifdef __cplusplus
 }
