@@ -134,6 +134,7 @@ ROBOTS = {"panda": ("panda_description/urdf/panda.urdf", False), "solo12": ("sol
 
 
 @pytest.mark.robots
+@pytest.mark.filterwarnings("ignore:no end effector given")
 @pytest.mark.parametrize("name", sorted(ROBOTS))
 def test_urdf_robot_matches_pinocchio_and_the_scalar_loop(name):
     """Panda (fixed base) and Solo12 (free-flying base: integrate's SE(3) exponential) built
