@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        54cec6f22e970fd1ef16d8b4805572f1ce1f5b06c35ff2dcba218a322750654c
+ * generator        0f43fdf85f089f507af6c0dbdeb7f513c5ed7c5ce6443bc837f9811211ea32d1
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
@@ -561,6 +561,7 @@ extern "C" {
 #define krang_integrate KKSYMBOL(krang_kernels_prefix, krang_integrate)
 #define krang_neutral KKSYMBOL(krang_kernels_prefix, krang_neutral)
 #define krang_rollout KKSYMBOL(krang_kernels_prefix, krang_rollout)
+#define krang_rollout_rk4 KKSYMBOL(krang_kernels_prefix, krang_rollout_rk4)
 #endif
 
 /* Inertia matrix A(q), NDOF x NDOF, rotor inertia included. */
@@ -825,6 +826,16 @@ void krang_neutral(double *q);
  * arrays on the stack. Outputs must not overlap inputs. n <= 0 or steps <= 0
  * writes nothing; dt is not checked. */
 void krang_rollout(int n, int steps, double dt, const double *q0, const double *v0, const double *tau, const double *p, double *q_out, double *v_out);
+
+/* rollout with the classical Runge-Kutta method of order 4 instead of Euler:
+ * four forward_dynamics calls per step, at (q, v), (q (+) v1 dt/2, v + k1
+ * dt/2), (q (+) v2 dt/2, v + k2 dt/2) and (q (+) v3 dt, v + k3 dt) (v1 = v,
+ * v2, v3 the stages' velocities, k1..k4 their accelerations), then v' = v +
+ * dt (k1 + 2 k2 + 2 k3 + k4) / 6, q' = integrate(q, (v1 + 2 v2 + 2 v3 + v4) /
+ * 6, dt). Order 4 on a fixed base; on a free-flying base the stages' base
+ * velocities are combined without the exponential's correction, as MuJoCo's
+ * RK4 does. Same arguments and layouts as rollout. */
+void krang_rollout_rk4(int n, int steps, double dt, const double *q0, const double *v0, const double *tau, const double *p, double *q_out, double *v_out);
 
 #ifdef __cplusplus
 }

@@ -966,10 +966,10 @@ def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, ou
     has a leading axis N."""
 
 def rollout(q0: ArrayLike, v0: ArrayLike, tau_sequence: ArrayLike, dt: float, params: ArrayLike | None = None,
-            threads: int = 1) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+            threads: int = 1, method: Literal["euler", "rk4"] = "euler") -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Rolls n independent states forward by semi-implicit Euler (MuJoCo's Euler integrator without
-    damping): v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt), in C
-    (forward_dynamics' SIMD batch kernel) with the GIL released.
+    damping): v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt), or by RK4
+    (`method`), in C (forward_dynamics' SIMD batch kernel) with the GIL released.
 
     Parameters
     ----------
@@ -991,6 +991,14 @@ def rollout(q0: ArrayLike, v0: ArrayLike, tau_sequence: ArrayLike, dt: float, pa
     threads : int, optional
         threads to split the states between (>= 1; default 1), in ranges of whole chunks of 32
         states: the result is the same, bit for bit, whatever the number of threads.
+    method : {'euler', 'rk4'}, optional
+        'euler' (default): semi-implicit Euler, NAME_rollout; 'rk4': the classical Runge-Kutta
+        method of order 4 instead of Euler: four forward_dynamics calls per step, at (q, v), (q (+)
+        v1 dt/2, v + k1 dt/2), (q (+) v2 dt/2, v + k2 dt/2) and (q (+) v3 dt, v + k3 dt) (v1 = v,
+        v2, v3 the stages' velocities, k1..k4 their accelerations), then v' = v + dt (k1 + 2 k2 + 2
+        k3 + k4) / 6, q' = integrate(q, (v1 + 2 v2 + 2 v3 + v4) / 6, dt). Order 4 on a fixed base;
+        on a free-flying base the stages' base velocities are combined without the exponential's
+        correction, as MuJoCo's RK4 does. (NAME_rollout_rk4).
 
     Returns
     -------

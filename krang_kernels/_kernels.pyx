@@ -79,6 +79,7 @@ cdef extern from "krang_kernels.h":
     void _c_integrate "krang_integrate"(const double *, const double *, double, double *) nogil
     void _c_neutral "krang_neutral"(double *) nogil
     void _c_rollout "krang_rollout"(int, int, double, const double *, const double *, const double *, const double *, double *, double *) nogil
+    void _c_rollout_rk4 "krang_rollout_rk4"(int, int, double, const double *, const double *, const double *, const double *, double *, double *) nogil
 
 # Every C function of the module by its name without the NAME_ prefix (compute_A, fk, ...): its
 # address in this process, for callers through a foreign-function interface (krang_kernels.jax's
@@ -135,6 +136,7 @@ C_FUNCTIONS = types.MappingProxyType({
     'integrate': <uintptr_t><void *>_c_integrate,
     'neutral': <uintptr_t><void *>_c_neutral,
     'rollout': <uintptr_t><void *>_c_rollout,
+    'rollout_rk4': <uintptr_t><void *>_c_rollout_rk4,
 })
 
 N_DOF = 17
@@ -2352,7 +2354,7 @@ _ROLLOUT_CHUNK = 32
 
 
 def _rollout_part(cnp.ndarray q0, cnp.ndarray v0, cnp.ndarray tau, cnp.ndarray p, cnp.ndarray qo,
-                  cnp.ndarray vo, Py_ssize_t a, Py_ssize_t b, int steps, double dt):
+                  cnp.ndarray vo, Py_ssize_t a, Py_ssize_t b, int steps, double dt, bint rk4):
     """States a .. b - 1 of a checked rollout, the GIL released (a thread's share)."""
     cdef Py_ssize_t i = a, m
     cdef const double *d_q0 = _data(q0)
@@ -2365,15 +2367,19 @@ def _rollout_part(cnp.ndarray q0, cnp.ndarray v0, cnp.ndarray tau, cnp.ndarray p
     with nogil:
         while i < b:
             m = min(b - i, 1048576)
-            _c_rollout(<int>m, steps, dt, d_q0 + i * _NQ, d_v0 + i * _NDOF, d_tau + i * ts * _NDOF, d_p,
-                       d_qo + i * ts * _NQ, d_vo + i * ts * _NDOF)
+            if rk4:
+                _c_rollout_rk4(<int>m, steps, dt, d_q0 + i * _NQ, d_v0 + i * _NDOF, d_tau + i * ts * _NDOF, d_p,
+                               d_qo + i * ts * _NQ, d_vo + i * ts * _NDOF)
+            else:
+                _c_rollout(<int>m, steps, dt, d_q0 + i * _NQ, d_v0 + i * _NDOF, d_tau + i * ts * _NDOF, d_p,
+                           d_qo + i * ts * _NQ, d_vo + i * ts * _NDOF)
             i += m
 
 
-def rollout(q0, v0, tau_sequence, dt, params=None, threads=1):
+def rollout(q0, v0, tau_sequence, dt, params=None, threads=1, method="euler"):
     """Rolls n independent states forward by semi-implicit Euler (MuJoCo's Euler integrator without
-    damping): v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt), in C
-    (forward_dynamics' SIMD batch kernel) with the GIL released.
+    damping): v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt), or by RK4
+    (`method`), in C (forward_dynamics' SIMD batch kernel) with the GIL released.
 
     Parameters
     ----------
@@ -2395,6 +2401,14 @@ def rollout(q0, v0, tau_sequence, dt, params=None, threads=1):
     threads : int, optional
         threads to split the states between (>= 1; default 1), in ranges of whole chunks of 32
         states: the result is the same, bit for bit, whatever the number of threads.
+    method : {'euler', 'rk4'}, optional
+        'euler' (default): semi-implicit Euler, NAME_rollout; 'rk4': the classical Runge-Kutta
+        method of order 4 instead of Euler: four forward_dynamics calls per step, at (q, v), (q (+)
+        v1 dt/2, v + k1 dt/2), (q (+) v2 dt/2, v + k2 dt/2) and (q (+) v3 dt, v + k3 dt) (v1 = v,
+        v2, v3 the stages' velocities, k1..k4 their accelerations), then v' = v + dt (k1 + 2 k2 + 2
+        k3 + k4) / 6, q' = integrate(q, (v1 + 2 v2 + 2 v3 + v4) / 6, dt). Order 4 on a fixed base;
+        on a free-flying base the stages' base velocities are combined without the exponential's
+        correction, as MuJoCo's RK4 does. (NAME_rollout_rk4).
 
     Returns
     -------
@@ -2410,12 +2424,15 @@ def rollout(q0, v0, tau_sequence, dt, params=None, threads=1):
     may fuse multiply-adds in other places than the single-state call), not bit for bit. The C
     function: NAME_rollout (docs/c-abi.md)."""
     cdef Py_ssize_t nb = _batch(q0), steps, k, per, start
-    cdef bint one = nb < 0
+    cdef bint one = nb < 0, rk4
     cdef double dt_c = _real(dt, "dt")
     if not dt_c > 0:
         raise ValueError(f"dt is {dt!r}: the time step must be > 0")
     if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)) or threads < 1:
         raise ValueError(f"threads is {threads!r}: an int >= 1")
+    if not isinstance(method, str) or method not in ("euler", "rk4"):
+        raise ValueError(f"method is {method!r}: 'euler' or 'rk4'")
+    rk4 = method == "rk4"
     if one:
         q0 = _input(q0, "q0", _NQ).reshape(1, _NQ)
         v0 = _input(v0, "v0", _NDOF).reshape(1, _NDOF)
@@ -2455,12 +2472,12 @@ def rollout(q0, v0, tau_sequence, dt, params=None, threads=1):
         per = chunks // n_threads + (1 if k < chunks % n_threads else 0)
         bounds.append((start, min(nb, start + per * _ROLLOUT_CHUNK)))
         start += per * _ROLLOUT_CHUNK
-    workers = [threading.Thread(target=_rollout_part, args=(q0, v0, t, p, qo, vo, a, b, <int>steps, dt_c))
+    workers = [threading.Thread(target=_rollout_part, args=(q0, v0, t, p, qo, vo, a, b, <int>steps, dt_c, rk4))
                for a, b in bounds[1:]]
     for w in workers:
         w.start()
     try:
-        _rollout_part(q0, v0, t, p, qo, vo, bounds[0][0], bounds[0][1], <int>steps, dt_c)
+        _rollout_part(q0, v0, t, p, qo, vo, bounds[0][0], bounds[0][1], <int>steps, dt_c, rk4)
     finally:
         for w in workers:
             w.join()

@@ -1,12 +1,13 @@
-"""rollout (NAME_rollout, templates/c/kernels.c.j2; the Python wrapper in
+"""rollout (NAME_rollout, NAME_rollout_rk4, templates/c/kernels.c.j2; the Python wrapper in
 templates/python/module.pyx.j2): n states stepped by semi-implicit Euler,
-v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt).
+v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt), or by RK4 (method="rk4").
 
 * against Pinocchio: pin.aba and pin.integrate stepping the same scheme on the same
   model and parameters (Krang: reference.pin_reference.build_pin_model; Panda and
   Solo12 on a free-flying base: Pinocchio's own model of the URDF, in the robots tier);
 * against a Python loop of the module's own single-state forward_dynamics and integrate
   (the batch kernel's lanes equal the scalar kernel to rounding: 1e-12);
+* the orders of accuracy (1 and 4) as dt halves;
 * threads split the states without changing a bit; one state without a batch axis;
 * bad inputs rejected with one clear error.
 """
@@ -25,15 +26,31 @@ from reference.pin_reference import build_pin_model  # noqa: E402
 DT, STEPS = 1e-3, 12
 
 
-def _scalar_loop(kk, q0, v0, tau, dt, p):
+def _step(fd, integrate, q, v, tau, dt, method):
+    """One step of the scheme (NAME_rollout's or NAME_rollout_rk4's, the ABI's documentation),
+    with any forward dynamics fd(q, v, tau) and integrate(q, v, dt)."""
+    if method == "euler":
+        v = v + dt * fd(q, v, tau)
+        return integrate(q, v, dt), v
+    k1 = fd(q, v, tau)
+    v2 = v + 0.5 * dt * k1
+    k2 = fd(integrate(q, v, 0.5 * dt), v2, tau)
+    v3 = v + 0.5 * dt * k2
+    k3 = fd(integrate(q, v2, 0.5 * dt), v3, tau)
+    v4 = v + dt * k3
+    k4 = fd(integrate(q, v3, dt), v4, tau)
+    return integrate(q, (v + 2 * v2 + 2 * v3 + v4) / 6, dt), v + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+def _scalar_loop(kk, q0, v0, tau, dt, p, method="euler"):
     """The scheme with the module's single-state kernels, state by state."""
     n, steps = tau.shape[:2]
     qs, vs = np.empty((n, steps, q0.shape[1])), np.empty((n, steps, v0.shape[1]))
+    fd = lambda q, v, t: kk.forward_dynamics(q, v, t, p)  # noqa: E731
     for i in range(n):
         q, v = q0[i].copy(), v0[i].copy()
         for k in range(steps):
-            v = v + dt * kk.forward_dynamics(q, v, tau[i, k], p)
-            q = kk.integrate(q, v, dt)
+            q, v = _step(fd, kk.integrate, q, v, tau[i, k], dt, method)
             qs[i, k], vs[i, k] = q, v
     return qs, vs
 
@@ -53,7 +70,8 @@ def krang():
     return kk, load_model("models/krang.toml")
 
 
-def test_krang_matches_pinocchio(krang):
+@pytest.mark.parametrize("method", ["euler", "rk4"])
+def test_krang_matches_pinocchio(krang, method):
     """Each step of each state: pin.aba (friction subtracted from tau, as our forward dynamics
     does) and pin.integrate, to 1e-10 relative over the trajectory."""
     kk, model = krang
@@ -62,24 +80,26 @@ def test_krang_matches_pinocchio(krang):
     pm, _ = build_pin_model(model, p)
     data, fr = pm.createData(), NumericModel(model, p)
     q0, v0, tau = _inputs(rng, 5, kk.N_Q, kk.N_DOF)
-    qs, vs = kk.rollout(q0, v0, tau, DT, p)
+    qs, vs = kk.rollout(q0, v0, tau, DT, p, method=method)
     assert qs.shape == (5, STEPS, kk.N_Q) and vs.shape == (5, STEPS, kk.N_DOF)
+    fd = lambda q, v, t: pin.aba(pm, data, q, v, t - fr.friction(v))  # noqa: E731
+    integrate = lambda q, v, h: pin.integrate(pm, q, v * h)  # noqa: E731
     for i in range(5):
         q, v = q0[i].copy(), v0[i].copy()
         for k in range(STEPS):
-            v = v + DT * pin.aba(pm, data, q, v, tau[i, k] - fr.friction(v))
-            q = pin.integrate(pm, q, v * DT)
+            q, v = _step(fd, integrate, q, v, tau[i, k], DT, method)
             assert rel_err(vs[i, k], v) <= 1e-10 and rel_err(qs[i, k], q) <= 1e-10, (i, k)
 
 
-def test_krang_matches_the_scalar_loop(krang):
+@pytest.mark.parametrize("method", ["euler", "rk4"])
+def test_krang_matches_the_scalar_loop(krang, method):
     """n = 70: two whole chunks of 32 states and a tail of 6 (lanes and the scalar tail)."""
     kk, _ = krang
     rng = np.random.default_rng(5)
     q0, v0, tau = _inputs(rng, 70, kk.N_Q, kk.N_DOF)
     p = kk.default_params()
-    got = kk.rollout(q0, v0, tau, DT, p)
-    want = _scalar_loop(kk, q0, v0, tau, DT, p)
+    got = kk.rollout(q0, v0, tau, DT, p, method=method)
+    want = _scalar_loop(kk, q0, v0, tau, DT, p, method)
     for g, w in zip(got, want):
         assert rel_err(g, w) <= 1e-12
 
@@ -92,6 +112,28 @@ def test_threads_give_the_same_bits(krang):
     for threads in (2, 3, 8):
         got = kk.rollout(q0, v0, tau, DT, threads=threads)
         assert all(np.array_equal(g, w) for g, w in zip(got, one)), threads
+    rk4 = kk.rollout(q0, v0, tau, DT, method="rk4")
+    assert all(np.array_equal(g, w) for g, w in zip(kk.rollout(q0, v0, tau, DT, threads=2, method="rk4"), rk4))
+
+
+def test_orders_of_accuracy(krang):
+    """Halving dt divides the error at a fixed time (against RK4 at dt / 16) by about 2 (Euler)
+    and 16 (RK4): a check of each scheme that needs no reference implementation."""
+    kk, _ = krang
+    rng = np.random.default_rng(9)
+    q0, v0 = rng.uniform(-1, 1, (1, kk.N_Q)), rng.uniform(-0.5, 0.5, (1, kk.N_DOF))
+    tau0 = rng.uniform(-2, 2, kk.N_DOF)
+    T, h = 0.064, 0.008
+
+    def end(dt, method):
+        steps = round(T / dt)
+        q, v = kk.rollout(q0, v0, np.broadcast_to(tau0, (1, steps, kk.N_DOF)), dt, method=method)
+        return np.concatenate([q[0, -1], v[0, -1]])
+
+    ref = end(h / 64, "rk4")
+    for method, order in (("euler", 1), ("rk4", 4)):
+        e1, e2 = (np.abs(end(dt, method) - ref).max() for dt in (h, h / 2))
+        assert 0.7 * 2 ** order <= e1 / e2 <= 1.4 * 2 ** order, (method, e1, e2)
 
 
 def test_one_state_and_input_conversions(krang):
@@ -121,13 +163,16 @@ def test_one_state_and_input_conversions(krang):
     (dict(tau=np.full((2, 4, 17), "x")), TypeError, "tau_sequence"), (dict(tau=np.full((2, 4, 17), np.inf)), ValueError, "finite"),
     (dict(q0=np.zeros((2, 16))), ValueError, "q0"), (dict(v0=np.zeros((3, 17))), ValueError, "v0"),
     (dict(q0=np.full((2, 17), np.nan)), ValueError, "finite"), (dict(params=np.zeros(3)), ValueError, "params"),
+    (dict(method="rk2"), ValueError, "method"), (dict(method=None), ValueError, "method"),
 ])
 def test_bad_inputs_are_rejected(krang, change, error, match):
     kk, _ = krang
-    args = dict(q0=np.zeros((2, 17)), v0=np.zeros((2, 17)), tau=np.zeros((2, 4, 17)), dt=1e-3, params=None, threads=1)
+    args = dict(q0=np.zeros((2, 17)), v0=np.zeros((2, 17)), tau=np.zeros((2, 4, 17)), dt=1e-3, params=None, threads=1,
+                method="euler")
     args.update(change)
     with pytest.raises(error, match=match):
-        kk.rollout(args["q0"], args["v0"], args["tau"], args["dt"], args["params"], threads=args["threads"])
+        kk.rollout(args["q0"], args["v0"], args["tau"], args["dt"], args["params"], threads=args["threads"],
+                   method=args["method"])
 
 
 ROBOTS = {"panda": ("panda_description/urdf/panda.urdf", False), "solo12": ("solo_description/robots/solo12.urdf", True)}
@@ -158,10 +203,11 @@ def test_urdf_robot_matches_pinocchio_and_the_scalar_loop(name):
     n = 37
     q0, v0, tau = _inputs(rng, n, kk.N_Q, kk.N_DOF, floating=floating)
     tau *= 0.2
-    qs, vs = kk.rollout(q0, v0, tau, DT)
-    for g, w in zip((qs, vs), _scalar_loop(kk, q0, v0, tau, DT, p)):
-        assert rel_err(g, w) <= 1e-12
-    assert all(np.array_equal(g, w) for g, w in zip(kk.rollout(q0, v0, tau, DT, threads=2), (qs, vs)))
+    runs = {m: kk.rollout(q0, v0, tau, DT, method=m) for m in ("euler", "rk4")}
+    for m, (qs, vs) in runs.items():
+        for g, w in zip((qs, vs), _scalar_loop(kk, q0, v0, tau, DT, p, m)):
+            assert rel_err(g, w) <= 1e-12, m
+        assert all(np.array_equal(g, w) for g, w in zip(kk.rollout(q0, v0, tau, DT, threads=2, method=m), (qs, vs)))
     if floating:
         ref = PinFreeFlyer(urdf, model, p, own_root_joint=False)
         pq, P = ref.q, ref.perm
@@ -169,12 +215,13 @@ def test_urdf_robot_matches_pinocchio_and_the_scalar_loop(name):
         ref = PinUrdf(urdf, model, p)
         pq, P = (lambda q: urdf_q(ref.pm, model, q)), np.array(ref.perm)
     pm, data = ref.pm, ref.data
-    for i in range(0, n, 9):
-        q, v = pq(q0[i]), np.zeros(pm.nv)
-        v[P] = v0[i]
-        for k in range(STEPS):
+    integrate = lambda q, v, h: pin.integrate(pm, q, v * h)  # noqa: E731
+    for m, (qs, vs) in runs.items():
+        for i in range(0, n, 9):
+            q, v = pq(q0[i]), np.zeros(pm.nv)
+            v[P] = v0[i]
             t = np.zeros(pm.nv)
-            t[P] = tau[i, k]
-            v = v + DT * pin.aba(pm, data, q, v, t)
-            q = pin.integrate(pm, q, v * DT)
-            assert rel_err(vs[i, k], v[P]) <= 1e-10 and rel_err(pq(qs[i, k]), q) <= 1e-10, (i, k)
+            for k in range(STEPS):
+                t[P] = tau[i, k]
+                q, v = _step(lambda q_, v_, t_: pin.aba(pm, data, q_, v_, t_), integrate, q, v, t, DT, m)
+                assert rel_err(vs[i, k], v[P]) <= 1e-10 and rel_err(pq(qs[i, k]), q) <= 1e-10, (m, i, k)

@@ -166,7 +166,7 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None, nbase: i
     fs += identification_functions(model, q, dq, p, nbase)
     fs += batch_functions(fs)
     fs += centroidal_functions(model, q, p)
-    fs.append(rollout_function(model, p))
+    fs += rollout_functions(model, p)
     return ABI(name, f"{name}_", macro, n, np_, model.nq, ees, tuple(fs))
 
 
@@ -496,8 +496,8 @@ def centroidal_functions(model: Model, q, p) -> list:
     ]
 
 
-def rollout_function(model: Model, p) -> Function:
-    """NAME_rollout: n states stepped `steps` times by semi-implicit Euler
+def rollout_functions(model: Model, p) -> list:
+    """NAME_rollout and NAME_rollout_rk4: n states stepped `steps` times by semi-implicit Euler
     through forward_dynamics_batch and integrate (templates/c/kernels.c.j2).
     State-major arrays (n x steps x ...), as MuJoCo's rollout has them: any
     range of states is one contiguous slice of every array, so callers (the
@@ -505,7 +505,7 @@ def rollout_function(model: Model, p) -> Function:
     chunk's current step into contiguous stack arrays for the batch kernel."""
     n, nq = model.ndof, model.nq
     per = dict(batched=True, stepped=True)
-    return Function(
+    euler = Function(
         "rollout",
         "Rolls n independent states forward `steps` steps of dt seconds by semi-implicit (symplectic) Euler, "
         "the scheme of MuJoCo's Euler integrator: v' = v + dt forward_dynamics(q, v, tau_k), "
@@ -523,3 +523,12 @@ def rollout_function(model: Model, p) -> Function:
          Arg("q_out", (nq,), OUT, **per, doc="configurations after each step, n x steps x NQ (as q)"),
          Arg("v_out", (n,), OUT, **per, doc="velocities after each step, n x steps x NV (as dq)")),
         TEMPLATE)
+    rk4 = dataclasses.replace(
+        euler, name="rollout_rk4",
+        doc="rollout with the classical Runge-Kutta method of order 4 instead of Euler: four forward_dynamics "
+            "calls per step, at (q, v), (q (+) v1 dt/2, v + k1 dt/2), (q (+) v2 dt/2, v + k2 dt/2) and "
+            "(q (+) v3 dt, v + k3 dt) (v1 = v, v2, v3 the stages' velocities, k1..k4 their accelerations), then "
+            "v' = v + dt (k1 + 2 k2 + 2 k3 + k4) / 6, q' = integrate(q, (v1 + 2 v2 + 2 v3 + v4) / 6, dt). Order 4 on "
+            "a fixed base; on a free-flying base the stages' base velocities are combined without the "
+            "exponential's correction, as MuJoCo's RK4 does. Same arguments and layouts as rollout.")
+    return [euler, rk4]

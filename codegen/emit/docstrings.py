@@ -82,12 +82,13 @@ def compute_all_doc(summary: str, inputs, outputs) -> str:
     return "\n".join(lines)
 
 
-def rollout_doc(f, chunk: int) -> str:
-    """The Python rollout's docstring, from the C function's ABI entry `f` (codegen/emit/abi.py)."""
+def rollout_doc(f, rk4, chunk: int) -> str:
+    """The Python rollout's docstring, from the C functions' ABI entries `f` (Euler) and `rk4`
+    (codegen/emit/abi.py)."""
     arg = {a.name: a for a in f.args}
     lines = ["Rolls n independent states forward by semi-implicit Euler (MuJoCo's Euler integrator without "
-             "damping): v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt), in C "
-             "(forward_dynamics' SIMD batch kernel) with the GIL released.", "",
+             "damping): v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt), or by RK4 "
+             "(`method`), in C (forward_dynamics' SIMD batch kernel) with the GIL released.", "",
              "Parameters", "----------",
              "q0 : array_like, shape (n, N_Q), or (N_Q,) for one state", f"    {arg['q0'].doc}.",
              "v0 : array_like, shape (n, N_DOF), or (N_DOF,)", f"    {arg['v0'].doc}.",
@@ -97,7 +98,10 @@ def rollout_doc(f, chunk: int) -> str:
              "params : array_like, shape (N_PARAMS,), optional", f"    the parameter vector; {PARAMS_NOTE}.",
              "threads : int, optional",
              f"    threads to split the states between (>= 1; default 1), in ranges of whole chunks of {chunk} "
-             "states: the result is the same, bit for bit, whatever the number of threads.", "",
+             "states: the result is the same, bit for bit, whatever the number of threads.",
+             "method : {'euler', 'rk4'}, optional",
+             "    'euler' (default): semi-implicit Euler, NAME_rollout; 'rk4': " + rk4.doc.split(" Same arguments")[0]
+             .replace("rollout with the classical", "the classical") + " (NAME_rollout_rk4).", "",
              "Returns", "-------",
              "q : ndarray, shape (n, steps, N_Q), or (steps, N_Q) for one state",
              "    the configuration after each step (float64; the initial one is not repeated).",

@@ -336,7 +336,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         checks=CHECKS.read_text(), shared_docs=shared_docs(CHECKS.read_text()),
         kernels=kernels, constants=constants, all=all_, public=public,
         batch_block=BATCH_BLOCK,
-        rollout=dict(doc=docstring(rollout_doc(abi.function("rollout"), ROLLOUT_CHUNK)), chunk=ROLLOUT_CHUNK),
+        rollout=dict(doc=docstring(rollout_doc(abi.function("rollout"), abi.function("rollout_rk4"), ROLLOUT_CHUNK)), chunk=ROLLOUT_CHUNK),
     )
 
 
