@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        321f7a39b4d5bcf47c465873a68219d3db04fd40acb3e2d6a51c9cc41bbb8660
+ * generator        ede47dbce0bb2710ee743fe8b192d4a4eb0475460d2e78094da112c46a635505
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
@@ -560,6 +560,8 @@ extern "C" {
 #define krang_centroidal_map KKSYMBOL(krang_kernels_prefix, krang_centroidal_map)
 #define krang_integrate KKSYMBOL(krang_kernels_prefix, krang_integrate)
 #define krang_neutral KKSYMBOL(krang_kernels_prefix, krang_neutral)
+#define krang_rollout KKSYMBOL(krang_kernels_prefix, krang_rollout)
+#define krang_rollout_rk4 KKSYMBOL(krang_kernels_prefix, krang_rollout_rk4)
 #endif
 
 /* Inertia matrix A(q), NDOF x NDOF, rotor inertia included. */
@@ -812,6 +814,28 @@ void krang_integrate(const double *q, const double *v, double dt, double *q_out)
  * its limits; a free-flying base at the origin with the identity quaternion
  * (0, 0, 0, 1)), NQ. */
 void krang_neutral(double *q);
+
+/* Rolls n independent states forward `steps` steps of dt seconds by
+ * semi-implicit (symplectic) Euler, the scheme of MuJoCo's Euler integrator:
+ * v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt) (the
+ * SE(3) exponential on a free-flying base). State-major, row-major: q0 n x
+ * NQ, v0 n x NV, tau n x steps x NV (state i's torques at step k: tau[(i *
+ * steps + k) * NV ...]), q_out n x steps x NQ and v_out n x steps x NV the
+ * state after each step (the initial state is not repeated). The states go by
+ * chunks of 32 through forward_dynamics_batch (SIMD across states) with work
+ * arrays on the stack. Outputs must not overlap inputs. n <= 0 or steps <= 0
+ * writes nothing; dt is not checked. */
+void krang_rollout(int n, int steps, double dt, const double *q0, const double *v0, const double *tau, const double *p, double *q_out, double *v_out);
+
+/* rollout with the classical Runge-Kutta method of order 4 instead of Euler:
+ * four forward_dynamics calls per step, at (q, v), (q (+) v1 dt/2, v + k1
+ * dt/2), (q (+) v2 dt/2, v + k2 dt/2) and (q (+) v3 dt, v + k3 dt) (v1 = v,
+ * v2, v3 the stages' velocities, k1..k4 their accelerations), then v' = v +
+ * dt (k1 + 2 k2 + 2 k3 + k4) / 6, q' = integrate(q, (v1 + 2 v2 + 2 v3 + v4) /
+ * 6, dt). Order 4 on a fixed base; on a free-flying base the stages' base
+ * velocities are combined without the exponential's correction, as MuJoCo's
+ * RK4 does. Same arguments and layouts as rollout. */
+void krang_rollout_rk4(int n, int steps, double dt, const double *q0, const double *v0, const double *tau, const double *p, double *q_out, double *v_out);
 
 #ifdef __cplusplus
 }

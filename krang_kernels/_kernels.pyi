@@ -965,6 +965,55 @@ def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, ou
     the GIL released; `params` (N_PARAMS,) is shared by the batch. Every array of the result then
     has a leading axis N."""
 
+def rollout(q0: ArrayLike, v0: ArrayLike, tau_sequence: ArrayLike, dt: float, params: ArrayLike | None = None,
+            threads: int = 1, method: Literal["euler", "rk4"] = "euler") -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Rolls n independent states forward by semi-implicit Euler (MuJoCo's Euler integrator without
+    damping): v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt), or by RK4
+    (`method`), in C (forward_dynamics' SIMD batch kernel) with the GIL released.
+
+    Parameters
+    ----------
+    q0 : array_like, shape (n, N_Q), or (N_Q,) for one state
+        initial configurations, n x NQ (q: configuration, NQ entries: the joints in JOINT_NAMES
+        order, rad (revolute) or m (prismatic); on a free-flying base first its position x, y, z (m,
+        world) and quaternion x, y, z, w).
+    v0 : array_like, shape (n, N_DOF), or (N_DOF,)
+        initial velocities, n x NV (velocities, NV entries: the joints' rad/s or m/s; on a free-
+        flying base first its linear (m/s) and angular (rad/s) velocity in base axes).
+    tau_sequence : array_like, shape (n, steps, N_DOF), or (steps, N_DOF) for one state
+        torques, n x steps x NV, held over each step (joint torques (N m) or forces (N, prismatic
+        joints), motor side (friction is subtracted); on a free-flying base first the force (N) and
+        moment about its origin (N m) on it, base axes); steps >= 1.
+    dt : float
+        the time step, s: finite and > 0.
+    params : array_like, shape (N_PARAMS,), optional
+        the parameter vector; default: default_params().
+    threads : int, optional
+        threads to split the states between (>= 1; default 1), in ranges of whole chunks of 32
+        states: the result is the same, bit for bit, whatever the number of threads.
+    method : {'euler', 'rk4'}, optional
+        'euler' (default): semi-implicit Euler, NAME_rollout; 'rk4': the classical Runge-Kutta
+        method of order 4 instead of Euler: four forward_dynamics calls per step, at (q, v), (q (+)
+        v1 dt/2, v + k1 dt/2), (q (+) v2 dt/2, v + k2 dt/2) and (q (+) v3 dt, v + k3 dt) (v1 = v,
+        v2, v3 the stages' velocities, k1..k4 their accelerations), then v' = v + dt (k1 + 2 k2 + 2
+        k3 + k4) / 6, q' = integrate(q, (v1 + 2 v2 + 2 v3 + v4) / 6, dt). Order 4 on a fixed base;
+        on a free-flying base the stages' base velocities are combined without the exponential's
+        correction, as MuJoCo's RK4 does. (NAME_rollout_rk4).
+
+    Returns
+    -------
+    q : ndarray, shape (n, steps, N_Q), or (steps, N_Q) for one state
+        the configuration after each step (float64; the initial one is not repeated).
+    v : ndarray, shape (n, steps, N_DOF), or (steps, N_DOF)
+        the velocity after each step (float64).
+
+    Notes
+    -----
+    State-major arrays, as MuJoCo's rollout has them: q[i, k] is state i after k + 1 steps. Each
+    state's trajectory equals a loop of forward_dynamics and integrate to rounding (the batch kernel
+    may fuse multiply-adds in other places than the single-state call), not bit for bit. The C
+    function: NAME_rollout (docs/c-abi.md)."""
+
 def base_params(params: ArrayLike | None = None) -> NDArray[np.float64]:
     """The base (identifiable) parameters of `params` (default: default_params()), shape (N_BASE,),
     BASE_PARAM_NAMES order: base_regressor(q, dq, ddq, params) @ base_params(params) =
@@ -1010,4 +1059,4 @@ def link_params(key: str, mass: float, com: ArrayLike, inertia_at_com: ArrayLike
     moves the centre of mass and changes the inertia; set all ten with this.
     Raises KeyError for an unknown link, ValueError for an impossible body."""
 
-__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'C_FUNCTIONS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'C_FUNCTIONS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'rollout', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

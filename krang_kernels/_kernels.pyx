@@ -20,6 +20,7 @@ from libc.string cimport memcpy
 
 import operator
 import os
+import threading
 import types
 
 import numpy as np
@@ -77,6 +78,8 @@ cdef extern from "krang_kernels.h":
     void _c_centroidal_map "krang_centroidal_map"(const double *, const double *, double *) nogil
     void _c_integrate "krang_integrate"(const double *, const double *, double, double *) nogil
     void _c_neutral "krang_neutral"(double *) nogil
+    void _c_rollout "krang_rollout"(int, int, double, const double *, const double *, const double *, const double *, double *, double *) nogil
+    void _c_rollout_rk4 "krang_rollout_rk4"(int, int, double, const double *, const double *, const double *, const double *, double *, double *) nogil
 
 # Every C function of the module by its name without the NAME_ prefix (compute_A, fk, ...): its
 # address in this process, for callers through a foreign-function interface (krang_kernels.jax's
@@ -132,6 +135,8 @@ C_FUNCTIONS = types.MappingProxyType({
     'centroidal_map': <uintptr_t><void *>_c_centroidal_map,
     'integrate': <uintptr_t><void *>_c_integrate,
     'neutral': <uintptr_t><void *>_c_neutral,
+    'rollout': <uintptr_t><void *>_c_rollout,
+    'rollout_rk4': <uintptr_t><void *>_c_rollout_rk4,
 })
 
 N_DOF = 17
@@ -2341,4 +2346,144 @@ def compute_all(q, dq, params=None, out=None):
     return res
 
 
-__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'C_FUNCTIONS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+# ---- rollout ---------------------------------------------------------------
+# State-major arrays (n x steps x ...): a range of states is a slice of each, so
+# that threads split the states by pointers, at multiples of the C chunk
+# (32 states: the same chunks, the same SIMD lanes, the same bits).
+_ROLLOUT_CHUNK = 32
+
+
+def _rollout_part(cnp.ndarray q0, cnp.ndarray v0, cnp.ndarray tau, cnp.ndarray p, cnp.ndarray qo,
+                  cnp.ndarray vo, Py_ssize_t a, Py_ssize_t b, int steps, double dt, bint rk4):
+    """States a .. b - 1 of a checked rollout, the GIL released (a thread's share)."""
+    cdef Py_ssize_t i = a, m
+    cdef const double *d_q0 = _data(q0)
+    cdef const double *d_v0 = _data(v0)
+    cdef const double *d_tau = _data(tau)
+    cdef const double *d_p = _data(p)
+    cdef double *d_qo = _data(qo)
+    cdef double *d_vo = _data(vo)
+    cdef Py_ssize_t ts = <Py_ssize_t>steps
+    with nogil:
+        while i < b:
+            m = min(b - i, 1048576)
+            if rk4:
+                _c_rollout_rk4(<int>m, steps, dt, d_q0 + i * _NQ, d_v0 + i * _NDOF, d_tau + i * ts * _NDOF, d_p,
+                               d_qo + i * ts * _NQ, d_vo + i * ts * _NDOF)
+            else:
+                _c_rollout(<int>m, steps, dt, d_q0 + i * _NQ, d_v0 + i * _NDOF, d_tau + i * ts * _NDOF, d_p,
+                           d_qo + i * ts * _NQ, d_vo + i * ts * _NDOF)
+            i += m
+
+
+def rollout(q0, v0, tau_sequence, dt, params=None, threads=1, method="euler"):
+    """Rolls n independent states forward by semi-implicit Euler (MuJoCo's Euler integrator without
+    damping): v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt), or by RK4
+    (`method`), in C (forward_dynamics' SIMD batch kernel) with the GIL released.
+
+    Parameters
+    ----------
+    q0 : array_like, shape (n, N_Q), or (N_Q,) for one state
+        initial configurations, n x NQ (q: configuration, NQ entries: the joints in JOINT_NAMES
+        order, rad (revolute) or m (prismatic); on a free-flying base first its position x, y, z (m,
+        world) and quaternion x, y, z, w).
+    v0 : array_like, shape (n, N_DOF), or (N_DOF,)
+        initial velocities, n x NV (velocities, NV entries: the joints' rad/s or m/s; on a free-
+        flying base first its linear (m/s) and angular (rad/s) velocity in base axes).
+    tau_sequence : array_like, shape (n, steps, N_DOF), or (steps, N_DOF) for one state
+        torques, n x steps x NV, held over each step (joint torques (N m) or forces (N, prismatic
+        joints), motor side (friction is subtracted); on a free-flying base first the force (N) and
+        moment about its origin (N m) on it, base axes); steps >= 1.
+    dt : float
+        the time step, s: finite and > 0.
+    params : array_like, shape (N_PARAMS,), optional
+        the parameter vector; default: default_params().
+    threads : int, optional
+        threads to split the states between (>= 1; default 1), in ranges of whole chunks of 32
+        states: the result is the same, bit for bit, whatever the number of threads.
+    method : {'euler', 'rk4'}, optional
+        'euler' (default): semi-implicit Euler, NAME_rollout; 'rk4': the classical Runge-Kutta
+        method of order 4 instead of Euler: four forward_dynamics calls per step, at (q, v), (q (+)
+        v1 dt/2, v + k1 dt/2), (q (+) v2 dt/2, v + k2 dt/2) and (q (+) v3 dt, v + k3 dt) (v1 = v,
+        v2, v3 the stages' velocities, k1..k4 their accelerations), then v' = v + dt (k1 + 2 k2 + 2
+        k3 + k4) / 6, q' = integrate(q, (v1 + 2 v2 + 2 v3 + v4) / 6, dt). Order 4 on a fixed base;
+        on a free-flying base the stages' base velocities are combined without the exponential's
+        correction, as MuJoCo's RK4 does. (NAME_rollout_rk4).
+
+    Returns
+    -------
+    q : ndarray, shape (n, steps, N_Q), or (steps, N_Q) for one state
+        the configuration after each step (float64; the initial one is not repeated).
+    v : ndarray, shape (n, steps, N_DOF), or (steps, N_DOF)
+        the velocity after each step (float64).
+
+    Notes
+    -----
+    State-major arrays, as MuJoCo's rollout has them: q[i, k] is state i after k + 1 steps. Each
+    state's trajectory equals a loop of forward_dynamics and integrate to rounding (the batch kernel
+    may fuse multiply-adds in other places than the single-state call), not bit for bit. The C
+    function: NAME_rollout (docs/c-abi.md)."""
+    cdef Py_ssize_t nb = _batch(q0), steps, k, per, start
+    cdef bint one = nb < 0, rk4
+    cdef double dt_c = _real(dt, "dt")
+    if not dt_c > 0:
+        raise ValueError(f"dt is {dt!r}: the time step must be > 0")
+    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads is {threads!r}: an int >= 1")
+    if not isinstance(method, str) or method not in ("euler", "rk4"):
+        raise ValueError(f"method is {method!r}: 'euler' or 'rk4'")
+    rk4 = method == "rk4"
+    if one:
+        q0 = _input(q0, "q0", _NQ).reshape(1, _NQ)
+        v0 = _input(v0, "v0", _NDOF).reshape(1, _NDOF)
+        nb = 1
+    else:
+        q0 = _rows(q0, "q0", nb, _NQ)
+        v0 = _rows(v0, "v0", nb, _NDOF)
+    want = "(steps, N_DOF)" if one else f"({nb}, steps, N_DOF)"
+    try:
+        t = np.asarray(tau_sequence)
+    except Exception as exc:
+        raise TypeError(f"tau_sequence must be an array of shape {want}: {exc}") from None
+    if t.dtype.kind not in "iuf":
+        raise TypeError(f"tau_sequence must hold real numbers (float64), got dtype {t.dtype}")
+    if one and t.ndim == 2:
+        t = t.reshape((1,) + t.shape)
+    if t.ndim != 3 or t.shape[0] != nb or t.shape[2] != _NDOF or t.shape[1] < 1:
+        raise ValueError(f"tau_sequence must have shape {want}, N_DOF = {_NDOF}, steps >= 1; got {np.shape(tau_sequence)}")
+    if t.shape[1] > 2147483647:
+        raise ValueError(f"tau_sequence: {t.shape[1]} steps, more than a C int")
+    steps = t.shape[1]
+    t = np.ascontiguousarray(t, dtype=np.float64)
+    if not (t.flags.aligned and t.dtype.isnative):
+        t = np.array(t, dtype=np.float64, order="C", copy=True)
+    if not _finite(<const double *>cnp.PyArray_DATA(<cnp.ndarray>t), t.size):
+        k = _not_finite_at(<const double *>cnp.PyArray_DATA(<cnp.ndarray>t), t.size)
+        raise ValueError(f"tau_sequence[{k // (steps * _NDOF)}, {(k // _NDOF) % steps}, {k % _NDOF}] is "
+                         f"{t.reshape(-1)[k]}: inputs must be finite")
+    p = _params(params)
+    qo = np.empty((nb, steps, _NQ))
+    vo = np.empty((nb, steps, _NDOF))
+    # whole chunks per thread, the first threads one more where they do not divide evenly
+    chunks = (nb + _ROLLOUT_CHUNK - 1) // _ROLLOUT_CHUNK
+    n_threads = max(1, min(int(threads), chunks))
+    bounds, start = [], 0
+    for k in range(n_threads):
+        per = chunks // n_threads + (1 if k < chunks % n_threads else 0)
+        bounds.append((start, min(nb, start + per * _ROLLOUT_CHUNK)))
+        start += per * _ROLLOUT_CHUNK
+    workers = [threading.Thread(target=_rollout_part, args=(q0, v0, t, p, qo, vo, a, b, <int>steps, dt_c, rk4))
+               for a, b in bounds[1:]]
+    for w in workers:
+        w.start()
+    try:
+        _rollout_part(q0, v0, t, p, qo, vo, bounds[0][0], bounds[0][1], <int>steps, dt_c, rk4)
+    finally:
+        for w in workers:
+            w.join()
+    if one:
+        return qo[0], vo[0]
+    return qo, vo
+
+
+__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'C_FUNCTIONS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'rollout', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']

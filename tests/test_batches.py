@@ -80,7 +80,8 @@ def test_every_kernel_is_covered():
     kernels = {n for n in kk.__all__ if callable(getattr(kk, n))} - {
         "default_params", "params_from_dict", "check_params", "load_params", "link_params", "compute_all",
         "jacobian", "fk", "jdot_qdot", "neutral", "frame_jacobian_time_variation",
-        "base_params"}  # a function of the parameters alone: no state, no batch
+        "base_params",  # a function of the parameters alone: no state, no batch
+        "rollout"}  # a batch by nature (tests/test_rollout.py)
     assert kernels <= set(KERNELS)
 
 

@@ -101,6 +101,7 @@ def test_parts_compile_alone_and_equal_the_whole(tmp_path):
             if f.returns != "void" or f.name in ("integrate", "neutral", "default_params", "joint_limits"):
                 continue
             ins = {"q": q, "dq": dq, "ddq": ddq, "tau": ddq, "v": dq, "a": ddq, "p": p, "ee": 0, "frame": 1, "n": 1,
+                   "steps": 1, "dt": 0.01, "q0": q, "v0": dq,
                    "fext": rng.uniform(-2, 2, 6 * nbodies(model))}
             args = [ins[x.name] for x in f.args if x.role != "out"]
             ra, rb = getattr(a, f.name)(*args), getattr(b, f.name)(*args)

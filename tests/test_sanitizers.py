@@ -59,7 +59,8 @@ def _driver(abi) -> str:
                 lines.append(f"        const double {a.name} = pick(&st, mode, 0);")
                 call.append(a.name)
                 continue
-            size = a.size * 40 if a.batched else a.size  # batch kernels: n < 40 states (the index loop)
+            # batch kernels: n < 40 states (the index loop); rollout's per-step arrays: steps < 40 of them too
+            size = a.size * (40 if a.batched else 1) * (40 if a.stepped else 1)
             lines.append(f"        double *{a.name} = malloc({size} * sizeof(double));")
             fill = "pick(&st, mode, i)" if a.role == IN else "NAN"
             lines.append(f"        for (int i = 0; i < {size}; ++i) {a.name}[i] = {fill};")
@@ -81,7 +82,7 @@ def _driver(abi) -> str:
             lines.append(f"{indent}}}")
         for a in f.args:
             if a.role == OUT:
-                size = a.size * 40 if a.batched else a.size
+                size = a.size * (40 if a.batched else 1) * (40 if a.stepped else 1)
                 lines.append(f"        for (int i = 0; i < {size}; ++i) sink += {a.name}[i] == {a.name}[i];")
         for a in f.args:
             if a.role not in (INDEX, REAL):

@@ -18,7 +18,7 @@ import dataclasses
 from ..read.model import Model
 from .abi_records import (  # noqa: F401 (re-exported: the ABI's vocabulary)
     IN, OUT, INDEX, REAL, DERIVED, TEMPLATE, BATCH, BATCHED, MASS, CORIOLIS, DYNAMICS, KINEMATICS,
-    IDENTIFICATION, ALL, INTERFACE, ID_DERIVATIVES, FD_DERIVATIVES, CONTACT, CONTACT_DERIVATIVES, FRAMES, Arg, Function, ABI,
+    IDENTIFICATION, ALL, INTERFACE, ROLLOUT_CHUNK, ID_DERIVATIVES, FD_DERIVATIVES, CONTACT, CONTACT_DERIVATIVES, FRAMES, Arg, Function, ABI,
     jacobian_name)
 from .cnames import CNames, cnames
 
@@ -166,6 +166,7 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None, nbase: i
     fs += identification_functions(model, q, dq, p, nbase)
     fs += batch_functions(fs)
     fs += centroidal_functions(model, q, p)
+    fs += rollout_functions(model, p)
     return ABI(name, f"{name}_", macro, n, np_, model.nq, ees, tuple(fs))
 
 
@@ -493,3 +494,41 @@ def centroidal_functions(model: Model, q, p) -> list:
                  "free-flying base at the origin with the identity quaternion (0, 0, 0, 1)), NQ.",
                  (Arg("q", (model.nq,), OUT),), TEMPLATE),
     ]
+
+
+def rollout_functions(model: Model, p) -> list:
+    """NAME_rollout and NAME_rollout_rk4: n states stepped `steps` times by semi-implicit Euler
+    through forward_dynamics_batch and integrate (templates/c/kernels.c.j2).
+    State-major arrays (n x steps x ...), as MuJoCo's rollout has them: any
+    range of states is one contiguous slice of every array, so callers (the
+    Python module's threads) split the work by pointers; the C copies each
+    chunk's current step into contiguous stack arrays for the batch kernel."""
+    n, nq = model.ndof, model.nq
+    per = dict(batched=True, stepped=True)
+    euler = Function(
+        "rollout",
+        "Rolls n independent states forward `steps` steps of dt seconds by semi-implicit (symplectic) Euler, "
+        "the scheme of MuJoCo's Euler integrator: v' = v + dt forward_dynamics(q, v, tau_k), "
+        "q' = integrate(q, v', dt) (the SE(3) exponential on a free-flying base). State-major, row-major: q0 "
+        "n x NQ, v0 n x NV, tau n x steps x NV (state i's torques at step k: tau[(i * steps + k) * NV ...]), "
+        "q_out n x steps x NQ and v_out n x steps x NV the state after each step (the initial state is not "
+        f"repeated). The states go by chunks of {ROLLOUT_CHUNK} through forward_dynamics_batch (SIMD across "
+        f"states) with work arrays on the stack. Outputs must not overlap inputs. n <= 0 or steps <= 0 writes "
+        "nothing; dt is not checked.",
+        (Arg("n", (), INDEX), Arg("steps", (), INDEX), Arg("dt", (), REAL, doc="the time step, s"),
+         Arg("q0", (nq,), IN, "q", batched=True, doc="initial configurations, n x NQ (q: " + Q_DOC + ")"),
+         Arg("v0", (n,), IN, "dq", batched=True, doc="initial velocities, n x NV (" + DQ_DOC + ")"),
+         Arg("tau", (n,), IN, **per, doc="torques, n x steps x NV, held over each step (" + TAU_DOC + ")"),
+         p,
+         Arg("q_out", (nq,), OUT, **per, doc="configurations after each step, n x steps x NQ (as q)"),
+         Arg("v_out", (n,), OUT, **per, doc="velocities after each step, n x steps x NV (as dq)")),
+        TEMPLATE)
+    rk4 = dataclasses.replace(
+        euler, name="rollout_rk4",
+        doc="rollout with the classical Runge-Kutta method of order 4 instead of Euler: four forward_dynamics "
+            "calls per step, at (q, v), (q (+) v1 dt/2, v + k1 dt/2), (q (+) v2 dt/2, v + k2 dt/2) and "
+            "(q (+) v3 dt, v + k3 dt) (v1 = v, v2, v3 the stages' velocities, k1..k4 their accelerations), then "
+            "v' = v + dt (k1 + 2 k2 + 2 k3 + k4) / 6, q' = integrate(q, (v1 + 2 v2 + 2 v3 + v4) / 6, dt). Order 4 on "
+            "a fixed base; on a free-flying base the stages' base velocities are combined without the "
+            "exponential's correction, as MuJoCo's RK4 does. Same arguments and layouts as rollout.")
+    return [euler, rk4]

@@ -20,6 +20,11 @@ DERIVED, TEMPLATE = "derived", "template"
 # statements (codegen/emit/batch.py).
 BATCH = "batch"
 BATCHED = ("compute_A", "compute_C", "inverse_dynamics", "bias", "forward_dynamics")  # the kernels with a batch form
+# States per chunk of NAME_rollout: its work arrays on the stack hold this many (4 x NV + NQ doubles each;
+# Talos, NV 38: 40 KB), a multiple of every build's lane count (4, 8). The Python rollout splits states
+# between threads at multiples of it, so that every state meets the same chunks, and the same lanes of
+# forward_dynamics_batch, whatever the number of threads: the same bits.
+ROLLOUT_CHUNK = 32
 # Parts of the C source (`group` of a Function): the Python module build
 # compiles the source once per part, concurrently (-DKKPART=k, see
 # parts()): two cores at work and a smaller compiler process for a large
@@ -46,6 +51,7 @@ class Arg:
     # when the argument is named otherwise (v, a of the derivative kernels)
     source: str = ""
     batched: bool = False  # n (the INDEX argument `n`) of these, consecutive: shape is per state
+    stepped: bool = False  # (rollout) steps of these per state, consecutive (n x steps x shape): shape is per step
     doc: str = ""  # what it holds: units and frames (the Python docstrings' Parameters/Returns)
 
     @property

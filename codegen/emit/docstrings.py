@@ -80,3 +80,35 @@ def compute_all_doc(summary: str, inputs, outputs) -> str:
                          f"{a.doc or 'its Jacobian'}.")
     lines += ["", "Notes", "-----", BATCH_NOTE + " Every array of the result then has a leading axis N."]
     return "\n".join(lines)
+
+
+def rollout_doc(f, rk4, chunk: int) -> str:
+    """The Python rollout's docstring, from the C functions' ABI entries `f` (Euler) and `rk4`
+    (codegen/emit/abi.py)."""
+    arg = {a.name: a for a in f.args}
+    lines = ["Rolls n independent states forward by semi-implicit Euler (MuJoCo's Euler integrator without "
+             "damping): v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt), or by RK4 "
+             "(`method`), in C (forward_dynamics' SIMD batch kernel) with the GIL released.", "",
+             "Parameters", "----------",
+             "q0 : array_like, shape (n, N_Q), or (N_Q,) for one state", f"    {arg['q0'].doc}.",
+             "v0 : array_like, shape (n, N_DOF), or (N_DOF,)", f"    {arg['v0'].doc}.",
+             "tau_sequence : array_like, shape (n, steps, N_DOF), or (steps, N_DOF) for one state",
+             f"    {arg['tau'].doc}; steps >= 1.",
+             "dt : float", "    the time step, s: finite and > 0.",
+             "params : array_like, shape (N_PARAMS,), optional", f"    the parameter vector; {PARAMS_NOTE}.",
+             "threads : int, optional",
+             f"    threads to split the states between (>= 1; default 1), in ranges of whole chunks of {chunk} "
+             "states: the result is the same, bit for bit, whatever the number of threads.",
+             "method : {'euler', 'rk4'}, optional",
+             "    'euler' (default): semi-implicit Euler, NAME_rollout; 'rk4': " + rk4.doc.split(" Same arguments")[0]
+             .replace("rollout with the classical", "the classical") + " (NAME_rollout_rk4).", "",
+             "Returns", "-------",
+             "q : ndarray, shape (n, steps, N_Q), or (steps, N_Q) for one state",
+             "    the configuration after each step (float64; the initial one is not repeated).",
+             "v : ndarray, shape (n, steps, N_DOF), or (steps, N_DOF)", "    the velocity after each step (float64).",
+             "", "Notes", "-----",
+             "State-major arrays, as MuJoCo's rollout has them: q[i, k] is state i after k + 1 steps. "
+             "Each state's trajectory equals a loop of forward_dynamics and integrate to rounding (the batch "
+             "kernel may fuse multiply-adds in other places than the single-state call), not bit for bit. The "
+             "C function: NAME_rollout (docs/c-abi.md)."]
+    return "\n".join(lines)

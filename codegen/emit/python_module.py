@@ -25,10 +25,10 @@ from pathlib import Path
 import jinja2
 
 from .. import __version__
-from .abi import DERIVED, FRAMES, IN, INDEX, OUT, REAL, nbodies
+from .abi import DERIVED, FRAMES, IN, INDEX, OUT, REAL, ROLLOUT_CHUNK, nbodies
 from .pytext import docstring, py_string, py_tuple
 from ..support.templates import template_dir
-from .docstrings import DT_DOC, EE_DOC, FRAME_DOC, compute_all_doc, kernel_doc
+from .docstrings import DT_DOC, EE_DOC, FRAME_DOC, compute_all_doc, kernel_doc, rollout_doc
 
 TEMPLATES = template_dir("python")
 CHECKS = TEMPLATES / "checks.pxi"  # the argument checks every module shares, rendered into it
@@ -311,7 +311,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
               "REGRESSOR_PARAM_INDEX", *(["N_BASE", "BASE_PARAM_NAMES", "BASE_COLUMNS", "base_params"] if nbase else []),
               "END_EFFECTORS", "JOINT_LIMITS", "C_FUNCTIONS",
               *(["N_CONTACTS", "CONTACT_NAMES", "CONTACT_ROWS", "N_REF"] if contacts else []),
-              *[k.name for k in kernels], *CONSTANTS, "compute_all", *SHARED]
+              *[k.name for k in kernels], *CONSTANTS, "compute_all", "rollout", *SHARED]
     doc = (f"{module_name}: compiled dynamics of robot {abi.name} ({abi.ndof} DOF, {abi.nparams} parameters).\n\n"
            "    Gamma = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq)\n\n"
            "Every kernel reads the robot's parameters at run time from a float64 vector in\n"
@@ -336,6 +336,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         checks=CHECKS.read_text(), shared_docs=shared_docs(CHECKS.read_text()),
         kernels=kernels, constants=constants, all=all_, public=public,
         batch_block=BATCH_BLOCK,
+        rollout=dict(doc=docstring(rollout_doc(abi.function("rollout"), abi.function("rollout_rk4"), ROLLOUT_CHUNK)), chunk=ROLLOUT_CHUNK),
     )
 
 

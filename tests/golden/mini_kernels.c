@@ -72,7 +72,8 @@
  *     jacobian, default_params, joint_limits, param_name, joint_name,
  *     inverse_dynamics_derivatives, forward_dynamics_derivatives,
  *     frame_jacobian_time_variation, fk, jdot_qdot, regressor_param_index,
- *     base_param_name, base_regressor_column, integrate, neutral
+ *     base_param_name, base_regressor_column, integrate, neutral, rollout,
+ *     rollout_rk4
  *   7 inverse dynamics derivatives:
  *     inverse_dynamics_derivatives_fext
  *   8 forward dynamics derivatives:
@@ -4538,6 +4539,96 @@ void mini_integrate(const double *q, const double *v, double dt, double *q_out)
         t[i] = q[i] + v[i] * dt;
     }
     memcpy(q_out, t, sizeof t);
+}
+
+/* The rollout (its layouts: the ABI's documentation above). Chunk by chunk
+ * of KKROLLCHUNK states, every step of the chunk before the next chunk: its
+ * states stay in the stack arrays (L1) from step to step. The arrays are
+ * state-major (n x steps x ...: a range of states is one slice of each, so
+ * the Python module's threads split them by pointers), so each step's torques
+ * are gathered and its states scattered, one row of NV or NQ doubles per
+ * state, small against forward dynamics. Semi-implicit Euler (Hairer, Lubich
+ * & Wanner 2006, sec. I.1.2): the velocity first, then q with the new
+ * velocity, as MuJoCo's Euler integrator without damping. */
+#define KKROLLCHUNK 32
+void mini_rollout(int n, int steps, double dt, const double *q0, const double *v0, const double *tau, const double *p, double *q_out, double *v_out)
+{
+    double rq[KKROLLCHUNK * MINI_NQ], rv[KKROLLCHUNK * NDOF], rtau[KKROLLCHUNK * NDOF], racc[KKROLLCHUNK * NDOF];
+    for (int b = 0; b < n; b += KKROLLCHUNK) {
+        const int m = n - b < KKROLLCHUNK ? n - b : KKROLLCHUNK;
+        memcpy(rq, q0 + (size_t)b * MINI_NQ, sizeof(double) * (size_t)m * MINI_NQ);
+        memcpy(rv, v0 + (size_t)b * NDOF, sizeof(double) * (size_t)m * NDOF);
+        for (int k = 0; k < steps; ++k) {
+            for (int i = 0; i < m; ++i) {
+                memcpy(rtau + (size_t)i * NDOF, tau + ((size_t)(b + i) * (size_t)steps + (size_t)k) * NDOF,
+                       sizeof(double) * NDOF);
+            }
+            mini_forward_dynamics_batch(m, rq, rv, rtau, p, racc);
+            for (int i = 0; i < m; ++i) {
+                double *vi = rv + (size_t)i * NDOF, *qi = rq + (size_t)i * MINI_NQ;
+                const size_t o = (size_t)(b + i) * (size_t)steps + (size_t)k;
+                for (int j = 0; j < NDOF; ++j) {
+                    vi[j] += dt * racc[(size_t)i * NDOF + (size_t)j];
+                }
+                mini_integrate(qi, vi, dt, qi);
+                memcpy(q_out + o * MINI_NQ, qi, sizeof(double) * MINI_NQ);
+                memcpy(v_out + o * NDOF, vi, sizeof(double) * NDOF);
+            }
+        }
+    }
+}
+
+/* RK4 (the ABI's documentation above): the same chunks, gathers and scatters
+ * as rollout; per step four forward_dynamics_batch calls. rqs, rvs: a stage's
+ * configuration and velocity (rvs first holds the previous stage's velocity,
+ * which moves q to the stage), rdq and rdv the weighted sums of the stages'
+ * velocities and accelerations. */
+void mini_rollout_rk4(int n, int steps, double dt, const double *q0, const double *v0, const double *tau, const double *p, double *q_out, double *v_out)
+{
+    double rq[KKROLLCHUNK * MINI_NQ], rv[KKROLLCHUNK * NDOF], rtau[KKROLLCHUNK * NDOF], racc[KKROLLCHUNK * NDOF];
+    double rqs[KKROLLCHUNK * MINI_NQ], rvs[KKROLLCHUNK * NDOF], rdq[KKROLLCHUNK * NDOF], rdv[KKROLLCHUNK * NDOF];
+    for (int b = 0; b < n; b += KKROLLCHUNK) {
+        const int m = n - b < KKROLLCHUNK ? n - b : KKROLLCHUNK;
+        const size_t nv = (size_t)m * NDOF;
+        memcpy(rq, q0 + (size_t)b * MINI_NQ, sizeof(double) * (size_t)m * MINI_NQ);
+        memcpy(rv, v0 + (size_t)b * NDOF, sizeof(double) * nv);
+        for (int k = 0; k < steps; ++k) {
+            for (int i = 0; i < m; ++i) {
+                memcpy(rtau + (size_t)i * NDOF, tau + ((size_t)(b + i) * (size_t)steps + (size_t)k) * NDOF,
+                       sizeof(double) * NDOF);
+            }
+            mini_forward_dynamics_batch(m, rq, rv, rtau, p, racc);
+            memcpy(rvs, rv, sizeof(double) * nv);
+            memcpy(rdq, rv, sizeof(double) * nv);
+            memcpy(rdv, racc, sizeof(double) * nv);
+            for (int s = 1; s < 4; ++s) {
+                const double h = s < 3 ? 0.5 * dt : dt, w = s < 3 ? 2.0 : 1.0;
+                for (int i = 0; i < m; ++i) {
+                    mini_integrate(rq + (size_t)i * MINI_NQ, rvs + (size_t)i * NDOF, h,
+                                          rqs + (size_t)i * MINI_NQ);
+                }
+                for (size_t j = 0; j < nv; ++j) {
+                    rvs[j] = rv[j] + h * racc[j];
+                    rdq[j] += w * rvs[j];
+                }
+                mini_forward_dynamics_batch(m, rqs, rvs, rtau, p, racc);
+                for (size_t j = 0; j < nv; ++j) {
+                    rdv[j] += w * racc[j];
+                }
+            }
+            for (int i = 0; i < m; ++i) {
+                double *vi = rv + (size_t)i * NDOF, *qi = rq + (size_t)i * MINI_NQ;
+                const size_t o = (size_t)(b + i) * (size_t)steps + (size_t)k;
+                for (int j = 0; j < NDOF; ++j) {
+                    rdq[(size_t)i * NDOF + (size_t)j] *= 1.0 / 6.0;
+                    vi[j] += dt / 6.0 * rdv[(size_t)i * NDOF + (size_t)j];
+                }
+                mini_integrate(qi, rdq + (size_t)i * NDOF, dt, qi);
+                memcpy(q_out + o * MINI_NQ, qi, sizeof(double) * MINI_NQ);
+                memcpy(v_out + o * NDOF, vi, sizeof(double) * NDOF);
+            }
+        }
+    }
 }
 
 void mini_neutral(double *q)

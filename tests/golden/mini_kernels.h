@@ -225,6 +225,8 @@ extern "C" {
 #define mini_centroidal_map KKSYMBOL(mini_kernels_prefix, mini_centroidal_map)
 #define mini_integrate KKSYMBOL(mini_kernels_prefix, mini_integrate)
 #define mini_neutral KKSYMBOL(mini_kernels_prefix, mini_neutral)
+#define mini_rollout KKSYMBOL(mini_kernels_prefix, mini_rollout)
+#define mini_rollout_rk4 KKSYMBOL(mini_kernels_prefix, mini_rollout_rk4)
 #endif
 
 /* Inertia matrix A(q), NDOF x NDOF, rotor inertia included. */
@@ -476,6 +478,28 @@ void mini_integrate(const double *q, const double *v, double dt, double *q_out);
  * its limits; a free-flying base at the origin with the identity quaternion
  * (0, 0, 0, 1)), NQ. */
 void mini_neutral(double *q);
+
+/* Rolls n independent states forward `steps` steps of dt seconds by
+ * semi-implicit (symplectic) Euler, the scheme of MuJoCo's Euler integrator:
+ * v' = v + dt forward_dynamics(q, v, tau_k), q' = integrate(q, v', dt) (the
+ * SE(3) exponential on a free-flying base). State-major, row-major: q0 n x
+ * NQ, v0 n x NV, tau n x steps x NV (state i's torques at step k: tau[(i *
+ * steps + k) * NV ...]), q_out n x steps x NQ and v_out n x steps x NV the
+ * state after each step (the initial state is not repeated). The states go by
+ * chunks of 32 through forward_dynamics_batch (SIMD across states) with work
+ * arrays on the stack. Outputs must not overlap inputs. n <= 0 or steps <= 0
+ * writes nothing; dt is not checked. */
+void mini_rollout(int n, int steps, double dt, const double *q0, const double *v0, const double *tau, const double *p, double *q_out, double *v_out);
+
+/* rollout with the classical Runge-Kutta method of order 4 instead of Euler:
+ * four forward_dynamics calls per step, at (q, v), (q (+) v1 dt/2, v + k1
+ * dt/2), (q (+) v2 dt/2, v + k2 dt/2) and (q (+) v3 dt, v + k3 dt) (v1 = v,
+ * v2, v3 the stages' velocities, k1..k4 their accelerations), then v' = v +
+ * dt (k1 + 2 k2 + 2 k3 + k4) / 6, q' = integrate(q, (v1 + 2 v2 + 2 v3 + v4) /
+ * 6, dt). Order 4 on a fixed base; on a free-flying base the stages' base
+ * velocities are combined without the exponential's correction, as MuJoCo's
+ * RK4 does. Same arguments and layouts as rollout. */
+void mini_rollout_rk4(int n, int steps, double dt, const double *q0, const double *v0, const double *tau, const double *p, double *q_out, double *v_out);
 
 #ifdef __cplusplus
 }
