@@ -42,7 +42,8 @@ from .cse import Kernel
 # the tests and benchmarks/batch.py size their batches around both.
 LANE_CHOICES = (4, 8)
 # per-state input arrays of the scalar kernels -> their vector arrays in the batch body
-VECTOR_INPUTS = {"q": "vq", "sq": "vs", "cq": "vc", "dq": "vdq", "ddq": "vddq", "tau": "vtau"}
+# (v and a: the derivative kernels' names of dq and ddq)
+VECTOR_INPUTS = {"q": "vq", "sq": "vs", "cq": "vc", "dq": "vdq", "ddq": "vddq", "tau": "vtau", "v": "vv", "a": "va"}
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 _CALL = re.compile(r"(?<![\w.])[A-Za-z_]\w*\s*\(")
 _DECL = re.compile(r"const double (\w+)")
@@ -60,8 +61,12 @@ class Batch:
     hoisted: list = field(default_factory=list)  # (declaration, rhs): p-only statements, once per call
     fills: list = field(default_factory=list)  # (flat index, rhs): p-only output elements, once per call
     body: list = field(default_factory=list)  # (lhs, rhs): vector statements and buffer stores, per block
-    output: str = ""  # the output array
-    size: int = 0  # its size per state
+    outputs: list = field(default_factory=list)  # (array, size per state, its first element in the buffer ob)
+
+    @property
+    def size(self) -> int:
+        """Elements per state of all outputs: the buffer ob's length."""
+        return sum(size for _, size, _ in self.outputs)
 
 
 def _vector_rhs(rhs: str) -> str | None:
@@ -73,24 +78,35 @@ def _vector_rhs(rhs: str) -> str | None:
     return rhs
 
 
-def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
-    """The batch form `name` of an emitted scalar kernel with one output;
-    simd=False: a loop over the scalar kernel. A free-flying base's q (NQ =
-    NDOF + 1: the quaternion) is transposed by rows of NQ (an input's length,
+def batch(kernel: Kernel, name: str, simd: bool = True, scalar_name: str = "", zeros: tuple = ()) -> Batch:
+    """The batch form `name` of an emitted scalar kernel; simd=False: a loop
+    over the scalar kernel. A free-flying base's q (NQ = NDOF + 1: the
+    quaternion) is transposed by rows of NQ (an input's length,
     Batch.inputs), its joint angles gathered for the lane sincos (the
-    template)."""
-    (output,) = [a for a in kernel.args if a.output]
+    template). Several outputs share the buffer ob, one after the other.
+    scalar_name: the kernel the loop calls, if not `kernel` itself, which
+    is then evaluated with the inputs `zeros` 0 (inverse_dynamics_derivatives:
+    its _fext kernel without external force, as the scalar form forwards)."""
+    offsets, outputs = 0, []
+    for a in kernel.args:
+        if a.output:
+            outputs.append((a.name, a.length, offsets))
+            offsets += a.length
     inputs = {a.name: a.length for a in kernel.args if not a.output and a.name in VECTOR_INPUTS}
-    scalar = Batch(name, kernel.name, False, output=output.name, size=output.length)
+    scalar = Batch(name, scalar_name or kernel.name, False, outputs=outputs)
     if not simd:
         return scalar
-    b = Batch(name, kernel.name, True, output=output.name, size=output.length,
+    b = Batch(name, scalar.scalar, True, outputs=outputs,
               sincos=any(st.startswith("sincos_q(") for st in kernel.setup))
+    zero = re.compile(rf"(?<![\w.])({'|'.join(zeros)})\[\d+\]") if zeros else None
+    base = {o: off for o, _, off in outputs}
     defined, read = {}, set()  # vector variable -> its position in b.body
     for decl, rhs in kernel.body:
         if _DECL.fullmatch(decl) is None:  # a chunk's call: a kernel too long for one function (chunks.py)
             return scalar
         lhs = _DECL.fullmatch(decl).group(1)
+        if zero is not None:
+            rhs = zero.sub("0.0", rhs)
         element = ELEMENT.fullmatch(rhs)
         if element and element.group(1) in VECTOR_INPUTS:
             read.add(element.group(1))
@@ -106,7 +122,10 @@ def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
     # vector dies there instead of being spilled until the end of the block
     after = {}
     for lhs, rhs in kernel.writes:
-        index = int(lhs[:-1].split("[")[1])
+        array, index = lhs[:-1].split("[")
+        index = base[array] + int(index)
+        if zero is not None:
+            rhs = zero.sub("0.0", rhs)
         uses = [defined[ident] for ident in _IDENT.findall(rhs) if ident in defined]
         if not uses:
             b.fills.append((index, rhs))

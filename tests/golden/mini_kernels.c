@@ -74,9 +74,9 @@
  *     frame_jacobian_time_variation, fk, jdot_qdot, regressor_param_index,
  *     base_param_name, base_regressor_column, integrate, neutral
  *   7 inverse dynamics derivatives:
- *     inverse_dynamics_derivatives_fext
+ *     inverse_dynamics_derivatives_fext, inverse_dynamics_derivatives_batch
  *   8 forward dynamics derivatives:
- *     forward_dynamics_derivatives_fext
+ *     forward_dynamics_derivatives_fext, forward_dynamics_derivatives_batch
  *   9 identification:
  *     regressor
  *   10 base_regressor:
@@ -3418,7 +3418,7 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
 #endif
 
 
-#if KKSIMD && (KKIN(1) || KKIN(2) || KKIN(3))
+#if KKSIMD && (KKIN(1) || KKIN(2) || KKIN(3) || KKIN(7))
 /* States per vector instruction: 8 with AVX-512 (32 registers of 8
  * doubles), else 4 (AVX2's 256 bits; SSE2 splits them into pairs). The
  * measured choice: benchmarks/batch.py. */
@@ -3559,7 +3559,7 @@ static KKINLINE void load_lanes(const double *x, int width, kv *v)
     }
 }
 
-#if KKIN(1) || KKIN(2) || KKIN(3)
+#if KKIN(1) || KKIN(2) || KKIN(3) || KKIN(7)
 /* sincos_q over the NDOF x KKLANES angles of a block of states.
  * With AVX-512 in 512-bit registers (GCC's -march default prefers 256). */
 #if defined(__AVX512F__) && !defined(__clang__)
@@ -4236,6 +4236,226 @@ void mini_forward_dynamics_batch(int n, const double *q, const double *dq, const
 #endif
     for (; b < n; ++b) {
         mini_forward_dynamics(q + (size_t)b * 3, dq + (size_t)b * 3, tau + (size_t)b * 3, p, ddq + (size_t)b * 3);
+    }
+}
+#endif
+
+#if KKIN(7) /* inverse dynamics derivatives */
+KKCLONES
+/* inverse_dynamics_derivatives for n states: every per-state array holds n of
+ * them, consecutive (q, dq: n x NDOF row-major), one p for all; results equal
+ * to the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void mini_inverse_dynamics_derivatives_batch(int n, const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv)
+{
+    int b = 0;
+#if KKSIMD
+    /* KKLANES states at a time: inputs transposed into one vector per joint
+     * (lane l = state b + l), the scalar kernel's statements over vectors, outputs
+     * through the lane-major buffer ob (see store_lanes). */
+    if (n >= KKLANES && KKVECTOROK) {
+        kv ob[18];
+        const double p_m_b = p[41];
+        const double p_Fv_b = p[52];
+        const double p_L2 = p[1];
+        const double p_L4 = p[3];
+        const double p_MZ_b = p[44];
+        const double p_MY_b = p[43];
+        const double fx_14 = 0.0;
+        const double fx_13 = 0.0;
+        const double p_g = p[4];
+        const double t75 = -0.6*p_g;
+        const double p_L3 = p[2];
+        const double x2 = (0.5)*p_L3;
+        const double p_MZ_ta = p[34];
+        const double p_MX_ta = p[32];
+        const double p_m_ta = p[31];
+        const double p_MZ_a = p[21];
+        const double p_MX_a = p[19];
+        const double p_m_a = p[18];
+        const double t32 = p_m_a + p_m_ta;
+        const double p_Fv_a = p[29];
+        const double fx_8 = 0.0;
+        const double fx_6 = 0.0;
+        const double p_MY_1 = p[7];
+        const double p_MX_1 = p[6];
+        const double p_Fv_1 = p[16];
+        splat(&ob[5], 0.0);
+        splat(&ob[7], 0.0);
+        splat(&ob[14], 0.0);
+        splat(&ob[16], 0.0);
+        for (; n - b >= KKLANES; b += KKLANES) {
+            kv vs[NDOF], vc[NDOF];
+            {
+                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
+                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
+            }
+            kv vq[3];
+            load_lanes(q + (size_t)b * 3, 3, vq);
+            kv vv[3];
+            load_lanes(v + (size_t)b * 3, 3, vv);
+            kv va[3];
+            load_lanes(a + (size_t)b * 3, 3, va);
+            const kv dq_q_base = vv[0];
+            const kv c_q_base = vc[0];
+            const kv t727 = c_q_base*dq_q_base;
+            const kv s_q_base = vs[0];
+            const kv ddq_q_base = va[0];
+            const kv t729 = ddq_q_base*s_q_base + dq_q_base*t727;
+            const kv t562 = dq_q_base*s_q_base;
+            const kv t728 = ddq_q_base*c_q_base - dq_q_base*t562;
+            const kv t582 = -c_q_base*p_m_b;
+            const kv t581 = p_m_b*s_q_base;
+            const kv t879 = t581*t728 + t582*t729;
+            ob[8] = t879;
+            const kv t731 = 2.0*t562;
+            const kv t730 = 2.0*t727;
+            const kv t882 = p_Fv_b + t581*t730 + t582*t731;
+            ob[17] = t882;
+            const kv x0 = p_L2*s_q_base;
+            const kv t267 = -p_L4*c_q_base + x0;
+            const kv q_q_b = vq[2];
+            const kv t270 = q_q_b*s_q_base + t267;
+            const kv t736 = -p_MY_b*c_q_base - p_MZ_b*s_q_base;
+            const kv t745 = p_m_b*t270 + t736;
+            const kv dq_q_b = vv[2];
+            const kv t733 = -c_q_base*dq_q_b;
+            const kv t755 = dq_q_base*t745 + p_m_b*t733;
+            const kv x14 = t727*t755;
+            const kv x1 = p_L2*c_q_base;
+            const kv t268 = -p_L4*s_q_base - x1;
+            const kv t271 = -c_q_base*q_q_b + t268;
+            const kv t737 = -p_MY_b*s_q_base + p_MZ_b*c_q_base;
+            const kv t746 = p_m_b*t271 + t737;
+            const kv t732 = dq_q_b*s_q_base;
+            const kv t754 = -dq_q_base*t746 + p_m_b*t732;
+            const kv x13 = t562*t754;
+            const kv t863 = x13 - x14;
+            const kv ddq_q_b = va[2];
+            const kv t735 = -ddq_q_b*c_q_base + dq_q_b*t562;
+            const kv t764 = -fx_13*s_q_base + fx_14*c_q_base;
+            const kv t772 = ddq_q_base*t745 + dq_q_base*t754 + p_m_b*t735 - t764;
+            const kv t734 = ddq_q_b*s_q_base + dq_q_b*t727 + t75;
+            const kv t763 = -fx_13*c_q_base - fx_14*s_q_base;
+            const kv t771 = -ddq_q_base*t746 - dq_q_base*t755 + p_m_b*t734 - t763;
+            const kv t866 = c_q_base*t771 + s_q_base*t772 - t728*t746 + t729*t745 + t863 - x13 + x14;
+            ob[2] = t866;
+            const kv t878 = -t582*t75;
+            ob[6] = t878;
+            const kv x12 = s_q_base*t755;
+            const kv x11 = c_q_base*t754;
+            const kv x15 = x11 + x12;
+            const kv t869 = -x15;
+            const kv t872 = -t730*t746 + t731*t745 + t869 + x15;
+            ob[11] = t872;
+            const kv t862 = -2.0*x11 - 2.0*x12;
+            ob[15] = t862;
+            const kv t260 = -x0;
+            const kv s_q_a = vs[1];
+            const kv c_q_a = vc[1];
+            const kv t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
+            const kv t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
+            const kv t265 = p_L4*t263 + t260 - t264*x2;
+            const kv t695 = -p_MX_ta*t263 + p_MZ_ta*t264;
+            const kv t704 = p_m_ta*t265 + t695;
+            const kv t658 = p_MX_a*t263 + p_MZ_a*t264;
+            const kv t667 = p_m_a*t260 + t658;
+            const kv t795 = t667 + t704;
+            const kv t845 = t260*t32 - t795;
+            const kv t261 = x1;
+            const kv t266 = p_L4*t264 + t261 + t263*x2;
+            const kv t696 = -p_MX_ta*t264 - p_MZ_ta*t263;
+            const kv t705 = p_m_ta*t266 + t696;
+            const kv t659 = p_MX_a*t264 - p_MZ_a*t263;
+            const kv t668 = p_m_a*t261 + t659;
+            const kv t796 = t668 + t705;
+            const kv t844 = -t261*t32 + t796;
+            const kv t648 = -dq_q_base*t260;
+            const kv t651 = -ddq_q_base*t261 + dq_q_base*t648 + t75;
+            const kv t649 = -dq_q_base*t261;
+            const kv t650 = -ddq_q_base*t260 - dq_q_base*t649;
+            const kv t877 = t650*t844 + t651*t845;
+            ob[4] = t877;
+            const kv dq_q_a = vv[1];
+            const kv t655 = dq_q_a*t260;
+            const kv t87 = -dq_q_a + dq_q_base;
+            const kv t714 = p_m_ta*t655 + t704*t87;
+            const kv t677 = p_m_a*t655 + t667*t87;
+            const kv t805 = t677 + t714;
+            const kv x7 = t261*t805;
+            const kv t654 = -dq_q_a*t261;
+            const kv t713 = p_m_ta*t654 - t705*t87;
+            const kv t676 = p_m_a*t654 - t668*t87;
+            const kv t804 = t676 + t713;
+            const kv x6 = t260*t804;
+            const kv x4 = 2.0*t655;
+            const kv x3 = 2.0*t654;
+            const kv t715 = t704*x3 + t705*x4;
+            const kv t678 = t667*x3 + t668*x4;
+            const kv t811 = t678 + t715;
+            const kv x5 = -t811;
+            const kv t846 = x5 + 2.0*x6 + 2.0*x7;
+            ob[12] = t846;
+            const kv t653 = 2.0*t649;
+            const kv t652 = 2.0*t648;
+            const kv t881 = p_Fv_a + t652*t844 + t653*t845 - t846;
+            ob[13] = t881;
+            const kv x9 = t649*t804;
+            const kv x8 = t648*t805;
+            const kv t847 = -x8 + x9;
+            const kv ddq_q_a = va[1];
+            const kv t657 = ddq_q_a*t260 + dq_q_a*t649;
+            const kv t284 = ddq_q_base - ddq_q_a;
+            const kv t726 = p_m_ta*t657 + t284*t704 + t713*t87;
+            const kv t686 = fx_6*t264 - fx_8*t263;
+            const kv t694 = p_m_a*t657 + t284*t667 + t676*t87 - t686;
+            const kv t816 = t694 + t726;
+            const kv t656 = -ddq_q_a*t261 + dq_q_a*t648 + t75;
+            const kv t725 = p_m_ta*t656 - t284*t705 - t714*t87;
+            const kv t685 = fx_6*t263 + fx_8*t264;
+            const kv t693 = p_m_a*t656 - t284*t668 - t677*t87 - t685;
+            const kv t815 = t693 + t725;
+            const kv t850 = -t260*t815 - t261*t816 - t650*t796 + t651*t795 + t847 + x8 - x9;
+            ob[1] = t850;
+            const kv t876 = -t75*t845;
+            ob[3] = t876;
+            const kv x10 = x6 + x7;
+            const kv t853 = x10 + x5;
+            const kv t856 = -t652*t796 + t653*t795 + t853 - x10;
+            ob[10] = t856;
+            const kv t616 = -p_MX_1*s_q_base - p_MY_1*c_q_base;
+            const kv t773 = t616 + t745;
+            const kv t818 = t773 + t795;
+            const kv t875 = -t75*t818;
+            ob[0] = t875;
+            const kv t756 = 2.0*t732*t745 + 2.0*t733*t746;
+            const kv t834 = t756 + t811;
+            const kv t880 = p_Fv_1 + t834;
+            ob[9] = t880;
+            store_lanes(ob, 9, dtau_dq + (size_t)b * 9);
+            store_lanes(ob + 9, 9, dtau_dv + (size_t)b * 9);
+        }
+    }
+#endif
+    for (; b < n; ++b) {
+        mini_inverse_dynamics_derivatives(q + (size_t)b * 3, v + (size_t)b * 3, a + (size_t)b * 3, p, dtau_dq + (size_t)b * 9, dtau_dv + (size_t)b * 9);
+    }
+}
+#endif
+
+#if KKIN(8) /* forward dynamics derivatives */
+KKCLONES
+/* forward_dynamics_derivatives for n states: every per-state array holds n of
+ * them, consecutive (q, dq: n x NDOF row-major), one p for all; results equal
+ * to the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void mini_forward_dynamics_derivatives_batch(int n, const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv)
+{
+    int b = 0;
+    for (; b < n; ++b) {
+        mini_forward_dynamics_derivatives(q + (size_t)b * 3, v + (size_t)b * 3, tau + (size_t)b * 3, p, dddq_dq + (size_t)b * 9, dddq_dv + (size_t)b * 9, Minv + (size_t)b * 9);
     }
 }
 #endif
