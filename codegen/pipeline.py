@@ -115,7 +115,7 @@ def generate(model, values, config, extra_files=None) -> list:
     # every kernel but the base parameters' (their sizes come last): emitted by
     # child processes as soon as the derivation has their outputs (codegen/emit/parallel.py)
     early = describe(model, names=names, kernels=config.kernels)
-    batched = {f.batch_of for f in early.batched}
+    batched = {early.batch_source(f) for f in early.batched}
     with Emission(lambda k, d: emit_kernel(k, d, early.prefix, batched)) as emission:
         d = derive(model, config.share_subtrees,
                    tuple(k for k, f in (("inverse", "inverse_dynamics_derivatives"),

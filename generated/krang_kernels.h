@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        ede47dbce0bb2710ee743fe8b192d4a4eb0475460d2e78094da112c46a635505
+ * generator        2190b950c884ae41520ed918a3d2ecc533478c4476a15f09c735f046fd6b6fdd
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
@@ -555,6 +555,8 @@ extern "C" {
 #define krang_inverse_dynamics_batch KKSYMBOL(krang_kernels_prefix, krang_inverse_dynamics_batch)
 #define krang_bias_batch KKSYMBOL(krang_kernels_prefix, krang_bias_batch)
 #define krang_forward_dynamics_batch KKSYMBOL(krang_kernels_prefix, krang_forward_dynamics_batch)
+#define krang_inverse_dynamics_derivatives_batch KKSYMBOL(krang_kernels_prefix, krang_inverse_dynamics_derivatives_batch)
+#define krang_forward_dynamics_derivatives_batch KKSYMBOL(krang_kernels_prefix, krang_forward_dynamics_derivatives_batch)
 #define krang_com KKSYMBOL(krang_kernels_prefix, krang_com)
 #define krang_com_jacobian KKSYMBOL(krang_kernels_prefix, krang_com_jacobian)
 #define krang_centroidal_map KKSYMBOL(krang_kernels_prefix, krang_centroidal_map)
@@ -780,6 +782,18 @@ void krang_bias_batch(int n, const double *q, const double *dq, const double *p,
  * the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
  * writes nothing. */
 void krang_forward_dynamics_batch(int n, const double *q, const double *dq, const double *tau, const double *p, double *ddq);
+
+/* inverse_dynamics_derivatives for n states: every per-state array holds n of
+ * them, consecutive (q, dq: n x NDOF row-major), one p for all; results equal
+ * to the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void krang_inverse_dynamics_derivatives_batch(int n, const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv);
+
+/* forward_dynamics_derivatives for n states: every per-state array holds n of
+ * them, consecutive (q, dq: n x NDOF row-major), one p for all; results equal
+ * to the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void krang_forward_dynamics_derivatives_batch(int n, const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv);
 
 /* Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. The
  * mass counted is that of the links the joints move (links fixed to the world

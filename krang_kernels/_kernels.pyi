@@ -460,8 +460,10 @@ def inverse_dynamics_derivatives(q: ArrayLike, v: ArrayLike, a: ArrayLike, param
     -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
 
 def forward_dynamics_derivatives_fext(q: ArrayLike, v: ArrayLike, tau: ArrayLike, fext: ArrayLike, params: ArrayLike | None = None, out: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Derivatives of forward_dynamics_fext at (q, v, tau, fext): dddq_dq = d ddq / dq, dddq_dv = d ddq
@@ -551,8 +553,10 @@ def forward_dynamics_derivatives(q: ArrayLike, v: ArrayLike, tau: ArrayLike, par
     -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
 
 def regressor(q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Joint-torque regressor Y(q, dq, ddq), NDOF x NPI: inverse_dynamics(q, dq, ddq, p) = Y . pi with

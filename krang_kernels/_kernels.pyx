@@ -73,6 +73,8 @@ cdef extern from "krang_kernels.h":
     void _c_inverse_dynamics_batch "krang_inverse_dynamics_batch"(int, const double *, const double *, const double *, const double *, double *) nogil
     void _c_bias_batch "krang_bias_batch"(int, const double *, const double *, const double *, double *) nogil
     void _c_forward_dynamics_batch "krang_forward_dynamics_batch"(int, const double *, const double *, const double *, const double *, double *) nogil
+    void _c_inverse_dynamics_derivatives_batch "krang_inverse_dynamics_derivatives_batch"(int, const double *, const double *, const double *, const double *, double *, double *) nogil
+    void _c_forward_dynamics_derivatives_batch "krang_forward_dynamics_derivatives_batch"(int, const double *, const double *, const double *, const double *, double *, double *, double *) nogil
     void _c_com "krang_com"(const double *, const double *, double *) nogil
     void _c_com_jacobian "krang_com_jacobian"(const double *, const double *, double *) nogil
     void _c_centroidal_map "krang_centroidal_map"(const double *, const double *, double *) nogil
@@ -130,6 +132,8 @@ C_FUNCTIONS = types.MappingProxyType({
     'inverse_dynamics_batch': <uintptr_t><void *>_c_inverse_dynamics_batch,
     'bias_batch': <uintptr_t><void *>_c_bias_batch,
     'forward_dynamics_batch': <uintptr_t><void *>_c_forward_dynamics_batch,
+    'inverse_dynamics_derivatives_batch': <uintptr_t><void *>_c_inverse_dynamics_derivatives_batch,
+    'forward_dynamics_derivatives_batch': <uintptr_t><void *>_c_forward_dynamics_derivatives_batch,
     'com': <uintptr_t><void *>_c_com,
     'com_jacobian': <uintptr_t><void *>_c_com_jacobian,
     'centroidal_map': <uintptr_t><void *>_c_centroidal_map,
@@ -1324,7 +1328,7 @@ def inverse_dynamics_derivatives_fext(q, v, a, fext, params=None, out=None):
 
 cdef object _batch_inverse_dynamics_derivatives(object q, object v, object a, object params, object out, Py_ssize_t nb):
     """inverse_dynamics_derivatives over a batch of nb states."""
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, m
     cdef double *d_q
     cdef double *d_v
     cdef double *d_a
@@ -1345,8 +1349,11 @@ cdef object _batch_inverse_dynamics_derivatives(object q, object v, object a, ob
     d_out0 = _data(out[0])
     d_out1 = _data(out[1])
     with nogil:
-        for i in range(nb):
-            _c_inverse_dynamics_derivatives(d_q + i * 17, d_v + i * 17, d_a + i * 17, d_params, d_out0 + i * 289, d_out1 + i * 289)
+        i = 0
+        while i < nb:
+            m = min(nb - i, 1048576)
+            _c_inverse_dynamics_derivatives_batch(<int>m, d_q + i * 17, d_v + i * 17, d_a + i * 17, d_params, d_out0 + i * 289, d_out1 + i * 289)
+            i += m
     return out
 
 
@@ -1388,8 +1395,10 @@ def inverse_dynamics_derivatives(q, v, a, params=None, out=None):
     -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
     cdef Py_ssize_t nb = _batch(q)
     if nb >= 0:
         return _batch_inverse_dynamics_derivatives(q, v, a, params, out, nb)
@@ -1497,7 +1506,7 @@ def forward_dynamics_derivatives_fext(q, v, tau, fext, params=None, out=None):
 
 cdef object _batch_forward_dynamics_derivatives(object q, object v, object tau, object params, object out, Py_ssize_t nb):
     """forward_dynamics_derivatives over a batch of nb states."""
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, m
     cdef double *d_q
     cdef double *d_v
     cdef double *d_tau
@@ -1520,8 +1529,11 @@ cdef object _batch_forward_dynamics_derivatives(object q, object v, object tau, 
     d_out1 = _data(out[1])
     d_out2 = _data(out[2])
     with nogil:
-        for i in range(nb):
-            _c_forward_dynamics_derivatives(d_q + i * 17, d_v + i * 17, d_tau + i * 17, d_params, d_out0 + i * 289, d_out1 + i * 289, d_out2 + i * 289)
+        i = 0
+        while i < nb:
+            m = min(nb - i, 1048576)
+            _c_forward_dynamics_derivatives_batch(<int>m, d_q + i * 17, d_v + i * 17, d_tau + i * 17, d_params, d_out0 + i * 289, d_out1 + i * 289, d_out2 + i * 289)
+            i += m
     return out
 
 
@@ -1565,8 +1577,10 @@ def forward_dynamics_derivatives(q, v, tau, params=None, out=None):
     -----
     Batches: a first argument of shape (N, N_DOF) (every other state argument likewise, no
     broadcasting) gives an output of shape (N, ...), row i the result of state i, computed in C with
-    the GIL released; `params` (N_PARAMS,) is shared by the batch. Row i equals the single-state
-    call bit for bit (the same C kernel, once per row)."""
+    the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
+    with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
+    call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
+    for bit."""
     cdef Py_ssize_t nb = _batch(q)
     if nb >= 0:
         return _batch_forward_dynamics_derivatives(q, v, tau, params, out, nb)

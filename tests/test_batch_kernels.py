@@ -28,10 +28,12 @@ pytestmark = pytest.mark.builds
 ROOT = Path(__file__).resolve().parents[1]
 MINI = (ROOT / "tests" / "models" / "mini.toml", ROOT / "tests" / "models" / "mini_params.toml")
 SIZES = (0, 1, *sorted({n for w in LANE_CHOICES for n in (w - 1, w, w + 1)}), 64, 67)
-# batch kernel -> its scalar kernel's per-state inputs (q, dq, and ddq or tau) and output size
-# (ndof -> elements per state)
-KERNELS = {"compute_A": (1, lambda n: n * n), "compute_C": (2, lambda n: n * n), "inverse_dynamics": (3, int),
-           "bias": (2, int), "forward_dynamics": (3, int)}
+# batch kernel -> its scalar kernel's per-state inputs (q, dq, and ddq or tau), its number of outputs
+# and their size (ndof -> elements per state)
+SQUARE = lambda n: n * n  # noqa: E731
+KERNELS = {"compute_A": (1, 1, SQUARE), "compute_C": (2, 1, SQUARE), "inverse_dynamics": (3, 1, int),
+           "bias": (2, 1, int), "forward_dynamics": (3, 1, int), "inverse_dynamics_derivatives": (3, 2, SQUARE),
+           "forward_dynamics_derivatives": (3, 3, SQUARE)}
 _D = ctypes.POINTER(ctypes.c_double)
 
 
@@ -72,15 +74,30 @@ def _ptr(a):
     return a.ctypes.data_as(_D)
 
 
-def _batch(lib, name, n, inputs, p, size):
-    """Call the batch kernel: inputs (n x NDOF arrays), output n x size, NaN-filled."""
-    out = np.full((max(n, 0) + 1, size), np.nan)  # one sentinel row past the end
+def _batch(lib, name, n, inputs, p, size, nout=1):
+    """Call the batch kernel: inputs (n x NDOF arrays), outputs n x size, NaN-filled
+    (the array, or a list of nout > 1)."""
+    outs = [np.full((max(n, 0) + 1, size), np.nan) for _ in range(nout)]  # one sentinel row past the end
     fn = getattr(lib.lib, f"{lib.abi.prefix}{name}")
-    fn.argtypes = [ctypes.c_int] + [_D] * (len(inputs) + 2)
+    fn.argtypes = [ctypes.c_int] + [_D] * (len(inputs) + 1 + nout)
     fn.restype = None
-    fn(n, *[_ptr(x) for x in inputs], _ptr(p), _ptr(out))
-    assert np.isnan(out[max(n, 0)]).all(), "wrote past the n states"
-    return out[:max(n, 0)]
+    fn(n, *[_ptr(x) for x in inputs], _ptr(p), *map(_ptr, outs))
+    assert all(np.isnan(out[max(n, 0)]).all() for out in outs), "wrote past the n states"
+    outs = [out[:max(n, 0)] for out in outs]
+    return outs[0] if nout == 1 else outs
+
+
+def _check(lib, name, n, inputs, p, nout, size):
+    """The batch kernel's outputs equal the scalar kernel's state by state, to 1e-14 of each output's largest."""
+    got = _batch(lib, f"{name}_batch", n, inputs, p, size, nout)
+    got = [got] if nout == 1 else got
+    for k in range(n):
+        want = getattr(lib, name)(*[x[k] for x in inputs], p)
+        for j, w in enumerate([want] if nout == 1 else want):
+            w = np.ravel(w)
+            scale = max(np.abs(w).max(), 1e-300)
+            np.testing.assert_allclose(got[j][k], w, rtol=0, atol=1e-14 * scale,
+                                       err_msg=f"{name} (output {j}): n={n} state {k}")
 
 
 def _states(rng, n, ndof, scale):
@@ -105,14 +122,8 @@ def test_batch_equals_scalar(libs, which):
             dq[1, ::2] = 0.0
             dq[n - 1, 0] = 0.0
         third = _states(rng, n, ndof, 5.0)  # ddq (inverse dynamics) or tau (forward dynamics)
-        for name, (nin, size) in KERNELS.items():
-            inputs = [q, dq, third][:nin]
-            got = _batch(lib, f"{name}_batch", n, inputs, p, size(ndof))
-            for k in range(n):
-                want = np.ravel(getattr(lib, name)(*[x[k] for x in inputs], p))
-                scale = max(np.abs(want).max(), 1e-300)
-                np.testing.assert_allclose(got[k], want, rtol=0, atol=1e-14 * scale,
-                                           err_msg=f"{name}: n={n} state {k}")
+        for name, (nin, nout, size) in KERNELS.items():
+            _check(lib, name, n, [q, dq, third][:nin], p, nout, size(ndof))
 
 
 def test_negative_n_writes_nothing(libs):
@@ -122,8 +133,8 @@ def test_negative_n_writes_nothing(libs):
     p = lib.default_params()
     assert _batch(lib, "compute_A_batch", -3, [q], p, ndof * ndof).size == 0
     assert _batch(lib, "compute_C_batch", -1, [q, q], p, ndof * ndof).size == 0
-    for name, (nin, _) in KERNELS.items():
-        assert _batch(lib, f"{name}_batch", -2, [q] * nin, p, ndof).size == 0
+    for name, (nin, nout, _) in KERNELS.items():
+        assert np.size(_batch(lib, f"{name}_batch", -2, [q] * nin, p, ndof, nout)) == 0
 
 
 def _macros(*flags) -> dict:
@@ -179,14 +190,8 @@ def test_floating_base_batch_equals_scalar(floating):
         dq, third = _states(rng, n, ndof, 3.0), _states(rng, n, ndof, 5.0)
         if n >= 2:
             dq[1, ::2] = 0.0
-        for name, (nin, size) in KERNELS.items():
-            inputs = [q, dq, third][:nin]
-            got = _batch(lib, f"{name}_batch", n, inputs, p, size(ndof))
-            for k in range(n):
-                want = np.ravel(getattr(lib, name)(*[x[k] for x in inputs], p))
-                scale = max(np.abs(want).max(), 1e-300)
-                np.testing.assert_allclose(got[k], want, rtol=0, atol=1e-14 * scale,
-                                           err_msg=f"{name}: n={n} state {k}")
+        for name, (nin, nout, size) in KERNELS.items():
+            _check(lib, name, n, [q, dq, third][:nin], p, nout, size(ndof))
 
 
 def test_a_split_kernel_has_no_vector_batch():

@@ -2,7 +2,7 @@
 template): q of shape (N, N_DOF) -> outputs (N, ...), row i the single call
 on state i: bit for bit where the module loops over the scalar kernel, to
 rounding where it calls a SIMD batch kernel (compute_A, compute_C,
-inverse_dynamics, bias, forward_dynamics: 4 or 8 states per instruction,
+inverse_dynamics, bias, forward_dynamics and both dynamics derivatives: 4 or 8 states per instruction,
 multiply-adds fused in other places); the parameter vector shared by the
 batch, the same input checks per row, and the GIL
 released while the C code runs.
@@ -86,16 +86,22 @@ def test_every_kernel_is_covered():
 
 
 # the kernels with a batch form in the C ABI (PFX_compute_A_batch, ...)
-SIMD = {"compute_A", "compute_C", "inverse_dynamics", "bias", "forward_dynamics"}
+SIMD = {"compute_A", "compute_C", "inverse_dynamics", "bias", "forward_dynamics", "inverse_dynamics_derivatives",
+        "forward_dynamics_derivatives"}
 
 
 def _parts(x):
     return x if isinstance(x, tuple) else (x,)
 
 
+# forward_dynamics_derivatives: solves with A, whose conditioning (~5e4 on these states) amplifies
+# the fused multiply-adds placed differently in vector and scalar code (measured up to 1.2e-14)
+RELATIVE = {"forward_dynamics_derivatives": 1e-13}
+
+
 def _same_state(name, got, one):
     if name in SIMD:  # within 1e-14 relative, to the largest entry
-        return np.abs(got - one).max() <= 1e-14 * max(1.0, np.abs(one).max())
+        return np.abs(got - one).max() <= RELATIVE.get(name, 1e-14) * max(1.0, np.abs(one).max())
     return got.tobytes() == one.tobytes()
 
 

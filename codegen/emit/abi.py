@@ -453,7 +453,9 @@ def batch_functions(fs) -> list:
             f"{f.name} for n states: every per-state array holds n of them, consecutive (q, dq: n x NDOF "
             "row-major), one p for all; results equal to the scalar kernel's to rounding. Outputs must not "
             "overlap inputs. n <= 0 writes nothing.",
-            (Arg("n", (), INDEX), *args), BATCH, batch_of=f.name))
+            (Arg("n", (), INDEX), *args), BATCH, batch_of=f.name,
+            # with the kernel it reprints (a forwarding scalar form is in the interface part)
+            group=next((g.group for g in fs if g.name == f.forward_to), "")))
     return out
 
 

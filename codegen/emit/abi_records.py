@@ -19,7 +19,9 @@ DERIVED, TEMPLATE = "derived", "template"
 # vectorized over states; their bodies come from the scalar kernel's
 # statements (codegen/emit/batch.py).
 BATCH = "batch"
-BATCHED = ("compute_A", "compute_C", "inverse_dynamics", "bias", "forward_dynamics")  # the kernels with a batch form
+# the kernels with a batch form (the derivatives': of their forms without fext, Function.forward_to)
+BATCHED = ("compute_A", "compute_C", "inverse_dynamics", "bias", "forward_dynamics", "inverse_dynamics_derivatives",
+           "forward_dynamics_derivatives")
 # States per chunk of NAME_rollout: its work arrays on the stack hold this many (4 x NV + NQ doubles each;
 # Talos, NV 38: 40 KB), a multiple of every build's lane count (4, 8). The Python rollout splits states
 # between threads at multiples of it, so that every state meets the same chunks, and the same lanes of
@@ -124,6 +126,11 @@ class ABI:
     def batched(self) -> tuple:
         """The batch kernels; f.batch_of names the scalar kernel of each."""
         return tuple(f for f in self.functions if f.body == BATCH)
+
+    def batch_source(self, f: Function) -> str:
+        """The derived kernel whose statements batch kernel f reprints: its
+        scalar kernel's, or the one that forwards to (with zeros)."""
+        return self.function(f.batch_of).forward_to or f.batch_of
 
     def batch_form(self, name: str):
         """The batch kernel of scalar kernel `name`, or None."""

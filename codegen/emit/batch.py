@@ -20,6 +20,16 @@ The arithmetic is the scalar kernel's, operation for operation, so each lane
 equals the scalar result (to the rounding of contracted multiply-adds, which
 the compiler may place differently).
 
+Several outputs (the derivatives' matrices) share the buffer, one after
+the other, each stored to its own array. A scalar form that forwards to
+its _fext kernel with zero external forces (inverse and forward dynamics
+derivatives, abi Function.forward_to) is batched from that kernel's
+statements with every fext element 0.0, the scalar form's arithmetic.
+forward_dynamics_derivatives ends in a block of loops over the model's
+index tables (codegen/emit/pair_loops.py): the same trip counts for every
+state, so the block is reprinted with its doubles as vectors, its arrays
+(kk_pv, Minv, the outputs) as pointers into the buffer.
+
 One comparison has a vector form: friction's sign(dq), printed by the
 scalar kernels as `(double)((x > 0) - (x < 0))`, becomes KKSIGN(x) (the
 template: GCC vector comparisons, -1 or 0 per lane, converted to double),
@@ -42,11 +52,14 @@ from .cse import Kernel
 # the tests and benchmarks/batch.py size their batches around both.
 LANE_CHOICES = (4, 8)
 # per-state input arrays of the scalar kernels -> their vector arrays in the batch body
-VECTOR_INPUTS = {"q": "vq", "sq": "vs", "cq": "vc", "dq": "vdq", "ddq": "vddq", "tau": "vtau"}
+# (v and a: the derivative kernels' names of dq and ddq)
+VECTOR_INPUTS = {"q": "vq", "sq": "vs", "cq": "vc", "dq": "vdq", "ddq": "vddq", "tau": "vtau", "v": "vv", "a": "va"}
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 _CALL = re.compile(r"(?<![\w.])[A-Za-z_]\w*\s*\(")
 _DECL = re.compile(r"const double (\w+)")
 # the scalar printer's sign(x) of a variable (codegen/emit/cprint.py) -> its vector form
+# a local array of the scalar kernel's setup (pair_loops.py: kk_pv, kk_y)
+_LOCAL = re.compile(r"double (kk_\w+)\[(\d+)\]")
 _SIGN = re.compile(r"\(double\)\(\((\w+) > 0\) - \(\1 < 0\)\)")
 
 
@@ -60,8 +73,27 @@ class Batch:
     hoisted: list = field(default_factory=list)  # (declaration, rhs): p-only statements, once per call
     fills: list = field(default_factory=list)  # (flat index, rhs): p-only output elements, once per call
     body: list = field(default_factory=list)  # (lhs, rhs): vector statements and buffer stores, per block
-    output: str = ""  # the output array
-    size: int = 0  # its size per state
+    outputs: list = field(default_factory=list)  # (array, size per state, its first element in the buffer ob)
+    locals: list = field(default_factory=list)  # (array, size, its first element in ob): a loop block's inputs
+    tail: str = ""  # the loop block over vectors (forward_dynamics_derivatives' pair loops), after the body
+
+    @property
+    def size(self) -> int:
+        """Elements per state of all outputs: the buffer ob's length."""
+        return sum(size for _, size, _ in self.outputs + self.locals)
+
+
+def _loop_block(block: str, buffered, scratch) -> str:
+    """A kernel's loop block (pair_loops.py) over vectors: the same loops, the
+    same for every lane (their bounds come from the model's tables), with
+    every double a vector; its arrays, which it names as the scalar kernel
+    does, are pointers into ob (outputs and the statements' results) or
+    local vector arrays (scratch), declared in a block around it."""
+    used = set(_IDENT.findall(block))
+    decls = [f"kv *const {name} = ob + {off};" for name, _, off in buffered if name in used]
+    decls += [f"kv {name}[{size}];" for name, size in scratch if name in used]
+    inner = re.sub(r"\bdouble\b", "kv", block)
+    return "{\n" + "\n".join(f"    {d}" for d in decls) + f"\n    {inner}\n}}"
 
 
 def _vector_rhs(rhs: str) -> str | None:
@@ -73,24 +105,46 @@ def _vector_rhs(rhs: str) -> str | None:
     return rhs
 
 
-def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
-    """The batch form `name` of an emitted scalar kernel with one output;
-    simd=False: a loop over the scalar kernel. A free-flying base's q (NQ =
-    NDOF + 1: the quaternion) is transposed by rows of NQ (an input's length,
+def batch(kernel: Kernel, name: str, simd: bool = True, scalar_name: str = "", zeros: tuple = ()) -> Batch:
+    """The batch form `name` of an emitted scalar kernel; simd=False: a loop
+    over the scalar kernel. A free-flying base's q (NQ = NDOF + 1: the
+    quaternion) is transposed by rows of NQ (an input's length,
     Batch.inputs), its joint angles gathered for the lane sincos (the
-    template)."""
-    (output,) = [a for a in kernel.args if a.output]
+    template). Several outputs share the buffer ob, one after the other.
+    scalar_name: the kernel the loop calls, if not `kernel` itself, which
+    is then evaluated with the inputs `zeros` 0 (inverse_dynamics_derivatives:
+    its _fext kernel without external force, as the scalar form forwards)."""
+    offsets, outputs, arrays = 0, [], []
+    for a in kernel.args:
+        if a.output:
+            outputs.append((a.name, a.length, offsets))
+            offsets += a.length
+    for st in kernel.setup:  # local arrays of a kernel with a loop block (pair_loops.py: kk_pv, kk_y)
+        if m := _LOCAL.fullmatch(st):
+            arrays.append((m.group(1), int(m.group(2))))
     inputs = {a.name: a.length for a in kernel.args if not a.output and a.name in VECTOR_INPUTS}
-    scalar = Batch(name, kernel.name, False, output=output.name, size=output.length)
+    scalar = Batch(name, scalar_name or kernel.name, False, outputs=outputs)
     if not simd:
         return scalar
-    b = Batch(name, kernel.name, True, output=output.name, size=output.length,
+    b = Batch(name, scalar.scalar, True, outputs=outputs,
               sincos=any(st.startswith("sincos_q(") for st in kernel.setup))
+    zero = re.compile(rf"(?<![\w.])({'|'.join(zeros)})\[\d+\]") if zeros else None
+    written = {lhs.split("[")[0] for lhs, _ in kernel.writes}
+    for array, size in arrays:  # the loop block's inputs written by the statements: in ob too
+        if array in written:
+            b.locals.append((array, size, offsets))
+            offsets += size
+    base = {o: off for o, _, off in outputs + b.locals}
     defined, read = {}, set()  # vector variable -> its position in b.body
-    for decl, rhs in kernel.body:
+    for pos, (decl, rhs) in enumerate(kernel.body):
+        if decl == "" and rhs.startswith("{") and pos == len(kernel.body) - 1 and arrays:
+            b.tail = _loop_block(rhs, outputs + b.locals, [a for a in arrays if a[0] not in written])
+            continue
         if _DECL.fullmatch(decl) is None:  # a chunk's call: a kernel too long for one function (chunks.py)
             return scalar
         lhs = _DECL.fullmatch(decl).group(1)
+        if zero is not None:
+            rhs = zero.sub("0.0", rhs)
         element = ELEMENT.fullmatch(rhs)
         if element and element.group(1) in VECTOR_INPUTS:
             read.add(element.group(1))
@@ -106,7 +160,10 @@ def batch(kernel: Kernel, name: str, simd: bool = True) -> Batch:
     # vector dies there instead of being spilled until the end of the block
     after = {}
     for lhs, rhs in kernel.writes:
-        index = int(lhs[:-1].split("[")[1])
+        array, index = lhs[:-1].split("[")
+        index = base[array] + int(index)
+        if zero is not None:
+            rhs = zero.sub("0.0", rhs)
         uses = [defined[ident] for ident in _IDENT.findall(rhs) if ident in defined]
         if not uses:
             b.fills.append((index, rhs))

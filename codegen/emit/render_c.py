@@ -97,7 +97,8 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
     part_of = abi.part_of()
     if len({part_of[f.name] for f in abi.functions if f.body == TEMPLATE}) != 1:
         raise ValueError("the template-laid-out functions must share one part (abi.INTERFACE)")
-    batches = [batch(next(k.straight or k for k in kernels if k.name == f.batch_of), f.name)
+    batches = [batch(next(k.straight or k for k in kernels if k.name == abi.batch_source(f)), f.name,
+                     scalar_name=f.batch_of, zeros=("fext",) if abi.function(f.batch_of).forward_to else ())
                for f in abi.batched]
 
     def parts_of(names_) -> str:

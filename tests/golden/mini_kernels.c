@@ -75,9 +75,9 @@
  *     base_param_name, base_regressor_column, integrate, neutral, rollout,
  *     rollout_rk4
  *   7 inverse dynamics derivatives:
- *     inverse_dynamics_derivatives_fext
+ *     inverse_dynamics_derivatives_fext, inverse_dynamics_derivatives_batch
  *   8 forward dynamics derivatives:
- *     forward_dynamics_derivatives_fext
+ *     forward_dynamics_derivatives_fext, forward_dynamics_derivatives_batch
  *   9 identification:
  *     regressor
  *   10 base_regressor:
@@ -3419,7 +3419,7 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
 #endif
 
 
-#if KKSIMD && (KKIN(1) || KKIN(2) || KKIN(3))
+#if KKSIMD && (KKIN(1) || KKIN(2) || KKIN(3) || KKIN(7) || KKIN(8))
 /* States per vector instruction: 8 with AVX-512 (32 registers of 8
  * doubles), else 4 (AVX2's 256 bits; SSE2 splits them into pairs). The
  * measured choice: benchmarks/batch.py. */
@@ -3560,7 +3560,7 @@ static KKINLINE void load_lanes(const double *x, int width, kv *v)
     }
 }
 
-#if KKIN(1) || KKIN(2) || KKIN(3)
+#if KKIN(1) || KKIN(2) || KKIN(3) || KKIN(7) || KKIN(8)
 /* sincos_q over the NDOF x KKLANES angles of a block of states.
  * With AVX-512 in 512-bit registers (GCC's -march default prefers 256). */
 #if defined(__AVX512F__) && !defined(__clang__)
@@ -4237,6 +4237,839 @@ void mini_forward_dynamics_batch(int n, const double *q, const double *dq, const
 #endif
     for (; b < n; ++b) {
         mini_forward_dynamics(q + (size_t)b * 3, dq + (size_t)b * 3, tau + (size_t)b * 3, p, ddq + (size_t)b * 3);
+    }
+}
+#endif
+
+#if KKIN(7) /* inverse dynamics derivatives */
+KKCLONES
+/* inverse_dynamics_derivatives for n states: every per-state array holds n of
+ * them, consecutive (q, dq: n x NDOF row-major), one p for all; results equal
+ * to the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void mini_inverse_dynamics_derivatives_batch(int n, const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv)
+{
+    int b = 0;
+#if KKSIMD
+    /* KKLANES states at a time: inputs transposed into one vector per joint
+     * (lane l = state b + l), the scalar kernel's statements over vectors, outputs
+     * through the lane-major buffer ob (see store_lanes). */
+    if (n >= KKLANES && KKVECTOROK) {
+        kv ob[18];
+        const double p_m_b = p[41];
+        const double p_Fv_b = p[52];
+        const double p_L2 = p[1];
+        const double p_L4 = p[3];
+        const double p_MZ_b = p[44];
+        const double p_MY_b = p[43];
+        const double fx_14 = 0.0;
+        const double fx_13 = 0.0;
+        const double p_g = p[4];
+        const double t75 = -0.6*p_g;
+        const double p_L3 = p[2];
+        const double x2 = (0.5)*p_L3;
+        const double p_MZ_ta = p[34];
+        const double p_MX_ta = p[32];
+        const double p_m_ta = p[31];
+        const double p_MZ_a = p[21];
+        const double p_MX_a = p[19];
+        const double p_m_a = p[18];
+        const double t32 = p_m_a + p_m_ta;
+        const double p_Fv_a = p[29];
+        const double fx_8 = 0.0;
+        const double fx_6 = 0.0;
+        const double p_MY_1 = p[7];
+        const double p_MX_1 = p[6];
+        const double p_Fv_1 = p[16];
+        splat(&ob[5], 0.0);
+        splat(&ob[7], 0.0);
+        splat(&ob[14], 0.0);
+        splat(&ob[16], 0.0);
+        for (; n - b >= KKLANES; b += KKLANES) {
+            kv vs[NDOF], vc[NDOF];
+            {
+                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
+                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
+            }
+            kv vq[3];
+            load_lanes(q + (size_t)b * 3, 3, vq);
+            kv vv[3];
+            load_lanes(v + (size_t)b * 3, 3, vv);
+            kv va[3];
+            load_lanes(a + (size_t)b * 3, 3, va);
+            const kv dq_q_base = vv[0];
+            const kv c_q_base = vc[0];
+            const kv t727 = c_q_base*dq_q_base;
+            const kv s_q_base = vs[0];
+            const kv ddq_q_base = va[0];
+            const kv t729 = ddq_q_base*s_q_base + dq_q_base*t727;
+            const kv t562 = dq_q_base*s_q_base;
+            const kv t728 = ddq_q_base*c_q_base - dq_q_base*t562;
+            const kv t582 = -c_q_base*p_m_b;
+            const kv t581 = p_m_b*s_q_base;
+            const kv t879 = t581*t728 + t582*t729;
+            ob[8] = t879;
+            const kv t731 = 2.0*t562;
+            const kv t730 = 2.0*t727;
+            const kv t882 = p_Fv_b + t581*t730 + t582*t731;
+            ob[17] = t882;
+            const kv x0 = p_L2*s_q_base;
+            const kv t267 = -p_L4*c_q_base + x0;
+            const kv q_q_b = vq[2];
+            const kv t270 = q_q_b*s_q_base + t267;
+            const kv t736 = -p_MY_b*c_q_base - p_MZ_b*s_q_base;
+            const kv t745 = p_m_b*t270 + t736;
+            const kv dq_q_b = vv[2];
+            const kv t733 = -c_q_base*dq_q_b;
+            const kv t755 = dq_q_base*t745 + p_m_b*t733;
+            const kv x14 = t727*t755;
+            const kv x1 = p_L2*c_q_base;
+            const kv t268 = -p_L4*s_q_base - x1;
+            const kv t271 = -c_q_base*q_q_b + t268;
+            const kv t737 = -p_MY_b*s_q_base + p_MZ_b*c_q_base;
+            const kv t746 = p_m_b*t271 + t737;
+            const kv t732 = dq_q_b*s_q_base;
+            const kv t754 = -dq_q_base*t746 + p_m_b*t732;
+            const kv x13 = t562*t754;
+            const kv t863 = x13 - x14;
+            const kv ddq_q_b = va[2];
+            const kv t735 = -ddq_q_b*c_q_base + dq_q_b*t562;
+            const kv t764 = -fx_13*s_q_base + fx_14*c_q_base;
+            const kv t772 = ddq_q_base*t745 + dq_q_base*t754 + p_m_b*t735 - t764;
+            const kv t734 = ddq_q_b*s_q_base + dq_q_b*t727 + t75;
+            const kv t763 = -fx_13*c_q_base - fx_14*s_q_base;
+            const kv t771 = -ddq_q_base*t746 - dq_q_base*t755 + p_m_b*t734 - t763;
+            const kv t866 = c_q_base*t771 + s_q_base*t772 - t728*t746 + t729*t745 + t863 - x13 + x14;
+            ob[2] = t866;
+            const kv t878 = -t582*t75;
+            ob[6] = t878;
+            const kv x12 = s_q_base*t755;
+            const kv x11 = c_q_base*t754;
+            const kv x15 = x11 + x12;
+            const kv t869 = -x15;
+            const kv t872 = -t730*t746 + t731*t745 + t869 + x15;
+            ob[11] = t872;
+            const kv t862 = -2.0*x11 - 2.0*x12;
+            ob[15] = t862;
+            const kv t260 = -x0;
+            const kv s_q_a = vs[1];
+            const kv c_q_a = vc[1];
+            const kv t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
+            const kv t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
+            const kv t265 = p_L4*t263 + t260 - t264*x2;
+            const kv t695 = -p_MX_ta*t263 + p_MZ_ta*t264;
+            const kv t704 = p_m_ta*t265 + t695;
+            const kv t658 = p_MX_a*t263 + p_MZ_a*t264;
+            const kv t667 = p_m_a*t260 + t658;
+            const kv t795 = t667 + t704;
+            const kv t845 = t260*t32 - t795;
+            const kv t261 = x1;
+            const kv t266 = p_L4*t264 + t261 + t263*x2;
+            const kv t696 = -p_MX_ta*t264 - p_MZ_ta*t263;
+            const kv t705 = p_m_ta*t266 + t696;
+            const kv t659 = p_MX_a*t264 - p_MZ_a*t263;
+            const kv t668 = p_m_a*t261 + t659;
+            const kv t796 = t668 + t705;
+            const kv t844 = -t261*t32 + t796;
+            const kv t648 = -dq_q_base*t260;
+            const kv t651 = -ddq_q_base*t261 + dq_q_base*t648 + t75;
+            const kv t649 = -dq_q_base*t261;
+            const kv t650 = -ddq_q_base*t260 - dq_q_base*t649;
+            const kv t877 = t650*t844 + t651*t845;
+            ob[4] = t877;
+            const kv dq_q_a = vv[1];
+            const kv t655 = dq_q_a*t260;
+            const kv t87 = -dq_q_a + dq_q_base;
+            const kv t714 = p_m_ta*t655 + t704*t87;
+            const kv t677 = p_m_a*t655 + t667*t87;
+            const kv t805 = t677 + t714;
+            const kv x7 = t261*t805;
+            const kv t654 = -dq_q_a*t261;
+            const kv t713 = p_m_ta*t654 - t705*t87;
+            const kv t676 = p_m_a*t654 - t668*t87;
+            const kv t804 = t676 + t713;
+            const kv x6 = t260*t804;
+            const kv x4 = 2.0*t655;
+            const kv x3 = 2.0*t654;
+            const kv t715 = t704*x3 + t705*x4;
+            const kv t678 = t667*x3 + t668*x4;
+            const kv t811 = t678 + t715;
+            const kv x5 = -t811;
+            const kv t846 = x5 + 2.0*x6 + 2.0*x7;
+            ob[12] = t846;
+            const kv t653 = 2.0*t649;
+            const kv t652 = 2.0*t648;
+            const kv t881 = p_Fv_a + t652*t844 + t653*t845 - t846;
+            ob[13] = t881;
+            const kv x9 = t649*t804;
+            const kv x8 = t648*t805;
+            const kv t847 = -x8 + x9;
+            const kv ddq_q_a = va[1];
+            const kv t657 = ddq_q_a*t260 + dq_q_a*t649;
+            const kv t284 = ddq_q_base - ddq_q_a;
+            const kv t726 = p_m_ta*t657 + t284*t704 + t713*t87;
+            const kv t686 = fx_6*t264 - fx_8*t263;
+            const kv t694 = p_m_a*t657 + t284*t667 + t676*t87 - t686;
+            const kv t816 = t694 + t726;
+            const kv t656 = -ddq_q_a*t261 + dq_q_a*t648 + t75;
+            const kv t725 = p_m_ta*t656 - t284*t705 - t714*t87;
+            const kv t685 = fx_6*t263 + fx_8*t264;
+            const kv t693 = p_m_a*t656 - t284*t668 - t677*t87 - t685;
+            const kv t815 = t693 + t725;
+            const kv t850 = -t260*t815 - t261*t816 - t650*t796 + t651*t795 + t847 + x8 - x9;
+            ob[1] = t850;
+            const kv t876 = -t75*t845;
+            ob[3] = t876;
+            const kv x10 = x6 + x7;
+            const kv t853 = x10 + x5;
+            const kv t856 = -t652*t796 + t653*t795 + t853 - x10;
+            ob[10] = t856;
+            const kv t616 = -p_MX_1*s_q_base - p_MY_1*c_q_base;
+            const kv t773 = t616 + t745;
+            const kv t818 = t773 + t795;
+            const kv t875 = -t75*t818;
+            ob[0] = t875;
+            const kv t756 = 2.0*t732*t745 + 2.0*t733*t746;
+            const kv t834 = t756 + t811;
+            const kv t880 = p_Fv_1 + t834;
+            ob[9] = t880;
+            store_lanes(ob, 9, dtau_dq + (size_t)b * 9);
+            store_lanes(ob + 9, 9, dtau_dv + (size_t)b * 9);
+        }
+    }
+#endif
+    for (; b < n; ++b) {
+        mini_inverse_dynamics_derivatives(q + (size_t)b * 3, v + (size_t)b * 3, a + (size_t)b * 3, p, dtau_dq + (size_t)b * 9, dtau_dv + (size_t)b * 9);
+    }
+}
+#endif
+
+#if KKIN(8) /* forward dynamics derivatives */
+KKCLONES
+/* forward_dynamics_derivatives for n states: every per-state array holds n of
+ * them, consecutive (q, dq: n x NDOF row-major), one p for all; results equal
+ * to the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void mini_forward_dynamics_derivatives_batch(int n, const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv)
+{
+    int b = 0;
+#if KKSIMD
+    /* KKLANES states at a time: inputs transposed into one vector per joint
+     * (lane l = state b + l), the scalar kernel's statements over vectors, outputs
+     * through the lane-major buffer ob (see store_lanes). */
+    if (n >= KKLANES && KKVECTOROK) {
+        kv ob[174];
+        const double p_L3 = p[2];
+        const double x5 = (0.5)*p_L3;
+        const double p_m_ta = p[31];
+        const double p_MZ_ta = p[34];
+        const double t25 = p_MZ_ta - p_m_ta*x5;
+        const double p_MZ_a = p[21];
+        const double t35 = p_MZ_a + t25;
+        const double p_MX_ta = p[32];
+        const double p_L4 = p[3];
+        const double t24 = p_L4*p_m_ta - p_MX_ta;
+        const double p_MX_a = p[19];
+        const double t33 = p_MX_a + t24;
+        const double p_L2 = p[1];
+        const double x6 = p_L3*p_L3;
+        const double x4 = 2.0*p_L4;
+        const double x1 = p_L4*p_L4;
+        const double p_YY_ta = p[38];
+        const double t29 = -p_L3*p_MZ_ta - p_MX_ta*x4 + p_YY_ta + p_m_ta*(x1 + (0.25)*x6);
+        const double p_YY_a = p[25];
+        const double t39 = p_YY_a + t29;
+        const double x0 = p_L2*p_L2;
+        const double p_m_a = p[18];
+        const double t32 = p_m_a + p_m_ta;
+        const double p_L1 = p[0];
+        const double x2 = p_L1 + p_L3;
+        const double x3 = x2*x2;
+        const double p_m_b = p[41];
+        const double p_XX_b = p[45];
+        const double p_MZ_b = p[44];
+        const double p_MY_b = p[43];
+        const double p_ZZ_1 = p[14];
+        const double p_Ia_1 = p[15];
+        const double p_Ia_b = p[51];
+        const double t74 = p_Ia_b + p_m_b;
+        const double t410 = 1.0/t74;
+        const double t6 = p_L4*p_m_b + p_MY_b;
+        const double t411 = t410*t6;
+        const double p_Ia_a = p[28];
+        const double t71 = p_Ia_a + t39;
+        const double t413 = 1.0/t71;
+        const double p_g = p[4];
+        const double t75 = -0.6*p_g;
+        const double fx_8 = 0.0;
+        const double fx_6 = 0.0;
+        const double fx_10 = 0.0;
+        const double fx_13 = 0.0;
+        const double fx_15 = 0.0;
+        const double fx_14 = 0.0;
+        const double fx_5 = 0.0;
+        const double p_MY_1 = p[7];
+        const double p_MX_1 = p[6];
+        const double p_Fv_a = p[29];
+        const double p_Fc_a = p[30];
+        const double p_Fv_b = p[52];
+        const double p_Fc_b = p[53];
+        const double p_Fv_1 = p[16];
+        const double p_Fc_1 = p[17];
+        const double x10 = 2.0*p_L1;
+        const double t269 = p_L3 + x10;
+        const double p_MX_b = p[42];
+        const double t747 = -p_MX_b + p_m_b*t269;
+        const double t76 = -0.8*p_g;
+        const double fx_12 = 0.0;
+        const double t440 = -fx_12 + p_m_b*t76;
+        const double p_YZ_ta = p[39];
+        const double p_XY_ta = p[36];
+        const double t262 = x2;
+        const double p_MY_ta = p[33];
+        const double p_YZ_a = p[26];
+        const double p_XY_a = p[23];
+        const double p_MY_a = p[20];
+        const double t706 = -p_MY_ta + p_m_ta*t262;
+        const double t669 = p_MY_a + p_m_a*t262;
+        const double t797 = t669 + t706;
+        const double x13 = 2.0*t262;
+        const double x19 = p_MY_ta*x13;
+        const double x12 = t262*t262;
+        const double x14 = p_MY_a*x13;
+        const double fx_9 = 0.0;
+        const double fx_7 = 0.0;
+        const double fx_11 = 0.0;
+        const double t435 = -fx_7 - p_m_a*t76;
+        const double t310 = p_m_ta*t76;
+        const double t459 = -t310 + t435;
+        const double p_XZ_b = p[47];
+        const double p_XY_b = p[46];
+        const double p_YZ_1 = p[13];
+        const double p_XZ_1 = p[11];
+        const double x23 = 2.0*p_MX_b*t269;
+        const double x22 = t269*t269;
+        const double p_m_1 = p[5];
+        const double p_MZ_1 = p[8];
+        const double x11 = p_L1*p_L1*p_m_1 + p_MZ_1*x10;
+        const double t624 = x11;
+        const double t631 = p_ZZ_1 + t624 - x11;
+        splat(&ob[27], 0.0);
+        splat(&ob[28], 0.0);
+        splat(&ob[29], 1.0);
+        splat(&ob[30], 0.0);
+        splat(&ob[31], 0.0);
+        splat(&ob[32], 0.0);
+        splat(&ob[33], 0.0);
+        splat(&ob[34], 0.0);
+        splat(&ob[35], 0.0);
+        splat(&ob[36], 0.0);
+        splat(&ob[37], 0.0);
+        splat(&ob[38], 0.0);
+        splat(&ob[39], 0.0);
+        splat(&ob[40], 0.0);
+        splat(&ob[41], 0.0);
+        splat(&ob[42], 0.0);
+        splat(&ob[43], -t75);
+        splat(&ob[44], 0.0);
+        splat(&ob[45], 0.0);
+        splat(&ob[46], 0.0);
+        splat(&ob[47], 0.0);
+        splat(&ob[48], 0.0);
+        splat(&ob[49], 0.0);
+        splat(&ob[50], 0.0);
+        splat(&ob[56], 0.0);
+        splat(&ob[57], 0.0);
+        splat(&ob[58], 0.0);
+        splat(&ob[60], 0.0);
+        splat(&ob[61], 0.0);
+        splat(&ob[62], 0.0);
+        splat(&ob[63], 0.0);
+        splat(&ob[64], 0.0);
+        splat(&ob[65], 0.0);
+        splat(&ob[66], 0.0);
+        splat(&ob[67], 0.0);
+        splat(&ob[68], 0.0);
+        splat(&ob[69], 0.0);
+        splat(&ob[70], 0.0);
+        splat(&ob[71], 0.0);
+        splat(&ob[72], 0.0);
+        splat(&ob[73], 0.0);
+        splat(&ob[74], 0.0);
+        splat(&ob[75], p_Fv_1);
+        splat(&ob[76], 0.0);
+        splat(&ob[77], 0.0);
+        splat(&ob[78], -1.0);
+        splat(&ob[81], 0.0);
+        splat(&ob[82], 0.0);
+        splat(&ob[83], 0.0);
+        splat(&ob[84], 0.0);
+        splat(&ob[87], 0.0);
+        splat(&ob[88], 0.0);
+        splat(&ob[89], 0.0);
+        splat(&ob[90], 0.0);
+        splat(&ob[93], 0.0);
+        splat(&ob[94], 0.0);
+        splat(&ob[95], 0.0);
+        splat(&ob[96], 0.0);
+        splat(&ob[99], 0.0);
+        splat(&ob[105], 0.0);
+        splat(&ob[106], 0.0);
+        splat(&ob[107], 0.0);
+        splat(&ob[109], 0.0);
+        splat(&ob[110], 0.0);
+        splat(&ob[111], 0.0);
+        splat(&ob[117], 0.0);
+        splat(&ob[123], 0.0);
+        splat(&ob[124], p_Fv_a);
+        splat(&ob[125], 0.0);
+        splat(&ob[126], 0.0);
+        splat(&ob[127], 0.0);
+        splat(&ob[130], 0.0);
+        splat(&ob[131], 0.0);
+        splat(&ob[132], 0.0);
+        splat(&ob[133], 0.0);
+        splat(&ob[136], 0.0);
+        splat(&ob[137], 0.0);
+        splat(&ob[138], 0.0);
+        splat(&ob[139], 0.0);
+        splat(&ob[142], 0.0);
+        splat(&ob[143], 0.0);
+        splat(&ob[144], 0.0);
+        splat(&ob[145], 0.0);
+        splat(&ob[148], 0.0);
+        splat(&ob[154], 0.0);
+        splat(&ob[155], 0.0);
+        splat(&ob[156], 0.0);
+        splat(&ob[158], 0.0);
+        splat(&ob[159], 0.0);
+        splat(&ob[160], 0.0);
+        splat(&ob[166], 0.0);
+        splat(&ob[172], 0.0);
+        splat(&ob[173], p_Fv_b);
+        for (; n - b >= KKLANES; b += KKLANES) {
+            kv vs[NDOF], vc[NDOF];
+            {
+                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
+                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
+                load_lanes(ts, NDOF, vs);
+                load_lanes(tc, NDOF, vc);
+            }
+            kv vq[3];
+            load_lanes(q + (size_t)b * 3, 3, vq);
+            kv vv[3];
+            load_lanes(v + (size_t)b * 3, 3, vv);
+            kv vtau[3];
+            load_lanes(tau + (size_t)b * 3, 3, vtau);
+            const kv s_q_base = vs[0];
+            ob[128] = s_q_base;
+            const kv c_q_base = vc[0];
+            ob[129] = -c_q_base;
+            const kv dq_q_base = vv[0];
+            const kv t727 = c_q_base*dq_q_base;
+            ob[134] = t727;
+            const kv t562 = dq_q_base*s_q_base;
+            ob[135] = t562;
+            const kv s_q_a = vs[1];
+            const kv c_q_a = vc[1];
+            const kv t43 = c_q_a*t35 + s_q_a*t33;
+            const kv x7 = p_L2*t43;
+            const kv t58 = -t32*x6 + t32*(x0 + x6) + t39 + 2.0*x7;
+            const kv q_q_b = vq[2];
+            const kv t1 = -2.0*p_MZ_b*q_q_b + p_XX_b + p_m_b*q_q_b*q_q_b;
+            const kv t0 = p_MZ_b - p_m_b*q_q_b;
+            const kv t13 = -2.0*p_L2*t0 + p_MY_b*x4 - p_m_b*x3 + p_m_b*(x0 + x1 + x3) + t1;
+            const kv t23 = p_ZZ_1 + t13;
+            const kv t69 = t23 + t58;
+            const kv t70 = p_Ia_1 + t69;
+            const kv t412 = -t411*t6 + t70;
+            const kv t73 = -t39 - x7;
+            const kv t414 = t413*t73;
+            const kv t415 = t412 - t414*t73;
+            const kv t416 = 1.0/t415;
+            ob[18] = t416;
+            const kv t78 = c_q_base*t75;
+            const kv t77 = s_q_base*t75;
+            const kv t80 = c_q_a*t77 - s_q_a*t78;
+            const kv t84 = p_L2*dq_q_base;
+            const kv t85 = c_q_a*t84;
+            const kv dq_q_a = vv[1];
+            const kv t358 = -dq_q_a*t85 - t80;
+            const kv t87 = -dq_q_a + dq_q_base;
+            const kv t113 = p_MZ_a*t87 + p_m_a*t85;
+            const kv t488 = -fx_8 + p_m_a*t358 - t113*t87;
+            const kv t88 = -t85 + t87*x5;
+            const kv t135 = -p_MZ_ta*t87 + p_m_ta*t88;
+            const kv t374 = p_m_ta*t358 + t135*t87;
+            const kv t508 = t374 + t488;
+            const kv t79 = c_q_a*t78 + s_q_a*t77;
+            const kv t86 = -s_q_a*t84;
+            const kv t357 = dq_q_a*t86 - t79;
+            const kv t114 = -p_MX_a*t87 + p_m_a*t86;
+            const kv t487 = -fx_6 + p_m_a*t357 + t114*t87;
+            const kv t89 = -p_L4*t87 + t86;
+            const kv t136 = p_MX_ta*t87 + p_m_ta*t89;
+            const kv t373 = -p_m_ta*t357 - t136*t87;
+            const kv t507 = -t373 + t487;
+            const kv t511 = c_q_a*t507 - s_q_a*t508;
+            const kv t371 = -p_MX_ta*t358 - p_MZ_ta*t357 + t135*t89 - t136*t88;
+            const kv t391 = (0.5)*p_L3*t373 - p_L4*t374 - t371;
+            const kv t485 = -p_MX_a*t358 + p_MZ_a*t357 - fx_10 + t113*t86 - t114*t85;
+            const kv t505 = t391 + t485;
+            const kv t515 = p_L2*t511 + t505;
+            const kv dq_q_b = vv[2];
+            const kv t359 = -dq_q_b*dq_q_base - t78;
+            const kv t90 = -p_L4*dq_q_base;
+            const kv t92 = -dq_q_b + t90;
+            const kv t158 = -p_MY_b*dq_q_base + p_m_b*t92;
+            const kv t492 = -fx_13 + dq_q_base*t158 + p_m_b*t359;
+            const kv t91 = -dq_q_base*q_q_b - t84;
+            const kv t157 = p_MZ_b*dq_q_base + p_m_b*t91;
+            const kv t489 = -p_MY_b*t77 - p_MZ_b*t359 - fx_15 - t157*t92 + t158*t91;
+            const kv t494 = q_q_b*t492 + t489;
+            const kv t493 = -fx_14 - dq_q_base*t157 - p_m_b*t77;
+            const kv t498 = -p_L2*t492 - p_L4*t493 - t494;
+            const kv t481 = -p_MX_1*t78 + p_MY_1*t77 - fx_5;
+            const kv t501 = t481 + t498;
+            const kv t518 = t501 + t515;
+            const kv trq_q_a = vtau[1];
+            const kv t522 = -p_Fc_a*KKSIGN(dq_q_a) - p_Fv_a*dq_q_a + trq_q_a + t505;
+            const kv trq_q_b = vtau[2];
+            const kv t521 = -p_Fc_b*KKSIGN(dq_q_b) - p_Fv_b*dq_q_b + trq_q_b + t493;
+            const kv trq_q_base = vtau[0];
+            const kv t523 = -p_Fc_1*KKSIGN(dq_q_base) - p_Fv_1*dq_q_base + trq_q_base - t411*t521 - t414*t522 - t518;
+            const kv t524 = t416*t523;
+            const kv t903 = c_q_base*t524 - dq_q_base*t562;
+            ob[140] = t903;
+            const kv t904 = dq_q_base*t727 + s_q_base*t524;
+            ob[141] = t904;
+            const kv t730 = 2.0*t727;
+            ob[146] = t730;
+            const kv t731 = 2.0*t562;
+            ob[147] = t731;
+            const kv t859 = c_q_base*t747;
+            ob[149] = t859;
+            const kv t860 = s_q_base*t747;
+            ob[150] = t860;
+            const kv x9 = p_L2*c_q_base;
+            const kv t268 = -p_L4*s_q_base - x9;
+            const kv t271 = -c_q_base*q_q_b + t268;
+            const kv x25 = p_m_b*t271;
+            const kv t737 = -p_MY_b*s_q_base + p_MZ_b*c_q_base;
+            const kv t746 = t737 + x25;
+            const kv x8 = p_L2*s_q_base;
+            const kv t267 = -p_L4*c_q_base + x8;
+            const kv t270 = q_q_b*s_q_base + t267;
+            const kv x24 = p_m_b*t270;
+            const kv t736 = -p_MY_b*c_q_base - p_MZ_b*s_q_base;
+            const kv t745 = t736 + x24;
+            const kv t861 = -c_q_base*t745 - s_q_base*t746;
+            ob[151] = t861;
+            const kv t581 = p_m_b*s_q_base;
+            ob[152] = t581;
+            const kv t582 = -c_q_base*p_m_b;
+            ob[153] = t582;
+            const kv t733 = -c_q_base*dq_q_b;
+            const kv t755 = dq_q_base*t745 + p_m_b*t733;
+            const kv x33 = s_q_base*t755;
+            const kv t732 = dq_q_b*s_q_base;
+            const kv t754 = -dq_q_base*t746 + p_m_b*t732;
+            const kv x32 = c_q_base*t754;
+            const kv t862 = -2.0*x32 - 2.0*x33;
+            ob[157] = t862;
+            const kv t932 = c_q_base*t440 - t747*t904;
+            ob[161] = t932;
+            const kv t933 = s_q_base*t440 + t747*t903;
+            ob[162] = t933;
+            const kv t526 = t410*t521;
+            const kv t528 = -t411*t524 + t526;
+            const kv t906 = -c_q_base*t528 + dq_q_b*t562;
+            const kv t764 = -fx_13*s_q_base + fx_14*c_q_base;
+            const kv t911 = dq_q_base*t754 + p_m_b*t906 + t524*t745 - t764;
+            const kv t905 = dq_q_b*t727 + s_q_base*t528 + t75;
+            const kv t763 = -fx_13*c_q_base - fx_14*s_q_base;
+            const kv t910 = -dq_q_base*t755 + p_m_b*t905 - t524*t746 - t763;
+            const kv x35 = t727*t755;
+            const kv x34 = t562*t754;
+            const kv t863 = x34 - x35;
+            const kv t934 = c_q_base*t910 + s_q_base*t911 + t745*t904 - t746*t903 + t863 - x34 + x35;
+            ob[163] = t934;
+            const kv t935 = p_m_b*t903;
+            ob[164] = t935;
+            const kv t936 = p_m_b*t904;
+            ob[165] = t936;
+            const kv t870 = -t731*t747;
+            ob[167] = t870;
+            const kv t871 = t730*t747;
+            ob[168] = t871;
+            const kv x36 = x32 + x33;
+            const kv t869 = -x36;
+            const kv t872 = -t730*t746 + t731*t745 + t869 + x36;
+            ob[169] = t872;
+            const kv t873 = p_m_b*t730;
+            ob[170] = t873;
+            const kv t874 = p_m_b*t731;
+            ob[171] = t874;
+            const kv t938 = -t411*t416;
+            ob[20] = t938;
+            ob[24] = t938;
+            const kv t941 = t410 - t411*t938;
+            ob[26] = t941;
+            const kv t937 = -t414*t416;
+            ob[19] = t937;
+            ob[21] = t937;
+            const kv t940 = -t411*t937;
+            ob[23] = t940;
+            ob[25] = t940;
+            const kv t261 = x9;
+            ob[79] = -t261;
+            const kv t260 = -x8;
+            ob[80] = t260;
+            const kv t648 = -dq_q_base*t260;
+            ob[85] = t648;
+            const kv t649 = -dq_q_base*t261;
+            ob[86] = t649;
+            const kv t888 = -dq_q_base*t649 - t260*t524;
+            ob[91] = t888;
+            const kv t889 = dq_q_base*t648 - t261*t524 + t75;
+            ob[92] = t889;
+            const kv t652 = 2.0*t648;
+            ob[97] = t652;
+            const kv t653 = 2.0*t649;
+            ob[98] = t653;
+            const kv t264 = -c_q_a*s_q_base + c_q_base*s_q_a;
+            const kv t263 = -c_q_a*c_q_base - s_q_a*s_q_base;
+            const kv t265 = p_L4*t263 + t260 - t264*x5;
+            const kv x20 = p_m_ta*t265;
+            const kv t698 = -p_XY_ta*t263 + p_YZ_ta*t264;
+            const kv t695 = -p_MX_ta*t263 + p_MZ_ta*t264;
+            const kv t709 = p_MY_ta*t265 - t262*t695 - t262*x20 - t698;
+            const kv x15 = p_m_a*t260;
+            const kv t661 = p_XY_a*t263 + p_YZ_a*t264;
+            const kv t658 = p_MX_a*t263 + p_MZ_a*t264;
+            const kv t672 = -p_MY_a*t260 - t262*t658 - t262*x15 + t661;
+            const kv t800 = t672 + t709;
+            const kv t841 = -t260*t797 - t800;
+            ob[100] = t841;
+            const kv t266 = p_L4*t264 + t261 + t263*x5;
+            const kv x21 = p_m_ta*t266;
+            const kv t701 = -p_XY_ta*t264 - p_YZ_ta*t263;
+            const kv t696 = -p_MX_ta*t264 - p_MZ_ta*t263;
+            const kv t711 = p_MY_ta*t266 - t262*t696 - t262*x21 - t701;
+            const kv x16 = p_m_a*t261;
+            const kv t664 = p_XY_a*t264 - p_YZ_a*t263;
+            const kv t659 = p_MX_a*t264 - p_MZ_a*t263;
+            const kv t674 = -p_MY_a*t261 - t262*t659 - t262*x16 + t664;
+            const kv t802 = t674 + t711;
+            const kv t842 = -t261*t797 - t802;
+            ob[101] = t842;
+            const kv t703 = p_m_ta*(t265*t265 + t266*t266 + x12) + 2.0*t265*t695 + 2.0*t266*t696 - x19;
+            const kv t712 = p_YY_ta - p_m_ta*x12 + t703 + x19;
+            const kv t666 = p_m_a*(t260*t260 + t261*t261 + x12) + 2.0*t260*t658 + 2.0*t261*t659 + x14;
+            const kv t675 = p_YY_a - p_m_a*x12 + t666 - x14;
+            const kv t803 = t675 + t712;
+            const kv t705 = t696 + x21;
+            const kv t668 = t659 + x16;
+            const kv t796 = t668 + t705;
+            const kv t704 = t695 + x20;
+            const kv t667 = t658 + x15;
+            const kv t795 = t667 + t704;
+            const kv t843 = t260*t795 + t261*t796 - t803;
+            ob[102] = t843;
+            const kv t844 = -t261*t32 + t796;
+            ob[103] = t844;
+            const kv t845 = t260*t32 - t795;
+            ob[104] = t845;
+            const kv t655 = dq_q_a*t260;
+            const kv t714 = p_m_ta*t655 + t704*t87;
+            const kv t677 = p_m_a*t655 + t667*t87;
+            const kv t805 = t677 + t714;
+            const kv x28 = t261*t805;
+            const kv t654 = -dq_q_a*t261;
+            const kv t713 = p_m_ta*t654 - t705*t87;
+            const kv t676 = p_m_a*t654 - t668*t87;
+            const kv t804 = t676 + t713;
+            const kv x27 = t260*t804;
+            const kv x18 = 2.0*t655;
+            const kv x17 = 2.0*t654;
+            const kv t715 = t704*x17 + t705*x18;
+            const kv t678 = t667*x17 + t668*x18;
+            const kv t811 = t678 + t715;
+            const kv x26 = -t811;
+            const kv t846 = x26 + 2.0*x27 + 2.0*x28;
+            ob[108] = t846;
+            const kv t525 = t413*t522;
+            const kv t527 = -t414*t524 + t525;
+            const kv t891 = dq_q_a*t648 - t261*t527 + t75;
+            const kv t890 = t524 - t527;
+            const kv t720 = -t655*t706 + t709*t87;
+            const kv t899 = t704*t76 + t706*t891 + t711*t890 + t720*t87;
+            const kv t683 = -t655*t669 + t672*t87;
+            const kv t685 = fx_6*t263 + fx_8*t264;
+            const kv t688 = -fx_11*t263 - fx_7*t260 + fx_9*t264 + t262*t685;
+            const kv t894 = t667*t76 + t669*t891 + t674*t890 + t683*t87 - t688;
+            const kv t918 = t894 + t899;
+            const kv t927 = t260*t459 - t797*t889 + t918;
+            ob[112] = t927;
+            const kv t892 = dq_q_a*t649 + t260*t527;
+            const kv t718 = -t654*t706 - t711*t87;
+            const kv t898 = -t705*t76 - t706*t892 + t709*t890 + t718*t87;
+            const kv t681 = -t654*t669 - t674*t87;
+            const kv t686 = fx_6*t264 - fx_8*t263;
+            const kv t687 = fx_11*t264 + fx_7*t261 + fx_9*t263 - t262*t686;
+            const kv t893 = -t668*t76 - t669*t892 + t672*t890 + t681*t87 - t687;
+            const kv t917 = t893 + t898;
+            const kv t928 = t261*t459 + t797*t888 - t917;
+            ob[113] = t928;
+            const kv t902 = p_m_ta*t892 + t704*t890 + t713*t87;
+            const kv t897 = p_m_a*t892 + t667*t890 + t676*t87 - t686;
+            const kv t921 = t897 + t902;
+            const kv t901 = p_m_ta*t891 - t705*t890 - t714*t87;
+            const kv t896 = p_m_a*t891 - t668*t890 - t677*t87 - t685;
+            const kv t920 = t896 + t901;
+            const kv x30 = t649*t804;
+            const kv x29 = t648*t805;
+            const kv t847 = -x29 + x30;
+            const kv t929 = -t260*t920 - t261*t921 + t795*t889 - t796*t888 + t847 + x29 - x30;
+            ob[114] = t929;
+            const kv t930 = t32*t888 + t921;
+            ob[115] = t930;
+            const kv t931 = t32*t889 - t920;
+            ob[116] = t931;
+            const kv t808 = t681 + t718;
+            const kv t854 = -t653*t797 - 2.0*t808;
+            ob[118] = t854;
+            const kv t810 = t683 + t720;
+            const kv t855 = t652*t797 - 2.0*t810;
+            ob[119] = t855;
+            const kv x31 = x27 + x28;
+            const kv t853 = x26 + x31;
+            const kv t856 = -t652*t796 + t653*t795 + t853 - x31;
+            ob[120] = t856;
+            const kv t857 = t32*t652 + 2.0*t805;
+            ob[121] = t857;
+            const kv t858 = t32*t653 - 2.0*t804;
+            ob[122] = t858;
+            const kv t939 = t413 - t414*t937;
+            ob[22] = t939;
+            const kv t738 = -p_XY_b*c_q_base - p_XZ_b*s_q_base;
+            const kv t750 = p_MX_b*t270 - t269*t736 - t269*x24 - t738;
+            const kv t620 = -p_XZ_1*s_q_base - p_YZ_1*c_q_base;
+            const kv t616 = -p_MX_1*s_q_base - p_MY_1*c_q_base;
+            const kv t628 = -p_L1*t616 + t620;
+            const kv t778 = t628 + t750;
+            const kv t823 = t778 + t800;
+            ob[51] = t823;
+            const kv t741 = -p_XY_b*s_q_base + p_XZ_b*c_q_base;
+            const kv t752 = p_MX_b*t271 - t269*t737 - t269*x25 - t741;
+            const kv t623 = p_XZ_1*c_q_base - p_YZ_1*s_q_base;
+            const kv t617 = p_MX_1*c_q_base - p_MY_1*s_q_base;
+            const kv t630 = -p_L1*t617 + t623;
+            const kv t780 = t630 + t752;
+            const kv t825 = t780 + t802;
+            ob[52] = t825;
+            const kv t744 = p_m_b*(t270*t270 + t271*t271 + x22) + 2.0*t270*t736 + 2.0*t271*t737 - x23;
+            const kv t753 = p_XX_b - p_m_b*x22 + t744 + x23;
+            const kv t781 = t631 + t753;
+            const kv t826 = t781 + t803;
+            ob[53] = t826;
+            const kv t774 = t617 + t746;
+            const kv t819 = t774 + t796;
+            ob[54] = -t819;
+            const kv t773 = t616 + t745;
+            const kv t818 = t773 + t795;
+            ob[55] = t818;
+            const kv t756 = 2.0*t732*t745 + 2.0*t733*t746;
+            const kv t834 = t756 + t811;
+            ob[59] = t834;
+            /* the scalar kernel's loops, over vectors: all lanes take the same branches */
+            {
+                kv *const dddq_dq = ob + 0;
+                kv *const dddq_dv = ob + 9;
+                kv *const Minv = ob + 18;
+                kv *const kk_pv = ob + 27;
+                kv kk_y[48];
+                {
+                    const unsigned short kk_sup[5] = {0, 0, 1, 0, 2};
+                    const unsigned short kk_sup0[4] = {0, 1, 3, 5};
+                    const unsigned short kk_sub[2] = {1, 2};
+                    const unsigned short kk_sub0[4] = {0, 2, 2, 2};
+                    memset(kk_y, 0, 48 * sizeof kk_y[0]);
+                    for (int kk_r = 0; kk_r < 3; kk_r++) {
+                        const kv kk_a0 = kk_pv[49 * kk_r + 24];
+                        const kv kk_a1 = kk_pv[49 * kk_r + 25];
+                        const kv kk_a2 = kk_pv[49 * kk_r + 26];
+                        const kv kk_a3 = kk_pv[49 * kk_r + 27];
+                        const kv kk_a4 = kk_pv[49 * kk_r + 28];
+                        const kv kk_a5 = kk_pv[49 * kk_r + 29];
+                        const kv kk_b0 = kk_pv[49 * kk_r + 30];
+                        const kv kk_b1 = kk_pv[49 * kk_r + 31];
+                        const kv kk_b2 = kk_pv[49 * kk_r + 32];
+                        const kv kk_b3 = kk_pv[49 * kk_r + 33];
+                        const kv kk_b4 = kk_pv[49 * kk_r + 34];
+                        const kv kk_b5 = kk_pv[49 * kk_r + 35];
+                        const kv kk_j0 = kk_pv[49 * kk_r + 0];
+                        const kv kk_j1 = kk_pv[49 * kk_r + 1];
+                        const kv kk_j2 = kk_pv[49 * kk_r + 2];
+                        const kv kk_j3 = kk_pv[49 * kk_r + 3];
+                        const kv kk_j4 = kk_pv[49 * kk_r + 4];
+                        const kv kk_j5 = kk_pv[49 * kk_r + 5];
+                        for (int kk_t = kk_sup0[kk_r]; kk_t < kk_sup0[kk_r + 1]; kk_t++) {
+                            const kv *kk_c = kk_pv + 49 * kk_sup[kk_t];
+                            kk_y[16 * kk_r + kk_sup[kk_t]] = (((kk_a0 * kk_c[12] + kk_a1 * kk_c[13]) + (kk_a2 * kk_c[14] + kk_a3 * kk_c[15])) + (kk_a4 * kk_c[16] + kk_a5 * kk_c[17])) + (((kk_b0 * kk_c[6] + kk_b1 * kk_c[7]) + (kk_b2 * kk_c[8] + kk_b3 * kk_c[9])) + (kk_b4 * kk_c[10] + kk_b5 * kk_c[11]));
+                            kk_y[16 * kk_r + 8 + kk_sup[kk_t]] = (((kk_a0 * kk_c[18] + kk_a1 * kk_c[19]) + (kk_a2 * kk_c[20] + kk_a3 * kk_c[21])) + (kk_a4 * kk_c[22] + kk_a5 * kk_c[23])) + (((kk_b0 * kk_c[0] + kk_b1 * kk_c[1]) + (kk_b2 * kk_c[2] + kk_b3 * kk_c[3])) + (kk_b4 * kk_c[4] + kk_b5 * kk_c[5]));
+                        }
+                        for (int kk_t = kk_sub0[kk_r]; kk_t < kk_sub0[kk_r + 1]; kk_t++) {
+                            const kv *kk_c = kk_pv + 49 * kk_sub[kk_t];
+                            kk_y[16 * kk_r + kk_sub[kk_t]] = (((kk_j0 * kk_c[36] + kk_j1 * kk_c[37]) + (kk_j2 * kk_c[38] + kk_j3 * kk_c[39])) + (kk_j4 * kk_c[40] + kk_j5 * kk_c[41]));
+                            kk_y[16 * kk_r + 8 + kk_sub[kk_t]] = (((kk_j0 * kk_c[42] + kk_j1 * kk_c[43]) + (kk_j2 * kk_c[44] + kk_j3 * kk_c[45])) + (kk_j4 * kk_c[46] + kk_j5 * kk_c[47]));
+                        }
+                        kk_y[17 * kk_r + 8] += kk_pv[49 * kk_r + 48];
+                    }
+                    const unsigned short kk_grp[8] = {0, 1, 2, 2, 0, 3, 0, 2};
+                    const unsigned short kk_col[2] = {0, 8};
+                    for (int kk_g = 0; kk_g < 1; kk_g++) {
+                        const unsigned short *kk_h = kk_grp + 8 * kk_g;
+                        const int kk_i0 = kk_h[0];
+                        const int kk_i1 = kk_h[1];
+                        const int kk_i2 = kk_h[2];
+                        const int kk_i3 = kk_h[3];
+                        for (int kk_c = kk_h[6]; kk_c < kk_h[7]; kk_c++) {
+                            const int kk_j0 = kk_col[kk_c];
+                            kv kk_o0[8], kk_o1[8], kk_o2[8], kk_o3[8];
+                            memset(kk_o0, 0, sizeof kk_o0);
+                            memset(kk_o1, 0, sizeof kk_o1);
+                            memset(kk_o2, 0, sizeof kk_o2);
+                            memset(kk_o3, 0, sizeof kk_o3);
+                            for (int kk_m = kk_h[4]; kk_m < kk_h[5]; kk_m++) {
+                                const kv kk_s0 = Minv[3 * kk_m + kk_i0], kk_s1 = Minv[3 * kk_m + kk_i1], kk_s2 = Minv[3 * kk_m + kk_i2], kk_s3 = Minv[3 * kk_m + kk_i3];
+                                const kv *kk_w = kk_y + 16 * kk_m + kk_j0;
+                                for (int kk_k = 0; kk_k < 8; kk_k++) {
+                                    kk_o0[kk_k] -= kk_s0 * kk_w[kk_k];
+                                    kk_o1[kk_k] -= kk_s1 * kk_w[kk_k];
+                                    kk_o2[kk_k] -= kk_s2 * kk_w[kk_k];
+                                    kk_o3[kk_k] -= kk_s3 * kk_w[kk_k];
+                                }
+                            }
+                            kv *kk_d = kk_j0 < 8 ? dddq_dq + kk_j0 : dddq_dv + (kk_j0 - 8);
+                            memcpy(kk_d + 3 * kk_i0, kk_o0, 3 * sizeof kk_o0[0]);
+                            memcpy(kk_d + 3 * kk_i1, kk_o1, 3 * sizeof kk_o1[0]);
+                            memcpy(kk_d + 3 * kk_i2, kk_o2, 3 * sizeof kk_o2[0]);
+                            memcpy(kk_d + 3 * kk_i3, kk_o3, 3 * sizeof kk_o3[0]);
+                        }
+                    }
+                }
+            }
+            store_lanes(ob, 9, dddq_dq + (size_t)b * 9);
+            store_lanes(ob + 9, 9, dddq_dv + (size_t)b * 9);
+            store_lanes(ob + 18, 9, Minv + (size_t)b * 9);
+        }
+    }
+#endif
+    for (; b < n; ++b) {
+        mini_forward_dynamics_derivatives(q + (size_t)b * 3, v + (size_t)b * 3, tau + (size_t)b * 3, p, dddq_dq + (size_t)b * 9, dddq_dv + (size_t)b * 9, Minv + (size_t)b * 9);
     }
 }
 #endif

@@ -220,6 +220,8 @@ extern "C" {
 #define mini_inverse_dynamics_batch KKSYMBOL(mini_kernels_prefix, mini_inverse_dynamics_batch)
 #define mini_bias_batch KKSYMBOL(mini_kernels_prefix, mini_bias_batch)
 #define mini_forward_dynamics_batch KKSYMBOL(mini_kernels_prefix, mini_forward_dynamics_batch)
+#define mini_inverse_dynamics_derivatives_batch KKSYMBOL(mini_kernels_prefix, mini_inverse_dynamics_derivatives_batch)
+#define mini_forward_dynamics_derivatives_batch KKSYMBOL(mini_kernels_prefix, mini_forward_dynamics_derivatives_batch)
 #define mini_com KKSYMBOL(mini_kernels_prefix, mini_com)
 #define mini_com_jacobian KKSYMBOL(mini_kernels_prefix, mini_com_jacobian)
 #define mini_centroidal_map KKSYMBOL(mini_kernels_prefix, mini_centroidal_map)
@@ -444,6 +446,18 @@ void mini_bias_batch(int n, const double *q, const double *dq, const double *p, 
  * the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
  * writes nothing. */
 void mini_forward_dynamics_batch(int n, const double *q, const double *dq, const double *tau, const double *p, double *ddq);
+
+/* inverse_dynamics_derivatives for n states: every per-state array holds n of
+ * them, consecutive (q, dq: n x NDOF row-major), one p for all; results equal
+ * to the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void mini_inverse_dynamics_derivatives_batch(int n, const double *q, const double *v, const double *a, const double *p, double *dtau_dq, double *dtau_dv);
+
+/* forward_dynamics_derivatives for n states: every per-state array holds n of
+ * them, consecutive (q, dq: n x NDOF row-major), one p for all; results equal
+ * to the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void mini_forward_dynamics_derivatives_batch(int n, const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv);
 
 /* Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. The
  * mass counted is that of the links the joints move (links fixed to the world
