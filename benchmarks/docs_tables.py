@@ -6,6 +6,8 @@ and date (env.provenance) that the script wrote above it.
     python -m benchmarks.docs_tables robots    # after make bench-robots: results/robots.md
     python -m benchmarks.docs_tables contacts  # after make bench-robots: results/robots_contacts.md
     python -m benchmarks.docs_tables scaling   # after python -m benchmarks.scaling: results/scaling.md
+    python -m benchmarks.docs_tables jax       # after python -m benchmarks.jax_overhead: results/jax_overhead.md
+    python -m benchmarks.docs_tables casadi    # after python -m benchmarks.casadi_external: results/casadi_external.md
 
 Each copy replaces the lines between <!-- NAME:start --> and <!-- NAME:end --> of its page.
 """
@@ -20,6 +22,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 README = ROOT / "README.md"
 BENCH_PAGE = ROOT / "docs" / "benchmarks.md"
 GENERATION_PAGE = ROOT / "docs" / "generation-time.md"
+JAX_PAGE = ROOT / "docs" / "jax.md"
+CASADI_PAGE = ROOT / "docs" / "casadi.md"
 SECTIONS = [  # (heading in bench.md, title in docs/benchmarks.md)
     ("## C / C++ level", "Each kernel hot in a tight loop (median ns per call)"),
     ("## Control tick", "Control tick: A, C, Q and the Jacobians called in sequence, caches warm (ns)"),
@@ -106,8 +110,22 @@ def scaling() -> None:
     splice(GENERATION_PAGE, "scaling", [provenance_line(text), ""] + first_table(text, "# "))
 
 
+def jax() -> None:
+    """jax_overhead.md's table with its provenance line and the paragraph under it (python, jax, rounds, load)."""
+    text = (RESULTS / "jax_overhead.md").read_text(encoding="utf-8")
+    splice(JAX_PAGE, "jax_overhead", [provenance_line(text), ""] + first_table(text, "# ")
+           + ["", "Full report (the target and how each row is measured): `benchmarks/results/jax_overhead.md`."])
+
+
+def casadi() -> None:
+    """casadi_external.md's two tables (evaluations; IPOPT time per iteration) with its provenance line."""
+    text = (RESULTS / "casadi_external.md").read_text(encoding="utf-8")
+    splice(CASADI_PAGE, "casadi_external", [provenance_line(text), ""] + robot_sections(text)
+           + ["", "Full report (set-up times, rounds, load, targets): `benchmarks/results/casadi_external.md`."])
+
+
 def main(argv=None) -> int:
-    jobs = {"bench": bench, "robots": robots, "contacts": contacts, "scaling": scaling}
+    jobs = {"bench": bench, "robots": robots, "contacts": contacts, "scaling": scaling, "jax": jax, "casadi": casadi}
     args = sys.argv[1:] if argv is None else argv
     if not args or any(a not in jobs for a in args):
         sys.exit(f"usage: python -m benchmarks.docs_tables {'|'.join(jobs)} ...")
