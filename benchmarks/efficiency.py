@@ -131,15 +131,15 @@ def batch_figures(core, rounds: int = 3, builds=("native", "clones"), copies: in
 def tick_ratio_figures(tick_per_round: dict, copies, ref: str = "pin") -> dict:
     """{mode: {tick key: (ours / ref as copies.Figure, ours ns as copies.Figure)}} from timing_rounds'
     tick medians per round; `copies`: the harnesses that are copies of ours (the same objects,
-    code placed differently); per copy, each round's ours / ref (both ran in that round)."""
+    code placed differently); per copy, each round's ours / ref's whole tick (both ran in that round)."""
     out = {}
     have = [h for h in copies if h in tick_per_round]
     refs = tick_per_round.get(ref, {})
     if not have or not refs:
         return out
     for mode in ("warm", "cold", "flush"):
+        r = refs.get(mode, {}).get("tick")  # Pinocchio's tick, against ours as calls and as compute_all
         for key in ("tick", "tick_all"):
-            r = refs.get(mode, {}).get(key)
             per = [tick_per_round[h].get(mode, {}).get(key) for h in have]
             if not r or not all(per):
                 continue

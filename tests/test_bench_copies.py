@@ -99,13 +99,16 @@ def test_batch_dynamics_reports_per_kernel_figures_over_copies():
 
 def test_tick_ratio_figures_pair_each_copy_with_pinocchio_round_by_round():
     tick = {"pin": {"warm": {"tick": [100.0, 200.0]}},
-            "ours": {"warm": {"tick": [10.0, 20.0]}},
+            "ours": {"warm": {"tick": [10.0, 20.0], "tick_all": [5.0, 10.0]}},
             "ours-pad1": {"warm": {"tick": [12.0, 24.0]}},
             "ours-pad2": {"warm": {"tick": [30.0, 60.0]}}}
     figs = efficiency.tick_ratio_figures(tick, ["ours", "ours-pad1", "ours-pad2"])
     ratio, ns = figs["warm"]["tick"]
     assert ratio.per_copy == [0.1, 0.12, 0.3] and ratio.median == 0.12 and not ratio.trusted
     assert ns.median == 18.0
+    assert "tick_all" not in figs["warm"]  # not in every copy: no figure over copies
+    one = efficiency.tick_ratio_figures(tick, ["ours"])["warm"]["tick_all"][0]  # against Pinocchio's whole tick
+    assert one.per_copy == [0.05] and one.trusted
     tsum = {"pin": {"warm": {"tick": {"median": 150.0}}}, "ours": {"warm": {"tick": {"median": 15.0}}}}
     rows = {r.figure: r for r in efficiency.summary_rows(None, {}, tsum, (), {}, None, [], (), figs)}
     row = rows["whole tick (warm), ours / Pinocchio"]
