@@ -8,7 +8,12 @@ clock_gettime(CLOCK_MONOTONIC); and, as the floor of any kernel that
 writes those outputs, a memset of the same N matrices (a batch kernel 3x
 faster than the scalar one has scalar / 3 per state for everything, that
 write included). --rounds R (default 3) runs every build R times,
-alternating, and reports medians (--cpu C pins the runs: taskset). Builds (same generated/krang_kernels.c):
+alternating, and reports medians (--cpu C pins the runs: taskset). Every build is
+compiled once and linked into --copies C (default 3) copies that differ only in code
+placement (benchmarks/copies.py), each timed in every round: a speed-up is the median
+over the copies of each copy's median over its rounds, printed with the copies' min-max
+and only where they agree within copies.THRESHOLD (else their range, marked).
+Builds (same generated/krang_kernels.c):
   native: -O3 -march=native -ffp-contract=fast (the reference build)
   avx2:   native without AVX-512 (-mno-avx512f): the 4-lane kernels on the same CPU
   clones: -O3 -ffp-contract=fast -DKK_TARGET_CLONES, no -march: target_clones
@@ -34,6 +39,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from . import copies as CP
 from .env import cpu_model, first_line, provenance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,14 +73,38 @@ def lanes(build: str) -> int:
     return 8 if re.search(r"^#define __AVX512F__ ", macros, re.M) else 4
 
 
-def compile_driver(build: str, work: Path, gen: Path = GEN, name: str = "krang") -> Path:
-    src = work / f"driver_{build}.c"
-    src.write_text(DRIVER.replace("@SIZES@", ", ".join(map(str, SIZES))).replace("REPEATS", str(REPEATS))
+def compile_objects(build: str, work: Path, gen: Path, name: str, driver: str, stem: str, repeats: int = REPEATS,
+                    defines=()) -> list[Path]:
+    """The driver (its text with the sizes, repeats and C prefix filled in; `defines` its -D
+    flags) and NAME_kernels.c compiled with the build's flags, into `work`; the kernels' object
+    is reused if `work` holds it already (benchmarks.batch_dynamics compiles the same one)."""
+    src = work / f"{stem}_{build}.c"
+    src.write_text(driver.replace("@SIZES@", ", ".join(map(str, SIZES))).replace("REPEATS", str(repeats))
                    .replace("krang_", f"{name}_").replace("KRANG_", f"{name.upper()}_"))
-    exe = work / f"bench_{build}"
-    subprocess.run(["gcc", "-std=c99", *BUILDS[build], "-I", str(gen), str(src), str(gen / f"{name}_kernels.c"),
-                    "-o", str(exe), "-lm"], check=True)
-    return exe
+    flags = ["gcc", "-std=c99", *BUILDS[build], "-I", str(gen)]
+    drv, kern = work / f"{stem}_{build}.o", work / f"{name}_kernels_{build}.o"
+    subprocess.run([*flags, *defines, "-c", str(src), "-o", str(drv)], check=True)
+    if not kern.exists():
+        tmp = kern.with_suffix(".tmp.o")
+        subprocess.run([*flags, "-c", str(gen / f"{name}_kernels.c"), "-o", str(tmp)], check=True)
+        tmp.rename(kern)
+    return [drv, kern]
+
+
+def compile_copies(build: str, work: Path, gen: Path = GEN, name: str = "krang", copies: int = CP.DEFAULT_COPIES,
+                   driver: str = DRIVER, stem: str = "driver",
+                   kernels=("compute_A_batch", "compute_C_batch"), repeats: int = REPEATS, defines=()) -> list[Path]:
+    """`copies` executables of one build, the same objects linked with different padding before
+    them (copies.link_copies); checks with nm that the `kernels` moved (copies.moved)."""
+    objs = compile_objects(build, work, gen, name, driver, stem, repeats, defines)
+    exes = CP.link_copies(objs, work / f"{stem}_{build}", copies)
+    CP.moved(exes, [f"{name}_{k}" for k in kernels])
+    return exes
+
+
+def compile_driver(build: str, work: Path, gen: Path = GEN, name: str = "krang") -> Path:
+    """One executable of a build (copy 0 of compile_copies)."""
+    return compile_copies(build, work, gen, name, 1)[0]
 
 
 def run(exe: Path, cpu: str | None = None) -> dict:
@@ -98,31 +128,58 @@ def median_rounds(rounds: list) -> tuple:
     return times, ups
 
 
+def median_copies(copies: list) -> tuple:
+    """copies: one list of rounds per copy. Per N and key: the median over the copies of each
+    copy's median time, and the speed-up as a copies.Figure (per copy, the median of its
+    rounds' speed-ups)."""
+    first = copies[0][0]
+    times = {n: {k: CP.summarize([[r[n][k] for r in c] for c in copies]).median for k in first[n]} for n in first}
+    ups = {n: {k: CP.summarize([[r[n][k] / r[n][k + "_batch"] for r in c] for c in copies]) for k in ("A", "C")}
+           for n in first}
+    return times, ups
+
+
 def report(results: dict, gen: Path = GEN, name: str = "krang", rounds: int = 1) -> str:
+    """results: {build: [[round, ...] per copy]} (run's dicts)."""
     ghz, counts = nominal_ghz(), ops(gen, name)
+    ncopies = len(next(iter(results.values())))
     lines = [provenance(datetime.datetime.now().isoformat(timespec="seconds"), cpu_model(), os.cpu_count(),
                         first_line(["gcc", "--version"]), "per build, below"),
-             f"{name} batch kernels, ns per state (best of {REPEATS} calls, median of {rounds} rounds); "
-             f"nominal {ghz:.2f} GHz; floor = ops / (4 x W) cycles, W = 1 scalar, the build's lanes batch; "
-             f"load average {os.getloadavg()[0]:.2f}"]
+             f"{name} batch kernels, ns per state (best of {REPEATS} calls, median of {rounds} rounds, median of "
+             f"{ncopies} copies); nominal {ghz:.2f} GHz; floor = ops / (4 x W) cycles, W = 1 scalar, the build's "
+             f"lanes batch; load average {os.getloadavg()[0]:.2f}"]
     for build, res in results.items():
         W = lanes(build)
-        times, ups = median_rounds(res)
+        times, ups = median_copies(res)
         lines.append(f"[{build}] gcc {' '.join(BUILDS[build])}  ({W} lanes)")
         for n, t in times.items():
             for k in ("A", "C"):
                 op = counts[f"compute_{k}"]
                 frac = [op / (4 * w) / (t[key] * ghz) for key, w in ((k, 1), (f"{k}_batch", W))]
                 lines.append(f"  N={n:5d} {k}: scalar {t[k]:8.1f} ns ({frac[0]:4.0%} of floor)  batch "
-                             f"{t[k + '_batch']:8.1f} ns ({frac[1]:4.0%} of floor)  speed-up {ups[n][k]:.2f}x"
-                             f"  (3x: {t[k] / 3:.1f} ns)")
+                             f"{t[k + '_batch']:8.1f} ns ({frac[1]:4.0%} of floor)  speed-up "
+                             f"{CP.fmt(ups[n][k], unit='x')}  [{CP.fmt_spread(ups[n][k])}]  (3x: {t[k] / 3:.1f} ns)")
             lines.append(f"  N={n:5d} memset of the outputs alone: {t['write']:8.1f} ns per state")
     if "native" in results and "clones" in results:
-        native, clones = median_rounds(results["native"])[0], median_rounds(results["clones"])[0]
+        native, clones = median_copies(results["native"])[0], median_copies(results["clones"])[0]
         for n in SIZES:
             r = {k: clones[n][k] / native[n][k] for k in native[n]}
             lines.append(f"clones / native time at N={n}: " + ", ".join(f"{k} {v:.2f}" for k, v in r.items()))
+    if any(not f.trusted for res in results.values() for u in median_copies(res)[1].values() for f in u.values()):
+        lines.append(CP.NOTE)
     return "\n".join(lines)
+
+
+def time_copies(exes: dict, rounds: int, cpu: str | None = None, runner=None) -> dict:
+    """exes: {build: [copy, ...]}. `rounds` rounds, each running every copy of every build once,
+    the builds alternating: {build: [[run's dict per round] per copy]}."""
+    runner = runner or run
+    results = {b: [[] for _ in e] for b, e in exes.items()}
+    for _ in range(rounds):
+        for b, es in exes.items():
+            for c, exe in enumerate(es):
+                results[b][c].append(runner(exe, cpu))
+    return results
 
 
 def main(argv=None) -> int:
@@ -131,15 +188,14 @@ def main(argv=None) -> int:
     ap.add_argument("--gen", type=Path, default=GEN, help="directory of NAME_kernels.c (default: generated/)")
     ap.add_argument("--name", default="krang", help="the robot name it was generated with (its C prefix)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds, the builds alternating (default 3)")
+    ap.add_argument("--copies", type=int, default=CP.DEFAULT_COPIES,
+                    help=f"copies of every build, code placed differently (default {CP.DEFAULT_COPIES})")
     ap.add_argument("--cpu", default=None, help="pin the timed runs to this CPU (taskset -c)")
     args = ap.parse_args(argv)
     builds = args.builds.split(",")
     with tempfile.TemporaryDirectory() as d:
-        exes = {b: compile_driver(b, Path(d), args.gen, args.name) for b in builds}
-        results = {b: [] for b in builds}
-        for _ in range(args.rounds):
-            for b in builds:
-                results[b].append(run(exes[b], args.cpu))
+        exes = {b: compile_copies(b, Path(d), args.gen, args.name, args.copies) for b in builds}
+        results = time_copies(exes, args.rounds, args.cpu)
     print(report(results, args.gen, args.name, args.rounds))
     return 0
 

@@ -5,17 +5,20 @@ for inverse_dynamics, bias and forward_dynamics, and both dynamics derivatives w
 was generated with them (harness/dynamics_batch_vs_scalar.c): N scalar calls against one batch
 call, ns per state, best of the repeats (--repeats), the median over the rounds of the time and
 of each round's speed-up (scalar / batch, run back to back) with its range (min-max: the spread).
+Every build is linked into --copies C (default 3) copies that differ only in code placement
+(benchmarks/copies.py): the figures are the medians over the copies, each speed-up printed with
+the copies' min-max and only where they agree within copies.THRESHOLD (else their range, marked).
 """
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import tempfile
 from pathlib import Path
 
 from . import batch as B
+from . import copies as CP
 
 KERNELS = ("inverse_dynamics", "bias", "forward_dynamics")
 DERIVATIVES = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives")
@@ -28,15 +31,17 @@ def kernels(gen: Path, name: str) -> tuple:
     return KERNELS + (DERIVATIVES if f"{name}_inverse_dynamics_derivatives_batch(" in header else ())
 
 
+def compile_copies(build: str, work: Path, gen: Path, name: str, repeats: int = B.REPEATS,
+                   copies: int = CP.DEFAULT_COPIES) -> list[Path]:
+    """The driver and the kernels compiled once, linked into `copies` differently placed executables."""
+    names = kernels(gen, name)
+    derivatives = ["-DDERIVATIVES"] if len(names) > len(KERNELS) else []
+    return B.compile_copies(build, work, gen, name, copies, DRIVER, "dyn", tuple(k + "_batch" for k in names),
+                            repeats, derivatives)
+
+
 def compile_driver(build: str, work: Path, gen: Path, name: str, repeats: int = B.REPEATS) -> Path:
-    src = work / f"dyn_{build}.c"
-    src.write_text(DRIVER.replace("@SIZES@", ", ".join(map(str, B.SIZES))).replace("REPEATS", str(repeats))
-                   .replace("krang_", f"{name}_").replace("KRANG_", f"{name.upper()}_"))
-    exe = work / f"dyn_{build}"
-    derivatives = ["-DDERIVATIVES"] if len(kernels(gen, name)) > len(KERNELS) else []
-    subprocess.run(["gcc", "-std=c99", *B.BUILDS[build], *derivatives, "-I", str(gen), str(src),
-                    str(gen / f"{name}_kernels.c"), "-o", str(exe), "-lm"], check=True)
-    return exe
+    return compile_copies(build, work, gen, name, repeats, 1)[0]
 
 
 def run(exe: Path, names: tuple = KERNELS, cpu: str | None = None) -> dict:
@@ -49,12 +54,42 @@ def run(exe: Path, names: tuple = KERNELS, cpu: str | None = None) -> dict:
     return res
 
 
+def figures(copies: list, n: int, k: str) -> tuple:
+    """copies: [[run's dict per round] per copy]: (scalar ns, batch ns, speed-up copies.Figure) of
+    kernel k at size n; the times are the medians over the copies of each copy's median."""
+    s = CP.summarize([[r[n][k][0] for r in c] for c in copies]).median
+    bt = CP.summarize([[r[n][k][1] for r in c] for c in copies]).median
+    return s, bt, CP.summarize([[r[n][k][0] / r[n][k][1] for r in c] for c in copies])
+
+
+def report(results: dict, name: str, names: tuple, rounds: int, repeats: int, load: float) -> str:
+    """results: {build: [[run's dict per round] per copy]}."""
+    ncopies = len(next(iter(results.values())))
+    lines = [f"{name} dynamics batch kernels, ns per state (best of {repeats} calls, median of {rounds} rounds, "
+             f"median of {ncopies} copies); {B.cpu_model()}; load average {load:.2f} before, "
+             f"{os.getloadavg()[0]:.2f} after"]
+    marked = False
+    for b, copies in results.items():
+        lines.append(f"[{b}] gcc {' '.join(B.BUILDS[b])}  ({B.lanes(b)} lanes)")
+        for n in B.SIZES:
+            for k in names:
+                s, bt, up = figures(copies, n, k)
+                marked |= not up.trusted
+                lines.append(f"  N={n:5d} {k:28s} scalar {s:9.1f} ns  batch {bt:9.1f} ns  speed-up "
+                             f"{CP.fmt(up, unit='x'):>14s}  [{CP.fmt_spread(up)}]")
+    if marked:
+        lines.append(CP.NOTE)
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--builds", default="native,avx2")
     ap.add_argument("--gen", type=Path, default=B.GEN)
     ap.add_argument("--name", default="krang")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--copies", type=int, default=CP.DEFAULT_COPIES,
+                    help=f"copies of every build, code placed differently (default {CP.DEFAULT_COPIES})")
     ap.add_argument("--cpu", default=None)
     ap.add_argument("--repeats", type=int, default=B.REPEATS)
     args = ap.parse_args(argv)
@@ -62,22 +97,12 @@ def main(argv=None) -> int:
     names = kernels(args.gen, args.name)
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as d:
-        exes = {b: compile_driver(b, Path(d), args.gen, args.name, args.repeats) for b in builds}
-        results = {b: [] for b in builds}
-        for _ in range(args.rounds):
-            for b in builds:
-                results[b].append(run(exes[b], names, args.cpu))
-    print(f"{args.name} dynamics batch kernels, ns per state (best of {args.repeats} calls, median of {args.rounds} "
-          f"rounds); {B.cpu_model()}; load average {load:.2f} before, {os.getloadavg()[0]:.2f} after")
-    for b, rounds in results.items():
-        print(f"[{b}] gcc {' '.join(B.BUILDS[b])}  ({B.lanes(b)} lanes)")
-        for n in B.SIZES:
-            for k in names:
-                s = statistics.median(r[n][k][0] for r in rounds)
-                bt = statistics.median(r[n][k][1] for r in rounds)
-                ups = [r[n][k][0] / r[n][k][1] for r in rounds]
-                print(f"  N={n:5d} {k:28s} scalar {s:9.1f} ns  batch {bt:9.1f} ns  speed-up {statistics.median(ups):.2f}x"
-                      f" ({min(ups):.2f}-{max(ups):.2f})")
+        exes = {b: compile_copies(b, Path(d), args.gen, args.name, args.repeats, args.copies) for b in builds}
+        log = [f"[{b}] " + CP.describe_shifts(CP.moved(e, [f"{args.name}_{k}_batch" for k in names]))
+               for b, e in exes.items()]
+        results = B.time_copies(exes, args.rounds, args.cpu, lambda exe, cpu: run(exe, names, cpu))
+    print(report(results, args.name, names, args.rounds, args.repeats, load))
+    print("code placement: " + " | ".join(log))
     return 0
 
 

@@ -46,11 +46,13 @@ def _run_build(cmd, what):
 
 
 def build_ours(ks: KernelSet, build: Path, cc: str, pool, opt=OPT, tag: str = "", harness: str = "bench_c.c",
-               robot_h: tuple[str, str] | None = None):
+               robot_h: tuple[str, str] | None = None, pad: Path | None = None):
     """A C harness (harness/bench_c.c, or `harness`) for one kernel set: its *.c compiled once each
     with `opt`, the harness linked to them. tag names a second build (e.g. "-clones") so that both
     stay cached; robot_h: (file name, text) of the header the harness includes (default
-    bench_robot.h, robot.robot_header_text)."""
+    bench_robot.h, robot.robot_header_text); pad: an object linked before the kernels' objects
+    (benchmarks/copies.py: a copy of the harness with the kernels placed elsewhere; give a tag
+    that does not start with a hex digit, "-pad1", or the plain build's pruning deletes it)."""
     gen = ks.gen_dir
     sources = sorted(gen.glob("*.c"))
     cver = first_line([cc, "--version"])
@@ -73,7 +75,8 @@ def build_ours(ks: KernelSet, build: Path, cc: str, pool, opt=OPT, tag: str = ""
             tmp = obj.with_suffix(".tmp.o")
             jobs.append((obj, tmp, [cc, *flags, "-c", str(src), "-o", str(tmp)]))
     sources_h = [HARNESS / harness, HARNESS / "bench_common.h"]
-    key = _digest([cver, *flags, *(p.read_bytes() for p in sources_h), text, hdrs, *(o.name for o in objs)])
+    key = _digest([cver, *flags, *(p.read_bytes() for p in sources_h), text, hdrs, *(o.name for o in objs),
+                   *([pad.name] if pad else [])])
     stem = Path(harness).stem
     exe = build / f"{stem}_{ks.prefix}{tag}-{key}"
     if exe.exists():
@@ -85,7 +88,8 @@ def build_ours(ks: KernelSet, build: Path, cc: str, pool, opt=OPT, tag: str = ""
         fut.result()
         tmp.rename(obj)
     tmp = exe.with_suffix(".tmp")
-    _run_build([cc, *flags, f"-I{robot_dir}", f"-I{HARNESS}", str(HARNESS / harness), *map(str, objs), "-lm",
+    _run_build([cc, *flags, f"-I{robot_dir}", f"-I{HARNESS}", str(HARNESS / harness), *([str(pad)] if pad else []),
+                *map(str, objs), "-lm",
                 "-o", str(tmp)], stem)
     tmp.rename(exe)
     _prune(build, f"{stem}_{ks.prefix}{tag}-[0-9a-f]*", exe)

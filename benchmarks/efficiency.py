@@ -18,6 +18,9 @@ portable build), each a ratio of two timings of the same run.
   against -march=native, per kernel: the harness `ours-clones`, timed in the
   same alternating rounds as `ours`; for the batch kernels benchmarks.batch's
   `clones` build, alternating with its `native` one.
+The batch speed-ups and the tick ratios ours / Pinocchio are measured on copies of the
+binaries that differ only in code placement (benchmarks/copies.py, `--copies`): the median over
+the copies with their min-max, or, where they disagree by more than copies.THRESHOLD, their range.
 No timing is asserted anywhere.
 """
 from __future__ import annotations
@@ -27,6 +30,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import copies as CP
 from .env import log
 from .robot import KernelSet, group_key, j_key
 
@@ -76,38 +80,72 @@ def fma_fractions(ks: KernelSet, summary: dict, ops: dict, ghz: float) -> dict:
     return out
 
 
-def batch_figures(core, rounds: int = 3, builds=("native", "clones")) -> tuple[dict | None, str]:
-    """benchmarks.batch's builds (the first the reference), `rounds` alternating runs pinned to
-    `core`: ({n: {A, A_batch, C, C_batch, write}} medians over the first build's runs, ns per
-    state, plus A_batch_B and C_batch_B for each other build B), or (None, why not)."""
+def batch_figures(core, rounds: int = 3, builds=("native", "clones"), copies: int | None = None
+                  ) -> tuple[dict | None, str]:
+    """benchmarks.batch's builds (the first the reference), each linked into `copies` copies that
+    differ only in code placement (benchmarks/copies.py; default copies.DEFAULT_COPIES), `rounds`
+    alternating runs of every copy pinned to `core`: ({n: {A, A_batch, C, C_batch, write}} the
+    first build's times, ns per state, medians over the copies of each copy's median over its
+    runs; A_up and C_up, its speed-ups as copies.Figure; plus A_batch_B and C_batch_B for each
+    other build B, and A_batch_B_ratio, C_batch_B_ratio: B / first as copies.Figure, copy k of B
+    against copy k of the first, run by run), or (None, why not)."""
     try:
         from . import batch
     except Exception as e:  # noqa: BLE001 - the report says why
         return None, f"benchmarks.batch unavailable ({e})"
+    copies = CP.DEFAULT_COPIES if copies is None else copies
     old = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    runs = {b: [] for b in builds}
     try:
         if core is not None and old is not None:
             os.sched_setaffinity(0, {core})  # the driver inherits it
         with tempfile.TemporaryDirectory() as d:
-            exes = {b: batch.compile_driver(b, Path(d)) for b in builds}
+            exes = {b: batch.compile_copies(b, Path(d), copies=copies) for b in builds}
+            runs = {b: [[] for _ in exes[b]] for b in builds}
             for r in range(rounds):
-                log(f"batch kernels: run {r + 1}/{rounds}")
+                log(f"batch kernels: run {r + 1}/{rounds} ({copies} copies of {', '.join(builds)})")
                 for b in builds:
-                    runs[b].append(batch.run(exes[b]))
+                    for c, exe in enumerate(exes[b]):
+                        runs[b][c].append(batch.run(exe))
     except Exception as e:  # noqa: BLE001
         return None, f"benchmarks.batch failed ({e})"
     finally:
         if old is not None:
             os.sched_setaffinity(0, old)
-    res = batch.median_rounds(runs[builds[0]])[0]
+    first = runs[builds[0]]
+    res, ups = batch.median_copies(first)
+    for n, t in res.items():
+        t.update({f"{k}_up": ups[n][k] for k in ("A", "C")})
     for b in builds[1:]:
-        other = batch.median_rounds(runs[b])[0]
+        other = batch.median_copies(runs[b])[0]
         for n, t in res.items():
             t.update({f"{k}_{b}": other[n][k] for k in ("A_batch", "C_batch")})
+            t.update({f"{k}_{b}_ratio": CP.summarize([[o[n][k] / f[n][k] for o, f in zip(oc, fc)]
+                                                      for oc, fc in zip(runs[b], first)])
+                      for k in ("A_batch", "C_batch")})
     return res, (f"benchmarks.batch.run: gcc {' '.join(batch.BUILDS[builds[0]])}"
                  + "".join(f"; {b}: gcc {' '.join(batch.BUILDS[b])}" for b in builds[1:])
-                 + f"; best of {batch.REPEATS} per run, median of {rounds} alternating runs, pinned")
+                 + f"; best of {batch.REPEATS} per run, median of {rounds} alternating runs of each of {copies} "
+                 f"copies (benchmarks/copies.py: the same objects, code placed differently), pinned")
+
+
+def tick_ratio_figures(tick_per_round: dict, copies, ref: str = "pin") -> dict:
+    """{mode: {tick key: (ours / ref as copies.Figure, ours ns as copies.Figure)}} from timing_rounds'
+    tick medians per round; `copies`: the harnesses that are copies of ours (the same objects,
+    code placed differently); per copy, each round's ours / ref's whole tick (both ran in that round)."""
+    out = {}
+    have = [h for h in copies if h in tick_per_round]
+    refs = tick_per_round.get(ref, {})
+    if not have or not refs:
+        return out
+    for mode in ("warm", "cold", "flush"):
+        r = refs.get(mode, {}).get("tick")  # Pinocchio's tick, against ours as calls and as compute_all
+        for key in ("tick", "tick_all"):
+            per = [tick_per_round[h].get(mode, {}).get(key) for h in have]
+            if not r or not all(per):
+                continue
+            out.setdefault(mode, {})[key] = (CP.summarize([[o / p for o, p in zip(c, r)] for c in per]),
+                                             CP.summarize(per))
+    return out
 
 
 def portable_rows(ks: KernelSet, summary: dict, tick_summary: dict) -> list[tuple[str, float | None, float | None]]:
@@ -131,9 +169,10 @@ def _fmt(x, digits=3):
     return "n/a" if x is None else f"{x:.{digits}g}"
 
 
-def summary_rows(ks, summary, tick_summary, code, fma, batch, portable, code_all=()) -> list[Row]:
+def summary_rows(ks, summary, tick_summary, code, fma, batch, portable, code_all=(), tick_copies=None) -> list[Row]:
     """The targets, one row each; the tick both as separate calls
-    (A, C, Q, each Jacobian) and as one compute_all call (`code_all`)."""
+    (A, C, Q, each Jacobian) and as one compute_all call (`code_all`). tick_copies
+    (tick_ratio_figures): the tick ratios over the copies of ours, printed by copies.fmt."""
     rows = []
     for label, c in (("", code), (", one compute_all call", code_all)):
         if c:
@@ -146,7 +185,11 @@ def summary_rows(ks, summary, tick_summary, code, fma, batch, portable, code_all
         p = _med(tick_summary.get("pin", {}).get(mode, {}), "tick")
         for key, label in (("tick", ""), ("tick_all", ", one compute_all call")):
             o = _med(tick_summary.get("ours", {}).get(mode, {}), key)
-            if o is not None and p is not None:
+            figs = (tick_copies or {}).get(mode, {}).get(key)
+            if figs and p is not None:
+                rows.append(Row(f"whole tick ({mode}{label}), ours / Pinocchio", CP.fmt(figs[0]), target,
+                                f"{how}: {figs[1].median:,.0f} vs {p:,.0f} ns; {CP.fmt_spread(figs[0])}"))
+            elif o is not None and p is not None:
                 rows.append(Row(f"whole tick ({mode}{label}), ours / Pinocchio", _fmt(_r(o, p)), target,
                                 f"{how}: {o:,.0f} vs {p:,.0f} ns"))
     for key, (ops, floor, ns, frac) in fma.items():
@@ -156,14 +199,21 @@ def summary_rows(ks, summary, tick_summary, code, fma, batch, portable, code_all
         for n, t in batch.items():
             for k in ("A", "C"):
                 w = f"; memset of the outputs alone {t['write']:,.1f}" if "write" in t else ""
-                rows.append(Row(f"{k} batch speed-up per state, N = {n}", _fmt(_r(t[k], t[k + "_batch"])), ">= 3",
-                                f"scalar {t[k]:,.1f} vs batch {t[k + '_batch']:,.1f} ns per state{w}"))
+                up = t.get(f"{k}_up")
+                rows.append(Row(f"{k} batch speed-up per state, N = {n}",
+                                _fmt(_r(t[k], t[k + "_batch"])) if up is None else CP.fmt(up), ">= 3",
+                                f"scalar {t[k]:,.1f} vs batch {t[k + '_batch']:,.1f} ns per state{w}"
+                                + ("" if up is None else f"; {CP.fmt_spread(up)}")))
         for n, t in batch.items():
             for k in ("A", "C"):
                 if f"{k}_batch_clones" in t:
-                    rows.append(Row(f"{k} batch, N = {n}: portable / native", _fmt(_r(t[f"{k}_batch_clones"],
-                                    t[k + "_batch"])), "<= 1.10", f"{t[k + '_batch_clones']:,.1f} vs "
-                                    f"{t[k + '_batch']:,.1f} ns per state (target_clones build, 4 lanes)"))
+                    ratio = t.get(f"{k}_batch_clones_ratio")
+                    rows.append(Row(f"{k} batch, N = {n}: portable / native",
+                                    _fmt(_r(t[f"{k}_batch_clones"], t[k + "_batch"])) if ratio is None
+                                    else CP.fmt(ratio), "<= 1.10",
+                                    f"{t[k + '_batch_clones']:,.1f} vs {t[k + '_batch']:,.1f} ns per state "
+                                    "(target_clones build, 4 lanes)"
+                                    + ("" if ratio is None else f"; {CP.fmt_spread(ratio)}")))
     for label, nat, cl in portable:
         if nat is not None and cl is not None:
             rows.append(Row(f"{label}: portable / native", _fmt(_r(cl, nat)), "<= 1.10",

@@ -14,7 +14,9 @@ In order:
 4. Agreement: outputs of the three harnesses on the first states (--dump).
 5. Timing (harness.py): tight loop and control tick (warm, buffer-evicted, clflushed)
    per harness run, alternating rounds, including `ours-clones` (the portable
-   target_clones build); Python level (python_level.py); generation figures (build.py);
+   target_clones build) and `ours-pad1`, ... (--copies: `ours` linked with its kernels placed
+   elsewhere, benchmarks/copies.py; the tick ratios are figures over these copies); Python
+   level (python_level.py); generation figures (build.py);
    efficiency figures (efficiency.py: code per tick, worst tick, FMA floor, batch kernels, portable build).
 6. Writes bench.md, bench.json (report.py) and bench.png (plot.py).
 
@@ -39,6 +41,7 @@ from pathlib import Path
 
 from . import pin_model
 from . import efficiency
+from .copies import DEFAULT_COPIES, MARK, NOTE as COPIES_NOTE, describe_shifts, moved, pad_bytes, pad_object
 from .build import build_ours, build_pin, generation_figures, machine_code_sizes, tick_code
 from .env import HERE, PORTABLE, ROOT, cmeel_prefixes, default_core, loadavg, log, machine_info
 from .inputs import draw_states, get_params, write_states
@@ -91,6 +94,9 @@ def parse_args(argv=None):
     ap.add_argument("--no-flush", action="store_true", help="skip the clflushed cold tick")
     ap.add_argument("--no-portable", action="store_true",
                     help="skip the portable (target_clones) build of our kernels")
+    ap.add_argument("--copies", type=int, default=DEFAULT_COPIES,
+                    help="copies of the batch and tick binaries, code placed differently (benchmarks/copies.py; "
+                         f"default {DEFAULT_COPIES})")
     ap.add_argument("--no-batch", action="store_true", help="skip the batch-kernel figures (benchmarks.batch)")
     ap.add_argument("--no-compile-time", action="store_true", help="skip the -O2 compile-time measurement")
     ap.add_argument("--random-params", action="store_true", help="ignore --params")
@@ -155,6 +161,16 @@ def c_level(case: Case, args, build: Path, states: Path, q, dq, core):
         if case.ks and not args.no_portable:
             port_exe, _, port_status = build_ours(case.ks, build, args.cc, pool, PORTABLE, "-clones")
             log(f"ours-clones: {port_status}")
+        pads = []
+        ncopies = getattr(args, "copies", 1)  # make bench's option; urdf_robots (no tick) has none
+        if ours_exe and ncopies > 1 and not args.no_tick:
+            # copies of `ours` that differ only in code placement: the tick figures' spread
+            pads = [build_ours(case.ks, build, args.cc, pool, tag=f"-pad{k}",
+                               pad=pad_object(build / "obj", pad_bytes(k), args.cc))[0] for k in range(1, ncopies)]
+            try:
+                log("ours copies: " + describe_shifts(moved([ours_exe, *pads], efficiency.tick_roots(case.ks))))
+            except ValueError as e:
+                log(f"WARNING: {e}")
         pin_exe, _ = f_pin.result()
         lib_exe, lib_status = f_lib.result() if f_lib else (None, "skipped")
     log(f"ours: {ours_status}; pin-lib: {lib_status}")
@@ -166,9 +182,14 @@ def c_level(case: Case, args, build: Path, states: Path, q, dq, core):
         harnesses["pin-lib"] = [lib_exe, case.model_txt, states]
     if port_exe:
         harnesses["ours-clones"] = [port_exe, states]
+    copy_names = ["ours"] if ours_exe else []
+    for k, exe in enumerate(pads, 1):
+        harnesses[f"ours-pad{k}"] = [exe, states]
+        copy_names.append(f"ours-pad{k}")
 
     k = min(DUMP_STATES, len(q))
-    dumps = dump_outputs(harnesses, build, case.pmodel.nv, k, case.ee_names)
+    dumps = dump_outputs({h: c for h, c in harnesses.items() if "-pad" not in h}, build, case.pmodel.nv, k,
+                         case.ee_names)
     ali = python_pin_outputs(case.pmodel, case.perm, case.ees, q[:k], dq[:k])
     agreement = dict(case.agreement)
     agreement["pin C++ vs pin Python"] = compare(dumps["pin"], ali, dq[:k])
@@ -193,7 +214,8 @@ def c_level(case: Case, args, build: Path, states: Path, q, dq, core):
     # the tick as separate calls, and as one compute_all call
     code, code_all = tick_code(ours_exe, objs, efficiency.tick_roots(case.ks), efficiency.all_roots(case.ks)) \
         if ours_exe else ([], [])
-    return dict(objs=objs, agreement=agreement, tick_code=code, tick_code_all=code_all, per_round=per_round,
+    return dict(objs=objs, agreement=agreement, tick_copies=efficiency.tick_ratio_figures(tick_per_round, copy_names),
+                tick_code=code, tick_code_all=code_all, per_round=per_round,
                 summary=summarize(per_round), tick_per_round=tick_per_round, tick_summary=summarize_tick(tick_per_round),
                 timer=summarize_timer(timer_runs), load_before=load_before)
 
@@ -232,7 +254,7 @@ def main(argv=None):
     batch_res, batch_note = None, "skipped (--no-batch)"
     if ks and not args.no_batch:
         from . import batch
-        batch_res, batch_note = (efficiency.batch_figures(core) if ks.gen_dir.resolve() == batch.GEN.resolve()
+        batch_res, batch_note = (efficiency.batch_figures(core, copies=args.copies) if ks.gen_dir.resolve() == batch.GEN.resolve()
                                  else (None, "benchmarks.batch drives the Krang kernels in generated/ only"))
     ops = {name: n for f in gen_files for name, n in f["ops"]}
     from .batch import nominal_ghz
@@ -240,11 +262,13 @@ def main(argv=None):
     fma = efficiency.fma_fractions(ks, summary, ops, ghz) if ks else {}
     portable = efficiency.portable_rows(ks, summary, tick_summary) if ks else []
     eff_rows = efficiency.summary_rows(ks, summary, tick_summary, res["tick_code"], fma, batch_res, portable,
-                                  res["tick_code_all"])
+                                       res["tick_code_all"], res["tick_copies"])
     eff_notes = [f"FMA floor: ops / 4 cycles at the nominal {ghz:.2f} GHz (`cpu MHz`; on a VM the TSC "
                 "rate, not the turbo clock).", f"Batch figures: {batch_note}.",
                 "Portable: the harness `ours-clones`, our kernels built as the wheel builds them, timed in the "
                 "same alternating rounds as `ours` (-march=native)."]
+    if any(MARK in r.value for r in eff_rows):
+        eff_notes.append(COPIES_NOTE)
     code = machine_code_sizes(res["objs"], ks.prefix) if ks else {}
     shown = [ks.fn(f) for f in ("compute_A", "compute_C", "compute_Q")] + list(ks.direct or ()) if ks else []
     if code:

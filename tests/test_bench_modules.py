@@ -203,14 +203,14 @@ def test_efficiency_batch_figures_call_benchmarks_batch_as_it_is(monkeypatch):
     signatures (a mismatch once left the rows empty with "benchmarks.batch failed")."""
     import inspect
 
-    from benchmarks import batch, efficiency
+    from benchmarks import batch, copies, efficiency
 
-    real_compile, real_run = inspect.signature(batch.compile_driver), inspect.signature(batch.run)
+    real_compile, real_run = inspect.signature(batch.compile_copies), inspect.signature(batch.run)
     calls = []
 
-    def compile_driver(*args, **kw):
-        real_compile.bind(*args, **kw)
-        return "exe"
+    def compile_copies(*args, **kw):
+        bound = real_compile.bind(*args, **kw)
+        return [f"exe{c}" for c in range(bound.arguments.get("copies", copies.DEFAULT_COPIES))]
 
     def run(*args, **kw):
         real_run.bind(*args, **kw)
@@ -218,18 +218,24 @@ def test_efficiency_batch_figures_call_benchmarks_batch_as_it_is(monkeypatch):
         k = len(calls)
         return {64: dict(A=2.0 * k, A_batch=1.0, C=3.0, C_batch=1.0)}
 
-    monkeypatch.setattr(batch, "compile_driver", compile_driver)
+    monkeypatch.setattr(batch, "compile_copies", compile_copies)
     monkeypatch.setattr(batch, "run", run)
-    res, how = efficiency.batch_figures(None, rounds=3, builds=("native",))
-    assert res == {64: dict(A=4.0, A_batch=1.0, C=3.0, C_batch=1.0)}, how  # medians over the 3 runs
-    assert [c[0] for c in calls] == ["exe"] * 3
+    res, how = efficiency.batch_figures(None, rounds=3, builds=("native",), copies=1)
+    assert {k: res[64][k] for k in ("A", "A_batch", "C", "C_batch")} == dict(A=4.0, A_batch=1.0, C=3.0, C_batch=1.0), how
+    assert res[64]["A_up"].median == 4.0  # medians over the 3 runs
+    assert [c[0] for c in calls] == ["exe0"] * 3
     # by default the portable build too, its runs alternating with the native ones
     calls.clear()
-    res, how = efficiency.batch_figures(None, rounds=3)
+    res, how = efficiency.batch_figures(None, rounds=3, copies=1)
     assert len(calls) == 6 and "clones" in how, how
     assert res[64]["A"] == 6.0 and res[64]["A_batch_clones"] == 1.0, res  # native: runs 1, 3, 5 (A = 2, 6, 10)
     rows = {r.figure: r.value for r in efficiency.summary_rows(None, {}, {}, (), {}, res, [])}
     assert rows["A batch, N = 64: portable / native"] == "1"
+    # copies: every copy of every build in each round; a copy's figure from its own rounds
+    calls.clear()
+    res, how = efficiency.batch_figures(None, rounds=2, builds=("native",))
+    assert [c[0] for c in calls] == [f"exe{c}" for c in range(copies.DEFAULT_COPIES)] * 2, calls
+    assert len(res[64]["A_up"].per_copy) == copies.DEFAULT_COPIES and "copies" in how
 
 
 def test_batch_driver_prints_what_run_parses(tmp_path, monkeypatch):
