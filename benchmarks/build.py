@@ -31,9 +31,13 @@ def _digest(parts) -> str:
 
 
 def _prune(build: Path, pattern: str, keep: Path):
-    """Drop older cached builds of the same thing."""
+    """Drop older cached builds of the same thing. A pattern ending in `-[0-9a-f]*` (a digest)
+    drops only names whose part after that dash is all hex digits: `NAME-clones`, another build,
+    starts with the hex digit c."""
+    hexed = pattern.endswith("-[0-9a-f]*")
+    head = pattern[:-len("[0-9a-f]*")] if hexed else ""
     for old in build.glob(pattern):
-        if old != keep:
+        if old != keep and (not hexed or re.fullmatch(r"[0-9a-f]+", old.name[len(head):])):
             old.unlink(missing_ok=True)
 
 

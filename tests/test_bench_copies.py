@@ -117,3 +117,14 @@ def test_tick_ratio_figures_pair_each_copy_with_pinocchio_round_by_round():
     rows = {r.figure: r for r in efficiency.summary_rows(None, {}, tsum, (), {}, None, [])}
     assert rows["whole tick (warm), ours / Pinocchio"].value == "0.1"
     assert efficiency.tick_ratio_figures(tick, ["ours"], ref="pin-lib") == {}
+
+
+def test_pruning_old_builds_keeps_other_builds_whose_name_starts_with_a_hex_digit(tmp_path):
+    """The copies and the clones harness share a stem with `ours`: pruning `ours`' older digests
+    must not delete them (`-clones` starts with c, `-pad1` does not)."""
+    from benchmarks.build import _prune
+    names = ["bench_c_k-0a1b2c", "bench_c_k-9f8e7d", "bench_c_k-clones-0a1b", "bench_c_k-clones", "bench_c_k-pad1-0a"]
+    for name in names:
+        (tmp_path / name).write_text("")
+    _prune(tmp_path, "bench_c_k-[0-9a-f]*", tmp_path / "bench_c_k-9f8e7d")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names[1:])
