@@ -3,7 +3,7 @@
     python -m benchmarks.casadi_external               (casadi, adam-robotics and liecasadi installed)
     python -m benchmarks.casadi_external --rounds 3    (fewer rounds; default 5)
 
-The robot and problem of examples/casadi_trajopt.py (whose functions this module calls): the Panda arm,
+The robot and problem of examples/casadi_trajopt.py (whose functions, in reference/casadi_trajopt.py, this module calls): the Panda arm,
 7 joints, fingers fixed. Forward dynamics and its Jacobian (q, v, tau), once from libpanda_arm_casadi.so
 (this project's external) and once from CasADi's generated C of ADAM's expressions, compiled with the
 external's own flags; one evaluation called from a C loop through the CasADi API of both (each round the
@@ -48,7 +48,7 @@ def main(argv=None) -> int:
         return 1
     import casadi as ca
 
-    from examples import casadi_trajopt as ex
+    from reference import casadi_trajopt as ex
 
     from .env import cpu_flags, cpu_model, first_line, loadavg, provenance
 
