@@ -96,7 +96,7 @@ test: build
 	$(PYTHON) -m pytest -q $(XDIST) -m "not robots and not system" $(PYTEST_ARGS)
 
 test-rest: build
-	$(PYTHON) -m pytest -q -m "robots or system" $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q --durations=25 -m "robots or system" $(PYTEST_ARGS)
 
 test-all: build
 	$(PYTHON) -m pytest -q $(PYTEST_ARGS)

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        2190b950c884ae41520ed918a3d2ecc533478c4476a15f09c735f046fd6b6fdd
+ * generator        ce9073dcd690b4b94e35c8838f4f7828e194b330b1113acb2bb4934301700744
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
@@ -51,13 +51,12 @@
  * static helpers its kernels call; the functions of the other parts are
  * reached through the header. The parts:
  *   1 mass matrix:
- *     compute_A, compute_A_batch
+ *     compute_A
  *   2 Coriolis:
- *     compute_C, compute_C_batch
+ *     compute_C
  *   3 dynamics:
  *     compute_Q, friction, inverse_dynamics, bias, forward_dynamics,
- *     inverse_dynamics_fext, forward_dynamics_fext, inverse_dynamics_batch,
- *     bias_batch, forward_dynamics_batch
+ *     inverse_dynamics_fext, forward_dynamics_fext
  *   4 kinematics:
  *     jacobian_left_world, jacobian_left_local, jacobian_right_world,
  *     jacobian_right_local, fk_left, jdot_qdot_left, fk_right,
@@ -75,17 +74,27 @@
  *     base_param_name, base_regressor_column, integrate, neutral, rollout,
  *     rollout_rk4
  *   7 inverse dynamics derivatives:
- *     inverse_dynamics_derivatives_fext, inverse_dynamics_derivatives_batch
+ *     inverse_dynamics_derivatives_fext
  *   8 forward dynamics derivatives:
- *     forward_dynamics_derivatives_fext, forward_dynamics_derivatives_batch
+ *     forward_dynamics_derivatives_fext
  *   9 identification:
  *     regressor
  *   10 base_regressor:
  *     base_regressor
  *   11 base_params:
  *     base_params
+ *   12 mass matrix batch:
+ *     compute_A_batch
+ *   13 Coriolis batch:
+ *     compute_C_batch
+ *   14 dynamics batch:
+ *     inverse_dynamics_batch, bias_batch, forward_dynamics_batch
+ *   15 inverse dynamics derivatives batch:
+ *     inverse_dynamics_derivatives_batch
+ *   16 forward dynamics derivatives batch:
+ *     forward_dynamics_derivatives_batch
  */
-#define KKNPARTS 11
+#define KKNPARTS 16
 #if defined(KKPART)
 #define KKIN(part) (KKPART == (part))
 #else
@@ -36128,7 +36137,7 @@ void krang_centroidal_map(const double *q, const double *p, double *Ag)
 #endif
 
 
-#if KKSIMD && (KKIN(1) || KKIN(2) || KKIN(3) || KKIN(7) || KKIN(8))
+#if KKSIMD && (KKIN(12) || KKIN(13) || KKIN(14) || KKIN(15) || KKIN(16))
 /* States per vector instruction: 8 with AVX-512 (32 registers of 8
  * doubles), else 4 (AVX2's 256 bits; SSE2 splits them into pairs). The
  * measured choice: benchmarks/batch.py. */
@@ -36269,7 +36278,7 @@ static KKINLINE void load_lanes(const double *x, int width, kv *v)
     }
 }
 
-#if KKIN(1) || KKIN(2) || KKIN(3) || KKIN(7) || KKIN(8)
+#if KKIN(12) || KKIN(13) || KKIN(14) || KKIN(15) || KKIN(16)
 /* sincos_q over the NDOF x KKLANES angles of a block of states.
  * With AVX-512 in 512-bit registers (GCC's -march default prefers 256). */
 #if defined(__AVX512F__) && !defined(__clang__)
@@ -36338,7 +36347,7 @@ static KKHELPER void sincos_lanes(const double *q, double *s, double *c)
 #endif
 #endif
 
-#if KKIN(1) /* mass matrix */
+#if KKIN(12) /* mass matrix batch */
 KKCLONES
 /* compute_A for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
@@ -37759,7 +37768,7 @@ void krang_compute_A_batch(int n, const double *q, const double *p, double *A)
 }
 #endif
 
-#if KKIN(2) /* Coriolis */
+#if KKIN(13) /* Coriolis batch */
 KKCLONES
 /* compute_C for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
@@ -40862,7 +40871,7 @@ void krang_compute_C_batch(int n, const double *q, const double *dq, const doubl
 }
 #endif
 
-#if KKIN(3) /* dynamics */
+#if KKIN(14) /* dynamics batch */
 KKCLONES
 /* inverse_dynamics for n states: every per-state array holds n of them,
  * consecutive (q, dq: n x NDOF row-major), one p for all; results equal to
@@ -41870,7 +41879,7 @@ void krang_inverse_dynamics_batch(int n, const double *q, const double *dq, cons
 }
 #endif
 
-#if KKIN(3) /* dynamics */
+#if KKIN(14) /* dynamics batch */
 KKCLONES
 /* bias for n states: every per-state array holds n of them, consecutive (q,
  * dq: n x NDOF row-major), one p for all; results equal to the scalar
@@ -42748,7 +42757,7 @@ void krang_bias_batch(int n, const double *q, const double *dq, const double *p,
 }
 #endif
 
-#if KKIN(3) /* dynamics */
+#if KKIN(14) /* dynamics batch */
 KKCLONES
 /* forward_dynamics for n states: every per-state array holds n of them,
  * consecutive (q, dq: n x NDOF row-major), one p for all; results equal to
@@ -44996,7 +45005,7 @@ void krang_forward_dynamics_batch(int n, const double *q, const double *dq, cons
 }
 #endif
 
-#if KKIN(7) /* inverse dynamics derivatives */
+#if KKIN(15) /* inverse dynamics derivatives batch */
 KKCLONES
 /* inverse_dynamics_derivatives for n states: every per-state array holds n of
  * them, consecutive (q, dq: n x NDOF row-major), one p for all; results equal
@@ -49210,7 +49219,7 @@ void krang_inverse_dynamics_derivatives_batch(int n, const double *q, const doub
 }
 #endif
 
-#if KKIN(8) /* forward dynamics derivatives */
+#if KKIN(16) /* forward dynamics derivatives batch */
 KKCLONES
 /* forward_dynamics_derivatives for n states: every per-state array holds n of
  * them, consecutive (q, dq: n x NDOF row-major), one p for all; results equal

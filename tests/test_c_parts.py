@@ -34,9 +34,10 @@ def test_every_function_in_one_part():
     assert [i for i, _, _ in parts] == list(range(1, len(parts) + 1))
     part_of = abi.part_of()
     for f in abi.functions:
-        if f.body == BATCH:  # with the scalar kernel it reprints (a forwarding form's target): one copy of
-            scalar = abi.function(f.batch_of)  # the lane helpers per part that needs it
-            assert part_of[f.name] == part_of[scalar.forward_to or scalar.name]
+        if f.body == BATCH:  # beside the scalar kernel it reprints (a forwarding form's target)
+            scalar = abi.function(f.batch_of)
+            assert abi.part_name(f) == abi.part_name(abi.function(scalar.forward_to or scalar.name)) + " batch"
+            assert part_of[f.name] != part_of[scalar.forward_to or scalar.name]
         if f.body == TEMPLATE:
             assert abi.part_name(f) == INTERFACE
     assert len(parts) > 3  # the kernels are not all in one part
@@ -44,12 +45,14 @@ def test_every_function_in_one_part():
 
 def test_derivative_kernels_in_parts_of_their_own():
     """The two largest kernels compile apart from the rest, each beside the other parts (two cores),
-    each with only its batch form (which reprints it)."""
+    and their batch forms (which reprint them, and compile longer) in parts of their own."""
     abi = describe(load_model(MODEL))
     parts = {name: [f.name for f in fs] for _, name, fs in abi.parts()}
     # the forms without fext call them
-    assert parts[ID_DERIVATIVES] == ["inverse_dynamics_derivatives_fext", "inverse_dynamics_derivatives_batch"]
-    assert parts[FD_DERIVATIVES] == ["forward_dynamics_derivatives_fext", "forward_dynamics_derivatives_batch"]
+    assert parts[ID_DERIVATIVES] == ["inverse_dynamics_derivatives_fext"]
+    assert parts[FD_DERIVATIVES] == ["forward_dynamics_derivatives_fext"]
+    assert parts[ID_DERIVATIVES + " batch"] == ["inverse_dynamics_derivatives_batch"]
+    assert parts[FD_DERIVATIVES + " batch"] == ["forward_dynamics_derivatives_batch"]
 
 
 def test_new_kernel_falls_into_a_part():

@@ -130,6 +130,10 @@ def build_python_module(abi, model, values, out_dir, config, part_weights=None) 
         raise FileNotFoundError(f"{c_src}: generate the C sources first")
     pyx, _ = write_python_module(abi, model, values, out_dir, module, header)
     weights = part_weights or {}
-    parts = sorted((i for i, _, _ in abi.parts()), key=lambda i: -weights.get(i, 0))
+    # every part the C source has (its KKNPARTS): an ABI described from the model alone lacks the
+    # base-parameter kernels, and its part numbers would skip the source's last parts
+    m = re.search(r"^#define KKNPARTS (\d+)$", c_src.read_text(encoding="utf-8"), re.M)
+    numbers = range(1, int(m[1]) + 1) if m else [i for i, _, _ in abi.parts()]
+    parts = sorted(numbers, key=lambda i: -weights.get(i, 0))
     return compile_module(module, pyx, [c_src], [out_dir], out_dir, bool(getattr(config, "native", False)),
                           parts)

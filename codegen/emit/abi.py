@@ -454,8 +454,10 @@ def batch_functions(fs) -> list:
             "row-major), one p for all; results equal to the scalar kernel's to rounding. Outputs must not "
             "overlap inputs. n <= 0 writes nothing.",
             (Arg("n", (), INDEX), *args), BATCH, batch_of=f.name,
-            # with the kernel it reprints (a forwarding scalar form is in the interface part)
-            group=next((g.group for g in fs if g.name == f.forward_to), "")))
+            # a part of its own beside the kernel it reprints (a forwarding scalar form's target):
+            # the derivative batches compile longer than their scalar kernels, and apart the two
+            # cores share them (codegen/build/compiler.py, longest first)
+            group=f"{next((g.group for g in fs if g.name == f.forward_to), '') or f.group or f.name} batch"))
     return out
 
 

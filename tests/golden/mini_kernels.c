@@ -51,13 +51,12 @@
  * static helpers its kernels call; the functions of the other parts are
  * reached through the header. The parts:
  *   1 mass matrix:
- *     compute_A, compute_A_batch
+ *     compute_A
  *   2 Coriolis:
- *     compute_C, compute_C_batch
+ *     compute_C
  *   3 dynamics:
  *     compute_Q, friction, inverse_dynamics, bias, forward_dynamics,
- *     inverse_dynamics_fext, forward_dynamics_fext, inverse_dynamics_batch,
- *     bias_batch, forward_dynamics_batch
+ *     inverse_dynamics_fext, forward_dynamics_fext
  *   4 kinematics:
  *     jacobian_tool_world, jacobian_tool_local, jacobian_slider_world,
  *     jacobian_slider_local, fk_tool, jdot_qdot_tool, fk_slider,
@@ -75,17 +74,27 @@
  *     base_param_name, base_regressor_column, integrate, neutral, rollout,
  *     rollout_rk4
  *   7 inverse dynamics derivatives:
- *     inverse_dynamics_derivatives_fext, inverse_dynamics_derivatives_batch
+ *     inverse_dynamics_derivatives_fext
  *   8 forward dynamics derivatives:
- *     forward_dynamics_derivatives_fext, forward_dynamics_derivatives_batch
+ *     forward_dynamics_derivatives_fext
  *   9 identification:
  *     regressor
  *   10 base_regressor:
  *     base_regressor
  *   11 base_params:
  *     base_params
+ *   12 mass matrix batch:
+ *     compute_A_batch
+ *   13 Coriolis batch:
+ *     compute_C_batch
+ *   14 dynamics batch:
+ *     inverse_dynamics_batch, bias_batch, forward_dynamics_batch
+ *   15 inverse dynamics derivatives batch:
+ *     inverse_dynamics_derivatives_batch
+ *   16 forward dynamics derivatives batch:
+ *     forward_dynamics_derivatives_batch
  */
-#define KKNPARTS 11
+#define KKNPARTS 16
 #if defined(KKPART)
 #define KKIN(part) (KKPART == (part))
 #else
@@ -3419,7 +3428,7 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
 #endif
 
 
-#if KKSIMD && (KKIN(1) || KKIN(2) || KKIN(3) || KKIN(7) || KKIN(8))
+#if KKSIMD && (KKIN(12) || KKIN(13) || KKIN(14) || KKIN(15) || KKIN(16))
 /* States per vector instruction: 8 with AVX-512 (32 registers of 8
  * doubles), else 4 (AVX2's 256 bits; SSE2 splits them into pairs). The
  * measured choice: benchmarks/batch.py. */
@@ -3560,7 +3569,7 @@ static KKINLINE void load_lanes(const double *x, int width, kv *v)
     }
 }
 
-#if KKIN(1) || KKIN(2) || KKIN(3) || KKIN(7) || KKIN(8)
+#if KKIN(12) || KKIN(13) || KKIN(14) || KKIN(15) || KKIN(16)
 /* sincos_q over the NDOF x KKLANES angles of a block of states.
  * With AVX-512 in 512-bit registers (GCC's -march default prefers 256). */
 #if defined(__AVX512F__) && !defined(__clang__)
@@ -3629,7 +3638,7 @@ static KKHELPER void sincos_lanes(const double *q, double *s, double *c)
 #endif
 #endif
 
-#if KKIN(1) /* mass matrix */
+#if KKIN(12) /* mass matrix batch */
 KKCLONES
 /* compute_A for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
@@ -3721,7 +3730,7 @@ void mini_compute_A_batch(int n, const double *q, const double *p, double *A)
 }
 #endif
 
-#if KKIN(2) /* Coriolis */
+#if KKIN(13) /* Coriolis batch */
 KKCLONES
 /* compute_C for n states: every per-state array holds n of them, consecutive
  * (q, dq: n x NDOF row-major), one p for all; results equal to the scalar
@@ -3829,7 +3838,7 @@ void mini_compute_C_batch(int n, const double *q, const double *dq, const double
 }
 #endif
 
-#if KKIN(3) /* dynamics */
+#if KKIN(14) /* dynamics batch */
 KKCLONES
 /* inverse_dynamics for n states: every per-state array holds n of them,
  * consecutive (q, dq: n x NDOF row-major), one p for all; results equal to
@@ -3969,7 +3978,7 @@ void mini_inverse_dynamics_batch(int n, const double *q, const double *dq, const
 }
 #endif
 
-#if KKIN(3) /* dynamics */
+#if KKIN(14) /* dynamics batch */
 KKCLONES
 /* bias for n states: every per-state array holds n of them, consecutive (q,
  * dq: n x NDOF row-major), one p for all; results equal to the scalar
@@ -4075,7 +4084,7 @@ void mini_bias_batch(int n, const double *q, const double *dq, const double *p, 
 }
 #endif
 
-#if KKIN(3) /* dynamics */
+#if KKIN(14) /* dynamics batch */
 KKCLONES
 /* forward_dynamics for n states: every per-state array holds n of them,
  * consecutive (q, dq: n x NDOF row-major), one p for all; results equal to
@@ -4241,7 +4250,7 @@ void mini_forward_dynamics_batch(int n, const double *q, const double *dq, const
 }
 #endif
 
-#if KKIN(7) /* inverse dynamics derivatives */
+#if KKIN(15) /* inverse dynamics derivatives batch */
 KKCLONES
 /* inverse_dynamics_derivatives for n states: every per-state array holds n of
  * them, consecutive (q, dq: n x NDOF row-major), one p for all; results equal
@@ -4446,7 +4455,7 @@ void mini_inverse_dynamics_derivatives_batch(int n, const double *q, const doubl
 }
 #endif
 
-#if KKIN(8) /* forward dynamics derivatives */
+#if KKIN(16) /* forward dynamics derivatives batch */
 KKCLONES
 /* forward_dynamics_derivatives for n states: every per-state array holds n of
  * them, consecutive (q, dq: n x NDOF row-major), one p for all; results equal
