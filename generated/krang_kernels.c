@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        ce9073dcd690b4b94e35c8838f4f7828e194b330b1113acb2bb4934301700744
+ * generator        b0f8820b06ff16b17d7e64350c3a2933f66a530e64f2a02194f540800ae1efd6
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
@@ -56075,27 +56075,29 @@ void krang_forward_dynamics_derivatives_batch(int n, const double *q, const doub
                         const int kk_i2 = kk_h[2];
                         const int kk_i3 = kk_h[3];
                         for (int kk_c = kk_h[6]; kk_c < kk_h[7]; kk_c++) {
-                            const int kk_j0 = kk_col[kk_c];
-                            kv kk_o0[8], kk_o1[8], kk_o2[8], kk_o3[8];
-                            memset(kk_o0, 0, sizeof kk_o0);
-                            memset(kk_o1, 0, sizeof kk_o1);
-                            memset(kk_o2, 0, sizeof kk_o2);
-                            memset(kk_o3, 0, sizeof kk_o3);
-                            for (int kk_m = kk_h[4]; kk_m < kk_h[5]; kk_m++) {
-                                const kv kk_s0 = Minv[17 * kk_m + kk_i0], kk_s1 = Minv[17 * kk_m + kk_i1], kk_s2 = Minv[17 * kk_m + kk_i2], kk_s3 = Minv[17 * kk_m + kk_i3];
-                                const kv *kk_w = kk_y + 34 * kk_m + kk_j0;
-                                for (int kk_k = 0; kk_k < 8; kk_k++) {
-                                    kk_o0[kk_k] -= kk_s0 * kk_w[kk_k];
-                                    kk_o1[kk_k] -= kk_s1 * kk_w[kk_k];
-                                    kk_o2[kk_k] -= kk_s2 * kk_w[kk_k];
-                                    kk_o3[kk_k] -= kk_s3 * kk_w[kk_k];
+                            for (int kk_q = 0; kk_q < 8; kk_q += 2) {
+                                const int kk_j0 = kk_col[kk_c] + kk_q;
+                                kv kk_o0[2], kk_o1[2], kk_o2[2], kk_o3[2];
+                                memset(kk_o0, 0, sizeof kk_o0);
+                                memset(kk_o1, 0, sizeof kk_o1);
+                                memset(kk_o2, 0, sizeof kk_o2);
+                                memset(kk_o3, 0, sizeof kk_o3);
+                                for (int kk_m = kk_h[4]; kk_m < kk_h[5]; kk_m++) {
+                                    const kv kk_s0 = Minv[17 * kk_m + kk_i0], kk_s1 = Minv[17 * kk_m + kk_i1], kk_s2 = Minv[17 * kk_m + kk_i2], kk_s3 = Minv[17 * kk_m + kk_i3];
+                                    const kv *kk_w = kk_y + 34 * kk_m + kk_j0;
+                                    for (int kk_k = 0; kk_k < 2; kk_k++) {
+                                        kk_o0[kk_k] -= kk_s0 * kk_w[kk_k];
+                                        kk_o1[kk_k] -= kk_s1 * kk_w[kk_k];
+                                        kk_o2[kk_k] -= kk_s2 * kk_w[kk_k];
+                                        kk_o3[kk_k] -= kk_s3 * kk_w[kk_k];
+                                    }
                                 }
+                                kv *kk_d = kk_j0 < 17 ? dddq_dq + kk_j0 : dddq_dv + (kk_j0 - 17);
+                                memcpy(kk_d + 17 * kk_i0, kk_o0, 2 * sizeof kk_o0[0]);
+                                memcpy(kk_d + 17 * kk_i1, kk_o1, 2 * sizeof kk_o1[0]);
+                                memcpy(kk_d + 17 * kk_i2, kk_o2, 2 * sizeof kk_o2[0]);
+                                memcpy(kk_d + 17 * kk_i3, kk_o3, 2 * sizeof kk_o3[0]);
                             }
-                            kv *kk_d = kk_j0 < 17 ? dddq_dq + kk_j0 : dddq_dv + (kk_j0 - 17);
-                            memcpy(kk_d + 17 * kk_i0, kk_o0, 8 * sizeof kk_o0[0]);
-                            memcpy(kk_d + 17 * kk_i1, kk_o1, 8 * sizeof kk_o1[0]);
-                            memcpy(kk_d + 17 * kk_i2, kk_o2, 8 * sizeof kk_o2[0]);
-                            memcpy(kk_d + 17 * kk_i3, kk_o3, 8 * sizeof kk_o3[0]);
                         }
                     }
                 }

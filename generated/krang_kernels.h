@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        ce9073dcd690b4b94e35c8838f4f7828e194b330b1113acb2bb4934301700744
+ * generator        b0f8820b06ff16b17d7e64350c3a2933f66a530e64f2a02194f540800ae1efd6
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832

@@ -138,7 +138,7 @@ def batch(kernel: Kernel, name: str, simd: bool = True, scalar_name: str = "", z
     defined, read = {}, set()  # vector variable -> its position in b.body
     for pos, (decl, rhs) in enumerate(kernel.body):
         if decl == "" and rhs.startswith("{") and pos == len(kernel.body) - 1 and arrays:
-            b.tail = _loop_block(rhs, outputs + b.locals, [a for a in arrays if a[0] not in written])
+            b.tail = _loop_block(kernel.vector_block or rhs, outputs + b.locals, [a for a in arrays if a[0] not in written])
             continue
         if _DECL.fullmatch(decl) is None:  # a chunk's call: a kernel too long for one function (chunks.py)
             return scalar

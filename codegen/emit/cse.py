@@ -48,6 +48,7 @@ class Kernel:
     cold: bool = False  # a helper off the common path (KKCOLD: never inlined)
     noinline: bool = False  # a chunk of a long kernel (KKNOINLINE: codegen/emit/chunks.py)
     prefetch: str = ""  # KKPREFETCH's condition ("1"; a routine's argument), "" for none
+    vector_block: str = ""  # its last statement, a loop block, as a batch form reprints it (pair_loops.py)
     arrays: dict = field(default_factory=dict)  # symbol kind -> input array, where not named so (dq -> v)
 
     @property

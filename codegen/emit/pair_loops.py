@@ -165,14 +165,23 @@ def _groups(blocks, n: int) -> tuple[list, list]:
     return groups, starts
 
 
-def _product(form, n: int, minv: str, y: str, dq: str, dv: str) -> tuple[list, int]:
+# The batch form (codegen/emit/batch.py) reprints the block with every double a vector of states:
+# ROWS x LANES accumulators would be 32 vector registers (AVX2 has 16, AVX-512 32: spills). It
+# walks each chunk in steps of BATCH_COLUMNS columns, 8 accumulators: measured on Krang (N = 64,
+# best of 100 calls, load ~12) 17 % faster with AVX2, 5 % with AVX-512, than 8 columns; 1 and 4
+# columns were slower than 2.
+BATCH_COLUMNS = 2
+
+
+def _product(form, n: int, minv: str, y: str, dq: str, dv: str, cols: int = LANES) -> tuple[list, int]:
     """dq = -minv kk_dq, dv = -minv kk_dv (minv: the kernel's output, already
     written; `y`: [kk_dq | kk_dv] row-major, product_width(n) apart), ROWS rows by
     LANES columns at a time in local accumulators, which the compiler keeps in
     vector registers. Minv is block diagonal by root subtree (a fixed base's legs
     and torso: Talos' 32 x 32 has blocks of 6, 6 and 20), and kk_dq, kk_dv too:
     each group of rows runs over its block only (the columns a chunk holds
-    outside it are zeros in y and come out zero). Finer sparsity (a row's
+    outside it are zeros in y and come out zero). `cols` < LANES: each chunk in
+    steps of that many columns (the batch form's block). Finer sparsity (a row's
     support and subtree as runs of columns) was measured: faster on Talos,
     slower on Solo12 with a free-flyer, whose short runs do not vectorize
     (docs/design-notes.md#pair-loops)."""
@@ -186,26 +195,31 @@ def _product(form, n: int, minv: str, y: str, dq: str, dv: str) -> tuple[list, i
             f"for (int kk_g = 0; kk_g < {len(groups)}; kk_g++) {{",
             f"    const unsigned short *kk_h = kk_grp + {ROWS + 4} * kk_g;",
             *(f"    const int kk_i{k} = kk_h[{k}];" for k in rows),
-            f"    for (int kk_c = kk_h[{ROWS + 2}]; kk_c < kk_h[{ROWS + 3}]; kk_c++) {{",
-            "        const int kk_j0 = kk_col[kk_c];",
-            f"        double {', '.join(f'kk_o{k}[{LANES}]' for k in rows)};",
-            *(f"        memset(kk_o{k}, 0, sizeof kk_o{k});" for k in rows),
-            f"        for (int kk_m = kk_h[{ROWS}]; kk_m < kk_h[{ROWS + 1}]; kk_m++) {{",
-            # Minv is symmetric: its column kk_m, not its row, so that gcc does not vectorize over kk_m
-            # (it did for Talos, and ran slower than the row-by-row product)
-            f"            const double {', '.join(f'kk_s{k} = {minv}[{n} * kk_m + kk_i{k}]' for k in rows)};",
-            f"            const double *kk_w = {y} + {w} * kk_m + kk_j0;",
-            f"            for (int kk_k = 0; kk_k < {LANES}; kk_k++) {{",
-            *(f"                kk_o{k}[kk_k] -= kk_s{k} * kk_w[kk_k];" for k in rows),
-            "            }",
-            "        }",
-            # a chunk lies in one half (_starts): whole rows of LANES stores, which vectorize
-            f"        double *kk_d = kk_j0 < {h} ? {dq} + kk_j0 : {dv} + (kk_j0 - {h});",
-            # (memcpy: stores of the accumulator arrays as they are; an element loop let gcc
-            # turn the accumulators into scalars, unvectorized, at twice the time)
-            *(f"        memcpy(kk_d + {n} * kk_i{k}, kk_o{k}, {min(LANES, n)} * sizeof kk_o{k}[0]);" for k in rows),
-            "    }",
-            "}"]
+            f"    for (int kk_c = kk_h[{ROWS + 2}]; kk_c < kk_h[{ROWS + 3}]; kk_c++) {{"]
+    width, pad = min(LANES, n), ""  # a robot of fewer than LANES joints stores its n columns
+    store = str(width)
+    if cols < LANES:  # the chunk in steps of cols columns, each stored whole (or its first columns, at the end)
+        body += [f"        for (int kk_q = 0; kk_q < {width}; kk_q += {cols}) {{"]
+        pad, store = "    ", f"(kk_q + {cols} <= {width} ? {cols} : {width} - kk_q)" if width % cols else str(cols)
+    body += [pad + x for x in [
+        "        const int kk_j0 = kk_col[kk_c]" + (" + kk_q;" if pad else ";"),
+        f"        double {', '.join(f'kk_o{k}[{cols}]' for k in rows)};",
+        *(f"        memset(kk_o{k}, 0, sizeof kk_o{k});" for k in rows),
+        f"        for (int kk_m = kk_h[{ROWS}]; kk_m < kk_h[{ROWS + 1}]; kk_m++) {{",
+        # Minv is symmetric: its column kk_m, not its row, so that gcc does not vectorize over kk_m
+        # (it did for Talos, and ran slower than the row-by-row product)
+        f"            const double {', '.join(f'kk_s{k} = {minv}[{n} * kk_m + kk_i{k}]' for k in rows)};",
+        f"            const double *kk_w = {y} + {w} * kk_m + kk_j0;",
+        f"            for (int kk_k = 0; kk_k < {cols}; kk_k++) {{",
+        *(f"                kk_o{k}[kk_k] -= kk_s{k} * kk_w[kk_k];" for k in rows),
+        "            }",
+        "        }",
+        # a chunk lies in one half (_starts): whole rows of LANES stores, which vectorize
+        f"        double *kk_d = kk_j0 < {h} ? {dq} + kk_j0 : {dv} + (kk_j0 - {h});",
+        # (memcpy: stores of the accumulator arrays as they are; an element loop let gcc
+        # turn the accumulators into scalars, unvectorized, at twice the time)
+        *(f"        memcpy(kk_d + {n} * kk_i{k}, kk_o{k}, {store} * sizeof kk_o{k}[0]);" for k in rows)]]
+    body += (["        }"] if pad else []) + ["    }", "}"]
     return body, 4 * sum((b1 - b0) ** 2 for b0, b1 in blocks)  # the products' own operations, not the padding's
 
 
@@ -233,5 +247,6 @@ def emit_pairs(kernel: Kernel, derivation) -> Kernel:
     loops, ops = _pair_loops(form, n, "kk_y")
     product, pops = _product(form, n, arg["Minv"], "kk_y", dq, dv)
     k.body.append(("", _block(loops + product)))
+    k.vector_block = _block(loops + _product(form, n, arg["Minv"], "kk_y", dq, dv, BATCH_COLUMNS)[0])
     k.ops += ops + pops
     return k

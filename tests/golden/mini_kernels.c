@@ -5046,27 +5046,29 @@ void mini_forward_dynamics_derivatives_batch(int n, const double *q, const doubl
                         const int kk_i2 = kk_h[2];
                         const int kk_i3 = kk_h[3];
                         for (int kk_c = kk_h[6]; kk_c < kk_h[7]; kk_c++) {
-                            const int kk_j0 = kk_col[kk_c];
-                            kv kk_o0[8], kk_o1[8], kk_o2[8], kk_o3[8];
-                            memset(kk_o0, 0, sizeof kk_o0);
-                            memset(kk_o1, 0, sizeof kk_o1);
-                            memset(kk_o2, 0, sizeof kk_o2);
-                            memset(kk_o3, 0, sizeof kk_o3);
-                            for (int kk_m = kk_h[4]; kk_m < kk_h[5]; kk_m++) {
-                                const kv kk_s0 = Minv[3 * kk_m + kk_i0], kk_s1 = Minv[3 * kk_m + kk_i1], kk_s2 = Minv[3 * kk_m + kk_i2], kk_s3 = Minv[3 * kk_m + kk_i3];
-                                const kv *kk_w = kk_y + 16 * kk_m + kk_j0;
-                                for (int kk_k = 0; kk_k < 8; kk_k++) {
-                                    kk_o0[kk_k] -= kk_s0 * kk_w[kk_k];
-                                    kk_o1[kk_k] -= kk_s1 * kk_w[kk_k];
-                                    kk_o2[kk_k] -= kk_s2 * kk_w[kk_k];
-                                    kk_o3[kk_k] -= kk_s3 * kk_w[kk_k];
+                            for (int kk_q = 0; kk_q < 3; kk_q += 2) {
+                                const int kk_j0 = kk_col[kk_c] + kk_q;
+                                kv kk_o0[2], kk_o1[2], kk_o2[2], kk_o3[2];
+                                memset(kk_o0, 0, sizeof kk_o0);
+                                memset(kk_o1, 0, sizeof kk_o1);
+                                memset(kk_o2, 0, sizeof kk_o2);
+                                memset(kk_o3, 0, sizeof kk_o3);
+                                for (int kk_m = kk_h[4]; kk_m < kk_h[5]; kk_m++) {
+                                    const kv kk_s0 = Minv[3 * kk_m + kk_i0], kk_s1 = Minv[3 * kk_m + kk_i1], kk_s2 = Minv[3 * kk_m + kk_i2], kk_s3 = Minv[3 * kk_m + kk_i3];
+                                    const kv *kk_w = kk_y + 16 * kk_m + kk_j0;
+                                    for (int kk_k = 0; kk_k < 2; kk_k++) {
+                                        kk_o0[kk_k] -= kk_s0 * kk_w[kk_k];
+                                        kk_o1[kk_k] -= kk_s1 * kk_w[kk_k];
+                                        kk_o2[kk_k] -= kk_s2 * kk_w[kk_k];
+                                        kk_o3[kk_k] -= kk_s3 * kk_w[kk_k];
+                                    }
                                 }
+                                kv *kk_d = kk_j0 < 8 ? dddq_dq + kk_j0 : dddq_dv + (kk_j0 - 8);
+                                memcpy(kk_d + 3 * kk_i0, kk_o0, (kk_q + 2 <= 3 ? 2 : 3 - kk_q) * sizeof kk_o0[0]);
+                                memcpy(kk_d + 3 * kk_i1, kk_o1, (kk_q + 2 <= 3 ? 2 : 3 - kk_q) * sizeof kk_o1[0]);
+                                memcpy(kk_d + 3 * kk_i2, kk_o2, (kk_q + 2 <= 3 ? 2 : 3 - kk_q) * sizeof kk_o2[0]);
+                                memcpy(kk_d + 3 * kk_i3, kk_o3, (kk_q + 2 <= 3 ? 2 : 3 - kk_q) * sizeof kk_o3[0]);
                             }
-                            kv *kk_d = kk_j0 < 8 ? dddq_dq + kk_j0 : dddq_dv + (kk_j0 - 8);
-                            memcpy(kk_d + 3 * kk_i0, kk_o0, 3 * sizeof kk_o0[0]);
-                            memcpy(kk_d + 3 * kk_i1, kk_o1, 3 * sizeof kk_o1[0]);
-                            memcpy(kk_d + 3 * kk_i2, kk_o2, 3 * sizeof kk_o2[0]);
-                            memcpy(kk_d + 3 * kk_i3, kk_o3, 3 * sizeof kk_o3[0]);
                         }
                     }
                 }
