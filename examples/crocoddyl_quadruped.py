@@ -1,5 +1,5 @@
 """Solo12 trotting in Crocoddyl: its own gait problem solved by its own FDDP, once as built (Pinocchio's
-contact dynamics) and once with every contact node's dynamics from our kernels, side by side.
+contact and impulse dynamics) and once with every node's dynamics from our kernels, side by side.
 
     .venv-crocoddyl/bin/python -m examples.crocoddyl_quadruped            (`make crocoddyl-env` first)
     .venv-crocoddyl/bin/python -m examples.crocoddyl_quadruped --short    (10-knot steps: what CI runs)
@@ -30,12 +30,16 @@ its default stopping threshold 1e-9), twice:
   its derivatives into each contact's data: the friction-cone cost sees our forces). Pinocchio still
   computes the cost's kinematics: the feet's placements and the CoM (centerOfMass, updateFramePlacements)
   in calc, the joint Jacobians and the CoM's Jacobian (computeJointJacobians, jacobianCenterOfMass) in
-  calcDiff. The touchdown nodes (ActionModelImpulseFwdDynamics) stay native, Pinocchio's impulse
-  dynamics, in both runs.
+  calcDiff; the touchdown nodes' too.
+  Each touchdown's ActionModelImpulseFwdDynamics is replaced by KernelImpulseModel, a Python
+  crocoddyl.ActionModelAbstract: x+ = (q, v+), v+ from the module's impulse_dynamics, d v+/d(q, v) from
+  constrained_dynamics_derivatives (v+ is the constrained dynamics at v = 0, tau = A(q) v, without
+  gravity), the native touchdown's own costs on its data, its impulses ours (updateForce).
 Checks (assertions: the example fails otherwise), against Crocoddyl, which we did not write: at the
-initial guess, the first node of each contact set gives the same ddq, lambda, their derivatives and the
-cost's derivatives as the native model (1e-9 relative to the largest entry), and both solves end at the
-same cost (1e-6 relative). Prints iterations, costs, time per iteration of both (wall and process CPU
+initial guess and at a perturbed state, the first node of each contact set gives the same ddq, lambda,
+their derivatives and the cost's derivatives as the native model, the first touchdown of each the same
+x+, impulses, d x+/dx and cost derivatives (1e-9 relative to the largest entry), and both solves end at
+the same cost (1e-6 relative). Prints iterations, costs, time per iteration of both (wall and process CPU
 time; ours pays a Python call per node and per calc/calcDiff: the solver's loop is Crocoddyl's C++, the
 node's work crosses into Python and back) and one node's calc and calcDiff of each; saves a PNG of the
 base trajectory and the contact forces (matplotlib; else skipped, one line).
@@ -132,6 +136,60 @@ class KernelContactDAM(crocoddyl.DifferentialActionModelAbstract):
         data.Lx, data.Lxx = nd.costs.Lx, nd.costs.Lxx
 
 
+class KernelImpulseData(crocoddyl.ActionDataAbstract):
+    """The abstract data plus the native touchdown's own (Pinocchio data, impulse data, cost data)."""
+
+    def __init__(self, model):
+        crocoddyl.ActionDataAbstract.__init__(self, model)
+        self.native = model.native.createData()
+
+
+class KernelImpulseModel(crocoddyl.ActionModelAbstract):
+    """A native ActionModelImpulseFwdDynamics's touchdown with our impulse dynamics: x+ = (q, v+), v+ from
+    impulse_dynamics (plastic, as the native r_coeff = 0); its derivatives from the same kernels, as
+    examples/quadruped_mpc.py's: v+ is constrained_dynamics without gravity at v = 0 and tau = A(q) v, so
+    d v+/dq = d ddq/dq + d ddq/dtau d(A v)/dq and d v+/dv = d ddq/dtau A. The native node's costs (the
+    landing feet on their targets, the state), on its data."""
+
+    def __init__(self, native, m, pin_model):
+        crocoddyl.ActionModelAbstract.__init__(self, native.state, 0, native.costs.nr)
+        self.native, self.m, self.pin_model, self.p = native, m, pin_model, m.default_params()
+        self.p_no_g = self.p.copy()
+        self.p_no_g[list(m.PARAM_NAMES).index("g")] = 0.0
+        impulses = native.impulses.impulses
+        self.mask = sum(1 << FEET.index(pin_model.frames[i.data().impulse.id].name) for i in impulses)
+        self.nc = native.impulses.nc
+        assert native.r_coeff == 0.0 and all(i.data().impulse.type == pinocchio.LOCAL_WORLD_ALIGNED for i in impulses)
+        self.zero = np.zeros(NV)
+
+    def createData(self):
+        return KernelImpulseData(self)
+
+    def calc(self, data, x, u=None):
+        q, v, nd, model = x[:NQ], x[NQ:], data.native, self.pin_model
+        pinocchio.centerOfMass(model, nd.pinocchio, q, False)  # the cost's kinematics, as KernelContactDAM
+        pinocchio.updateFramePlacements(model, nd.pinocchio)
+        # native: JMinvJt_damping 1e-12 on the contact system; ours an exact solve (mu = 0): ~1e-12 apart
+        v_plus, impulse = self.m.impulse_dynamics(q, v, self.mask, params=self.p)
+        data.xnext = np.concatenate([q, v_plus])
+        self.native.impulses.updateForce(nd.multibody.impulses, impulse[:self.nc])
+        self.native.costs.calc(nd.costs, x, self.zero[:0])
+        data.cost = nd.costs.cost
+
+    def calcDiff(self, data, x, u=None):
+        q, v, nd, model, m = x[:NQ], x[NQ:], data.native, self.pin_model, self.m
+        pinocchio.computeJointJacobians(model, nd.pinocchio, q)
+        pinocchio.jacobianCenterOfMass(model, nd.pinocchio, q, False)
+        A = m.compute_A(q, self.p)
+        dAv_dq = m.inverse_dynamics_derivatives(q, self.zero, v, self.p_no_g)[0]  # d(A(q) v)/dq
+        aq, _, atau = m.constrained_dynamics_derivatives(q, self.zero, A @ v, self.mask, params=self.p_no_g)[:3]
+        Fx = np.eye(2 * NV)
+        Fx[NV:, :NV], Fx[NV:, NV:] = aq + atau @ dAv_dq, atau @ A
+        data.Fx = Fx
+        self.native.costs.calcDiff(nd.costs, x, self.zero[:0])
+        data.Lx, data.Lxx = nd.costs.Lx, nd.costs.Lxx
+
+
 def build_problem(m, gait):
     """Crocoddyl's trot for Solo12 (Pinocchio's model from the module's URDF, SRDF's "standing"), x0."""
     from crocoddyl.utils.quadruped import SimpleQuadrupedalGaitProblem
@@ -151,11 +209,14 @@ def is_contact(action):
 
 
 def with_kernels(problem, m, model):
-    """The same ShootingProblem, each contact node's differential model ours (its Euler step, dt kept);
-    the Python models are returned too (kept alive with the problem)."""
+    """The same ShootingProblem, each contact node's differential model ours (its Euler step, dt kept) and
+    each touchdown ours; the Python models are returned too (kept alive with the problem)."""
     keep = []
 
     def swap(action):
+        if isinstance(action, crocoddyl.ActionModelImpulseFwdDynamics):
+            keep.append(KernelImpulseModel(action, m, model))
+            return keep[-1]
         if not is_contact(action):
             return action
         dam = KernelContactDAM(action.differential, m, model)
@@ -174,42 +235,66 @@ def perturbed(model, x0, u0, rng):
 
 
 def compare_nodes(native, ours, model, x0, us0, tol=1e-9):
-    """The first contact node of each contact set, at the initial guess (x0, quasi-static u) and at a
-    perturbed point: ours against the native model; asserts agreement to `tol` relative to each
-    quantity's largest entry (or absolute below 1: at the initial guess ddq is zero to rounding).
-    Returns the largest difference."""
+    """The first node of each contact set and the first touchdown of each (if ours), at the initial guess
+    (x0, quasi-static u) and at a perturbed point: ours against the native model; asserts agreement to
+    `tol` relative to each quantity's largest entry (or absolute below 1: at the initial guess ddq is zero
+    to rounding). Returns the largest difference."""
     seen, worst, rng = set(), 0.0, np.random.default_rng(0)
     for k, (mn, mo) in enumerate(zip(native.runningModels, ours.runningModels)):
-        if not is_contact(mn) or mo.differential.mask in seen:
+        ours_node = mo if isinstance(mo, KernelImpulseModel) else getattr(mo, "differential", None)
+        if not isinstance(ours_node, (KernelContactDAM, KernelImpulseModel)) or (type(ours_node), ours_node.mask) in seen:
             continue
-        seen.add(mo.differential.mask)
+        seen.add((type(ours_node), ours_node.mask))
         for x, u, where in ((x0, us0[k], "initial guess"), (*perturbed(model, x0, us0[k], rng), "perturbed")):
-            worst = max(worst, compare_node(k, mn.differential, mo.differential, x, u, where, tol))
+            if isinstance(ours_node, KernelImpulseModel):
+                diffs = impulse_differences(mn, mo, x)
+            else:
+                diffs = contact_differences(mn.differential, mo.differential, x, u)
+            kind = "touchdown" if isinstance(ours_node, KernelImpulseModel) else "stance"
+            feet = "".join("1" if ours_node.mask >> f & 1 else "0" for f in range(4))
+            print(f"  node {k:2d} ({kind} {feet}), {where}: " + ", ".join(f"{n} {d:.1e}" for n, d in diffs.items()))
+            bad = {n: d for n, d in diffs.items() if not d <= tol}
+            assert not bad, f"node {k}, {where}: ours and Crocoddyl's native model differ: {bad}"
+            worst = max(worst, *diffs.values())
     return worst
 
 
-def compare_node(k, dn, do, x, u, where, tol):
-    """One node's dynamics, forces, derivatives and cost derivatives, native (dn) and ours (do), at (x, u)."""
+def relative(pairs):
+    """max |native - ours| / max(max |native|, 1) for each named (native, ours) pair."""
+    out = {}
+    for name, (a, b) in pairs.items():
+        a, b = np.asarray(a, float), np.asarray(b, float)
+        out[name] = np.abs(a - b).max() / max(np.abs(a).max(), 1.0)
+    return out
+
+
+def contact_differences(dn, do, x, u):
+    """One contact node's dynamics, forces, derivatives and cost derivatives, native (dn) and ours (do)."""
     an, ao = dn.createData(), do.createData()
     for model, data in ((dn, an), (do, ao)):
         model.calc(data, x, u)
         model.calcDiff(data, x, u)
     nc = dn.contacts.nc
-    pairs = {"ddq": (an.xout, ao.xout), "lambda": (an.pinocchio.lambda_c[:nc], forces(ao.native, dn)),
-             "d ddq/dx": (an.Fx, ao.Fx), "d ddq/du": (an.Fu, ao.Fu),
-             "d lambda/dx": (an.df_dx, stacked(ao.native, dn, "df_dx")),
-             "d lambda/du": (an.df_du, stacked(ao.native, dn, "df_du")),
-             "cost": (an.cost, ao.cost), "Lx": (an.Lx, ao.Lx), "Lu": (an.Lu, ao.Lu), "Lxx": (an.Lxx, ao.Lxx),
-             "Luu": (an.Luu, ao.Luu), "Lxu": (an.Lxu, ao.Lxu)}
-    diffs = {}
-    for name, (a, b) in pairs.items():
-        a, b = np.asarray(a, float), np.asarray(b, float)
-        diffs[name] = np.abs(a - b).max() / max(np.abs(a).max(), 1.0)
-    feet = "".join("1" if do.mask >> f & 1 else "0" for f in range(4))
-    print(f"  node {k:2d} (stance {feet}), {where}: " + ", ".join(f"{n} {d:.1e}" for n, d in diffs.items()))
-    bad = {n: d for n, d in diffs.items() if not d <= tol}
-    assert not bad, f"node {k}, {where}: ours and Crocoddyl's native model differ: {bad}"
-    return max(diffs.values())
+    return relative({"ddq": (an.xout, ao.xout), "lambda": (an.pinocchio.lambda_c[:nc], forces(ao.native, dn)),
+                     "d ddq/dx": (an.Fx, ao.Fx), "d ddq/du": (an.Fu, ao.Fu),
+                     "d lambda/dx": (an.df_dx, stacked(ao.native, dn, "df_dx")),
+                     "d lambda/du": (an.df_du, stacked(ao.native, dn, "df_du")),
+                     "cost": (an.cost, ao.cost), "Lx": (an.Lx, ao.Lx), "Lu": (an.Lu, ao.Lu), "Lxx": (an.Lxx, ao.Lxx),
+                     "Luu": (an.Luu, ao.Luu), "Lxu": (an.Lxu, ao.Lxu)})
+
+
+def impulse_differences(mn, mo, x):
+    """One touchdown's next state, impulses, d x+/dx and cost derivatives, native (mn) and ours (mo)."""
+    an, ao = mn.createData(), mo.createData()
+    u = np.zeros(0)
+    for model, data in ((mn, an), (mo, ao)):
+        model.calc(data, x, u)
+        model.calcDiff(data, x, u)
+    idata = ao.native.multibody.impulses.impulses
+    ours_impulse = np.concatenate([idata[i.key()].f.linear for i in mn.impulses.impulses])
+    return relative({"x+": (an.xnext, ao.xnext), "impulse": (an.pinocchio.impulse_c[:mn.impulses.nc], ours_impulse),
+                     "d x+/dx": (an.Fx, ao.Fx), "cost": (an.cost, ao.cost), "Lx": (an.Lx, ao.Lx),
+                     "Lxx": (an.Lxx, ao.Lxx)})
 
 
 def forces(native_data, dam):
@@ -240,8 +325,13 @@ def node_times(native, ours, x0, u0, calls):
         out += [per_call(action.calc, (data, x0, u0), calls), per_call(action.calcDiff, (data, x0, u0), calls)]
     dam = ours.runningModels[0].differential
     args = (x0[:NQ], x0[NQ:], np.r_[np.zeros(6), u0], dam.mask, 0.0, KD)
-    return out + [per_call(dam.m.constrained_dynamics, args, calls),
-                  per_call(dam.m.constrained_dynamics_derivatives, args, calls)]
+    out += [per_call(dam.m.constrained_dynamics, args, calls), per_call(dam.m.constrained_dynamics_derivatives, args, calls)]
+    k = next(k for k, a in enumerate(ours.runningModels) if isinstance(a, KernelImpulseModel))
+    x = np.r_[x0[:NQ], np.random.default_rng(1).uniform(-0.5, 0.5, NV)]  # a touchdown at some velocity
+    for action in (native.runningModels[k], ours.runningModels[k]):
+        data = action.createData()
+        out += [per_call(action.calc, (data, x, np.zeros(0)), calls), per_call(action.calcDiff, (data, x, np.zeros(0)), calls)]
+    return out
 
 
 def solve(problem, x0, us0, maxiter):
@@ -311,9 +401,10 @@ def main(argv=None):
     ours, _keep = with_kernels(native, m, model)
     us0 = native.quasiStatic([x0] * native.T)
     swapped = sum(isinstance(getattr(a, "differential", None), KernelContactDAM) for a in ours.runningModels)
+    touchdowns = sum(isinstance(a, KernelImpulseModel) for a in ours.runningModels)
     print(f"crocoddyl {crocoddyl.__version__}, pinocchio {pinocchio.__version__}; Solo12, Crocoddyl's trot "
-          f"({gait}): {native.T} nodes, {swapped} contact nodes and the terminal one ours, "
-          f"{native.T - swapped} touchdowns native")
+          f"({gait}): {native.T} nodes, {swapped} contact nodes and the terminal one ours, {touchdowns} touchdowns ours, "
+          f"{native.T - swapped - touchdowns} native")
     print(f"first node of each contact set, ours vs native (max |difference| / max(max |native|, 1); stance in {FEET}'s order):")
     worst = compare_nodes(native, ours, model, x0, us0)
     print(f"largest difference ours vs native: {worst:.3e}")
@@ -331,10 +422,12 @@ def main(argv=None):
     print(f"time per iteration: native {1e3 * pn:.2f} ms, ours {1e3 * po:.2f} ms (process CPU, one thread each; wall: "
           f"native {1e3 * wn:.2f} ms, ours {1e3 * wo:.2f} ms; best of {args.repeat} solves); native with its default "
           f"nthreads = {threads}: {1e3 * pd:.2f} ms (wall {1e3 * wd:.2f} ms)")
-    nc, nd, oc, od, kc, kd = node_times(native, ours, x0, us0[0], args.calls)
+    nc, nd, oc, od, kc, kd, ic, idf, jc, jdf = node_times(native, ours, x0, us0[0], args.calls)
     print(f"one contact node (four feet), process CPU per call: calc native {nc:.1f} us, ours {oc:.1f} us "
           f"(constrained_dynamics {kc:.1f} us); calcDiff native {nd:.1f} us, ours {od:.1f} us "
           f"(constrained_dynamics_derivatives {kd:.1f} us)")
+    print(f"one touchdown (two feet): calc native {ic:.1f} us, ours {jc:.1f} us; calcDiff native {idf:.1f} us, "
+          f"ours {jdf:.1f} us")
     xs, F = trajectories(so, ours)
     xs_n, F_n = trajectories(sn, native)
     print(f"max base position difference ours vs native: {np.abs(xs[:, :3] - xs_n[:, :3]).max():.3e} m; base "

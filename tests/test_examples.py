@@ -159,12 +159,13 @@ def test_crocoddyl_quadruped(tmp_path):
     out = _run([str(CROCODDYL_PYTHON), "-m", "examples.crocoddyl_quadruped", "--short", "--repeat", "1", "--calls", "200",
                 "--png", str(png)], timeout=1500)
     assert re.search(r"crocoddyl 3\.2\.1, pinocchio 4\.0\.0", out), out
-    # every contact node of ours, the touchdowns native
-    m = re.search(r"(\d+) nodes, (\d+) contact nodes and the terminal one ours, (\d+) touchdowns native", out)
-    assert m and int(m.group(2)) + int(m.group(3)) == int(m.group(1)) and int(m.group(2)) > 0, out
-    # ddq, lambda and their derivatives against Crocoddyl's native model (the example asserts 1e-9 too)
+    # every node of ours: the contact nodes, the terminal one and the touchdowns
+    m = re.search(r"(\d+) nodes, (\d+) contact nodes and the terminal one ours, (\d+) touchdowns ours, 0 native", out)
+    assert m and int(m.group(2)) + int(m.group(3)) == int(m.group(1)) and int(m.group(3)) == 2, out
+    # ddq, lambda, v+ and their derivatives against Crocoddyl's native models (the example asserts 1e-9 too)
     assert _number(out, "largest difference ours vs native") < 1e-9
-    assert len(re.findall(r"node +\d+ \(stance [01]{4}\), (?:initial guess|perturbed):", out)) == 6  # 3 sets, 2 points
+    nodes = re.findall(r"node +\d+ \((stance|touchdown) [01]{4}\), (?:initial guess|perturbed):", out)
+    assert nodes.count("stance") == 6 and nodes.count("touchdown") == 4, out  # 3 contact sets, 2 touchdowns, 2 points
     m = re.search(r"iterations: native (\d+), ours (\d+) \(converged: native True, ours True\)", out)
     assert m and 3 <= int(m.group(1)) < 100 and abs(int(m.group(1)) - int(m.group(2))) <= 1, out
     m = re.search(r"final cost: native ([0-9.]+e[+-][0-9]+), ours ([0-9.]+e[+-][0-9]+)", out)
