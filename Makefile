@@ -67,7 +67,9 @@ demo: build
 # example-robot-data, built on first use), iLQR on Panda (examples/ilqr.py, the derivative
 # kernels), Talos pushed while standing (examples/humanoid_push.py, the contact kernels) and
 # Solo12 trotting, Crocoddyl's gait problem by iLQR on the contact kernels' derivatives and on
-# Pinocchio's (examples/quadruped_mpc.py), in full (tests/test_examples.py runs them short).
+# Pinocchio's (examples/quadruped_mpc.py), in full (tests/test_examples.py runs them short); then, where
+# `make crocoddyl-env` made its environment, the same gait by Crocoddyl's own FDDP on the contact kernels
+# (examples/crocoddyl_quadruped.py).
 examples: build
 	$(PYTHON) -m examples.computed_torque
 	$(PYTHON) -m examples.task_space
@@ -78,6 +80,8 @@ examples: build
 	$(PYTHON) -m examples.quadruped_mpc
 	$(PYTHON) -m examples.jax_sysid
 	$(PYTHON) -m examples.casadi_trajopt
+	@if [ -x $(CROC_VENV)/bin/python ]; then $(CROC_VENV)/bin/python -m examples.crocoddyl_quadruped; \
+		else echo "no $(CROC_VENV) (make crocoddyl-env): examples/crocoddyl_quadruped.py skipped"; fi
 	@mkdir -p build/examples
 	$(CC) -O2 -std=c99 -I generated examples/c_controller/main.c generated/krang_kernels.c -lm \
 		-o build/examples/c_controller
@@ -111,6 +115,24 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 docs: $(DOCS_STAMP)
 	$(PYTHON) -m mkdocs build --strict --quiet
 	@echo "docs: build/site/index.html"
+
+# Crocoddyl's own solver on the contact kernels (examples/crocoddyl_quadruped.py) runs in an environment of its
+# own, .venv-crocoddyl: crocoddyl 3.2.1 needs libpinocchio 4.0.0, .venv has pin 4.1.0 (pyproject.toml's
+# [crocoddyl] extra holds the pins and says why). Not the package: its requirements (the extra, its
+# krang-kernels[...] references expanded); the example runs from the checkout (python -m), where codegen
+# builds Solo12's module on first use.
+CROC_VENV  := .venv-crocoddyl
+CROC_STAMP := build/.crocoddyl-env
+$(CROC_STAMP): pyproject.toml
+	rm -rf $(CROC_VENV) && $(BOOTSTRAP) -m venv $(CROC_VENV)
+	$(CROC_VENV)/bin/python -m pip install -q --upgrade pip
+	$(CROC_VENV)/bin/python -c "import tomllib, re, subprocess, sys; extras = tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']; \
+		expand = lambda name: [r for e in extras[name] for r in (expand(re.search(r'\[(.*)\]', e).group(1)) if e.startswith('krang-kernels[') else [e])]; \
+		subprocess.run([sys.executable, '-m', 'pip', 'install', '-q', *expand('crocoddyl')], check=True)"
+	@mkdir -p build && touch $(CROC_STAMP)
+
+.PHONY: crocoddyl-env
+crocoddyl-env: $(CROC_STAMP)
 
 # Lint: ruff with the configuration in pyproject.toml ([tool.ruff]); ruff is in the [test] extra.
 .PHONY: lint

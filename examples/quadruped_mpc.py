@@ -49,10 +49,14 @@ dominate an iteration, so the robot's functions' own time is printed too, split 
 (the rollouts), derivatives and kinematics. Saves a PNG of the base trajectory and the stance feet's
 contact forces (matplotlib: `pip install krang-kernels[examples]`; else skipped, one line).
 
-Why not Crocoddyl itself: crocoddyl 3.2.1 (PyPI) needs example-robot-data 5.0.0 through
-example-robot-data-loaders (the project has 6.0.0; --no-deps gets past that) and is built against
-libpinocchio 4.0.0: next to 4.1.0, which the project uses, building this gait problem crashes
-(MemoryError in ShootingProblem, or a segmentation fault creating a four-contact model's data).
+Why our own iLQR, not only Crocoddyl: this example runs in .venv with everything the project tests
+against (Pinocchio 4.1.0), and shows the whole loop, kernels to solver, in numpy. Crocoddyl itself is
+examples/crocoddyl_quadruped.py: crocoddyl 3.2.1 (PyPI, the latest) is built against libpinocchio 4.0.0
+(next to 4.1.0 building this gait problem crashes: MemoryError in ShootingProblem, or a segmentation
+fault creating a four-contact model's data), so it runs in an environment of its own, .venv-crocoddyl
+(`make crocoddyl-env`), where Crocoddyl's FDDP solves this same trot with each contact node's dynamics
+and derivatives from constrained_dynamics(_derivatives) through a DifferentialActionModel, side by side
+with its native model.
 """
 from __future__ import annotations
 
@@ -625,18 +629,23 @@ def report(nodes, runs):
     return t, stance
 
 
+def plot_base(ax, t, Q, Q_ref, title):
+    """The base's position over time (solid), the reference run's dotted (examples/crocoddyl_quadruped.py too)."""
+    for i, name in enumerate("xyz"):
+        ax.plot(t, Q[:, i], label=f"base {name}")
+        ax.plot(t, Q_ref[:, i], "k:", lw=1)
+    ax.set_ylabel("m")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+
+
 def plot(runs, t, stance, path):
     plt = pyplot()
     if plt is None:
         return
     (Q, _, _, F), (Qr, _, _, _) = runs[0][1][0], runs[1][1][0]
     fig, ax = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
-    for i, name in enumerate("xyz"):
-        ax[0].plot(t, Q[:, i], label=f"base {name}")
-        ax[0].plot(t, Qr[:, i], "k:", lw=1)
-    ax[0].set_ylabel("m")
-    ax[0].set_title("Solo12 trotting: iLQR on constrained_dynamics (dotted: on Pinocchio)")
-    ax[0].legend(fontsize=8)
+    plot_base(ax[0], t, Q, Qr, "Solo12 trotting: iLQR on constrained_dynamics (dotted: on Pinocchio)")
     for f, name in enumerate(FEET):
         ax[1].plot(t[:-1], np.where(stance[:, f], F[:, f, 2], np.nan), label=name)
         ax[2].plot(t[:-1], np.where(stance[:, f], np.linalg.norm(F[:, f, :2], axis=-1), np.nan), label=name)

@@ -5,8 +5,9 @@ examples/floating_base.py (Solo12 in free flight: momentum, CoM and energy balan
 examples/ilqr.py (iLQR on Panda with the derivative kernels and with finite differences),
 examples/humanoid_push.py (Talos on both soles under a push: equilibrium, sole forces, drift),
 examples/quadruped_mpc.py (Solo12 trotting: Crocoddyl's gait problem by iLQR on the contact kernels and
-on Pinocchio, the same steps) and examples/c_controller/main.c (compiled with docs/c-abi.md's build
-line, run for a few ticks)."""
+on Pinocchio, the same steps), examples/crocoddyl_quadruped.py (the same gait by Crocoddyl's FDDP, native
+and on the contact kernels through a DifferentialActionModel, in .venv-crocoddyl) and
+examples/c_controller/main.c (compiled with docs/c-abi.md's build line, run for a few ticks)."""
 from __future__ import annotations
 
 import re
@@ -143,6 +144,36 @@ def test_quadruped_mpc(tmp_path):
     assert _number(out, "max base position difference ours vs Pinocchio") < 1e-9  # m
     assert re.search(r"time per iteration: ours [0-9.]+ ms, Pinocchio [0-9.]+ ms", out), out
     assert 0.05 < _number(out, "base travelled") < 0.15  # m: the CoM's reference moves 0.11 m (0.074 measured)
+    assert png.is_file() or "matplotlib is not installed" in out
+
+
+CROCODDYL_PYTHON = ROOT / ".venv-crocoddyl" / "bin" / "python"
+
+
+@pytest.mark.skipif(not CROCODDYL_PYTHON.exists(), reason=".venv-crocoddyl does not exist (make crocoddyl-env): Crocoddyl "
+                    "3.2.1 needs pin 4.0.0, .venv has 4.1.0")
+def test_crocoddyl_quadruped(tmp_path):
+    png = tmp_path / "croc.png"
+    # Solo12's module: built by the Crocoddyl environment's generator on first use (minutes), or the same
+    # cache entry as test_quadruped_mpc's when the build tools' versions match
+    out = _run([str(CROCODDYL_PYTHON), "-m", "examples.crocoddyl_quadruped", "--short", "--repeat", "1", "--calls", "200",
+                "--png", str(png)], timeout=1500)
+    assert re.search(r"crocoddyl 3\.2\.1, pinocchio 4\.0\.0", out), out
+    # every node of ours: the contact nodes, the terminal one and the touchdowns
+    m = re.search(r"(\d+) nodes, (\d+) contact nodes and the terminal one ours, (\d+) touchdowns ours, 0 native", out)
+    assert m and int(m.group(2)) + int(m.group(3)) == int(m.group(1)) and int(m.group(3)) == 2, out
+    # ddq, lambda, v+ and their derivatives against Crocoddyl's native models (the example asserts 1e-9 too)
+    assert _number(out, "largest difference ours vs native") < 1e-9
+    nodes = re.findall(r"node +\d+ \((stance|touchdown) [01]{4}\), (?:initial guess|perturbed):", out)
+    assert nodes.count("stance") == 6 and nodes.count("touchdown") == 4, out  # 3 contact sets, 2 touchdowns, 2 points
+    m = re.search(r"iterations: native (\d+), ours (\d+) \(converged: native True, ours True\)", out)
+    assert m and 3 <= int(m.group(1)) < 100 and abs(int(m.group(1)) - int(m.group(2))) <= 1, out
+    m = re.search(r"final cost: native ([0-9.]+e[+-][0-9]+), ours ([0-9.]+e[+-][0-9]+)", out)
+    assert m, out
+    native, ours = float(m.group(1)), float(m.group(2))
+    assert ours == pytest.approx(native, rel=1e-6)  # the same problem: ~1e-14 measured
+    assert _number(out, "max base position difference ours vs native") < 1e-6  # m
+    assert re.search(r"time per iteration: native [0-9.]+ ms, ours [0-9.]+ ms", out), out
     assert png.is_file() or "matplotlib is not installed" in out
 
 
