@@ -498,7 +498,8 @@ def interleaved_functions(fs) -> list:
             "or more, 64-byte aligned, are written with non-temporal stores where the build has AVX (they bypass "
             "the caches). Outputs must not overlap inputs. n <= 0 writes nothing.",
             # shape: one block's largest (generic callers, reference.abi_ctypes, allocate it for n <= 8)
-            (*args, dataclasses.replace(mat, shape=(mat.size, INTERLEAVE), batched=False, doc=f"{mat.name} of every state, interleaved as above")),
+            (*args, dataclasses.replace(mat, shape=(mat.size, INTERLEAVE), batched=False,
+                                        doc=f"{mat.name} of every state, interleaved as above")),
             INTERLEAVED, batch_of=f.name))
     if "compute_A_batch_interleaved" in names | {f.name for f in out}:
         nv = next(a for a in fs if a.name == "compute_A").outputs[0].shape[0]
