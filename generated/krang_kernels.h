@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        4e44ab33cb53ca91b7f91068e4c2949f3a10d8497bc4202062342f1724469d10
+ * generator        04f7f33b5b5d0e360c04242c32804dbb43528c916cc06637182fa25b51f0c28c
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832

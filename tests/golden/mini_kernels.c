@@ -3852,6 +3852,7 @@ void mini_compute_A_batch_interleaved(int n, const double *q, const double *p, i
                 }
                 xq = in_q;
             }
+            (void)xq;  /* a kernel's vector statements may not read every input */
 
             for (int g = 0; g < KKBLOCK; g += KKLANES) {
                 kv vs[NDOF], vc[NDOF];
@@ -3897,6 +3898,7 @@ void mini_compute_A_batch_interleaved(int n, const double *q, const double *p, i
                 }
                 xq = in_q;
             }
+            (void)xq;  /* a kernel's vector statements may not read every input */
 
         for (int l = 0; l < KKBLOCK; ++l) {
             double t[NDOF * NDOF];
@@ -4086,6 +4088,8 @@ void mini_compute_C_batch_interleaved(int n, const double *q, const double *dq, 
                 xq = in_q;
                 xdq = in_dq;
             }
+            (void)xq;  /* a kernel's vector statements may not read every input */
+            (void)xdq;  /* a kernel's vector statements may not read every input */
 
             for (int g = 0; g < KKBLOCK; g += KKLANES) {
                 kv vs[NDOF], vc[NDOF];
@@ -4171,6 +4175,8 @@ void mini_compute_C_batch_interleaved(int n, const double *q, const double *dq, 
                 xq = in_q;
                 xdq = in_dq;
             }
+            (void)xq;  /* a kernel's vector statements may not read every input */
+            (void)xdq;  /* a kernel's vector statements may not read every input */
 
         for (int l = 0; l < KKBLOCK; ++l) {
             double t[NDOF * NDOF];
