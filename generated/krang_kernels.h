@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        b0f8820b06ff16b17d7e64350c3a2933f66a530e64f2a02194f540800ae1efd6
+ * generator        3f330c13289dd3f6af9dfbefc99db40601e68e70c52a68f4675abcbdf98e2709
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
@@ -557,6 +557,10 @@ extern "C" {
 #define krang_forward_dynamics_batch KKSYMBOL(krang_kernels_prefix, krang_forward_dynamics_batch)
 #define krang_inverse_dynamics_derivatives_batch KKSYMBOL(krang_kernels_prefix, krang_inverse_dynamics_derivatives_batch)
 #define krang_forward_dynamics_derivatives_batch KKSYMBOL(krang_kernels_prefix, krang_forward_dynamics_derivatives_batch)
+#define krang_compute_A_batch_interleaved KKSYMBOL(krang_kernels_prefix, krang_compute_A_batch_interleaved)
+#define krang_compute_C_batch_interleaved KKSYMBOL(krang_kernels_prefix, krang_compute_C_batch_interleaved)
+#define krang_cholesky_batch_interleaved KKSYMBOL(krang_kernels_prefix, krang_cholesky_batch_interleaved)
+#define krang_solve_batch_interleaved KKSYMBOL(krang_kernels_prefix, krang_solve_batch_interleaved)
 #define krang_com KKSYMBOL(krang_kernels_prefix, krang_com)
 #define krang_com_jacobian KKSYMBOL(krang_kernels_prefix, krang_com_jacobian)
 #define krang_centroidal_map KKSYMBOL(krang_kernels_prefix, krang_centroidal_map)
@@ -794,6 +798,47 @@ void krang_inverse_dynamics_derivatives_batch(int n, const double *q, const doub
  * to the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
  * writes nothing. */
 void krang_forward_dynamics_derivatives_batch(int n, const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv);
+
+/* compute_A_batch with the output lane-interleaved: by blocks of 8 states
+ * (whatever the build's lane count, so every build writes the same layout):
+ * block b holds states 8b .. 8b + 7, element k of state 8b + l at out[(b * K
+ * + k) * 8 + l]; ceil(n / 8) blocks, the padding lanes of the last block hold
+ * the last state's results again (defined values, never read past the n
+ * states' inputs); K = NV * NV (row-major), or NV (NV + 1) / 2 when packed !=
+ * 0 (the lower triangle, row by row: (i, j), j <= i, at k = i (i + 1) / 2 +
+ * j; A is symmetric). The output holds ceil(n / 8) x K x 8 doubles. Inputs as
+ * compute_A_batch's (n x NQ row-major), results equal to the scalar kernel's
+ * to rounding. Outputs of 2097152 bytes or more, 64-byte aligned, are written
+ * with non-temporal stores where the build has AVX (they bypass the caches).
+ * Outputs must not overlap inputs. n <= 0 writes nothing. */
+void krang_compute_A_batch_interleaved(int n, const double *q, const double *p, int packed, double *A);
+
+/* compute_C_batch with the output lane-interleaved: by blocks of 8 states
+ * (whatever the build's lane count, so every build writes the same layout):
+ * block b holds states 8b .. 8b + 7, element k of state 8b + l at out[(b * K
+ * + k) * 8 + l]; ceil(n / 8) blocks, the padding lanes of the last block hold
+ * the last state's results again (defined values, never read past the n
+ * states' inputs); K = NV * NV (row-major). The output holds ceil(n / 8) x K
+ * x 8 doubles. Inputs as compute_C_batch's (n x NQ row-major), results equal
+ * to the scalar kernel's to rounding. Outputs of 2097152 bytes or more,
+ * 64-byte aligned, are written with non-temporal stores where the build has
+ * AVX (they bypass the caches). Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void krang_compute_C_batch_interleaved(int n, const double *q, const double *dq, const double *p, double *C);
+
+/* Cholesky factors of n symmetric matrices in compute_A_batch_interleaved's
+ * packed layout (ceil(n / 8) blocks of NV (NV + 1) / 2 x 8): the
+ * lower-triangular L with A = L L^T, packed the same way, computed across the
+ * 8 states of a block at once. L may be A (in place). A lane whose matrix is
+ * not positive definite gets NaN in L from the first failing pivot on (the
+ * other lanes are unaffected). n <= 0 writes nothing. */
+void krang_cholesky_batch_interleaved(int n, const double *A, double *L);
+
+/* x = A^-1 b for n states from the Cholesky factors L of
+ * cholesky_batch_interleaved (forward then back substitution, across the 8
+ * states of a block at once); b and x n x NV row-major, as the batch kernels'
+ * vectors. x may be b (in place). n <= 0 writes nothing. */
+void krang_solve_batch_interleaved(int n, const double *L, const double *b, double *x);
 
 /* Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. The
  * mass counted is that of the links the joints move (links fixed to the world

@@ -75,6 +75,10 @@ cdef extern from "krang_kernels.h":
     void _c_forward_dynamics_batch "krang_forward_dynamics_batch"(int, const double *, const double *, const double *, const double *, double *) nogil
     void _c_inverse_dynamics_derivatives_batch "krang_inverse_dynamics_derivatives_batch"(int, const double *, const double *, const double *, const double *, double *, double *) nogil
     void _c_forward_dynamics_derivatives_batch "krang_forward_dynamics_derivatives_batch"(int, const double *, const double *, const double *, const double *, double *, double *, double *) nogil
+    void _c_compute_A_batch_interleaved "krang_compute_A_batch_interleaved"(int, const double *, const double *, int, double *) nogil
+    void _c_compute_C_batch_interleaved "krang_compute_C_batch_interleaved"(int, const double *, const double *, const double *, double *) nogil
+    void _c_cholesky_batch_interleaved "krang_cholesky_batch_interleaved"(int, const double *, double *) nogil
+    void _c_solve_batch_interleaved "krang_solve_batch_interleaved"(int, const double *, const double *, double *) nogil
     void _c_com "krang_com"(const double *, const double *, double *) nogil
     void _c_com_jacobian "krang_com_jacobian"(const double *, const double *, double *) nogil
     void _c_centroidal_map "krang_centroidal_map"(const double *, const double *, double *) nogil
@@ -134,6 +138,10 @@ C_FUNCTIONS = types.MappingProxyType({
     'forward_dynamics_batch': <uintptr_t><void *>_c_forward_dynamics_batch,
     'inverse_dynamics_derivatives_batch': <uintptr_t><void *>_c_inverse_dynamics_derivatives_batch,
     'forward_dynamics_derivatives_batch': <uintptr_t><void *>_c_forward_dynamics_derivatives_batch,
+    'compute_A_batch_interleaved': <uintptr_t><void *>_c_compute_A_batch_interleaved,
+    'compute_C_batch_interleaved': <uintptr_t><void *>_c_compute_C_batch_interleaved,
+    'cholesky_batch_interleaved': <uintptr_t><void *>_c_cholesky_batch_interleaved,
+    'solve_batch_interleaved': <uintptr_t><void *>_c_solve_batch_interleaved,
     'com': <uintptr_t><void *>_c_com,
     'com_jacobian': <uintptr_t><void *>_c_com_jacobian,
     'centroidal_map': <uintptr_t><void *>_c_centroidal_map,

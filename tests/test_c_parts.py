@@ -108,7 +108,10 @@ def test_parts_compile_alone_and_equal_the_whole(tmp_path):
                 continue
             ins = {"q": q, "dq": dq, "ddq": ddq, "tau": ddq, "v": dq, "a": ddq, "p": p, "ee": 0, "frame": 1, "n": 1,
                    "steps": 1, "dt": 0.01, "q0": q, "v0": dq,
-                   "fext": rng.uniform(-2, 2, 6 * nbodies(model))}
+                   "fext": rng.uniform(-2, 2, 6 * nbodies(model)), "packed": 0, "b": dq,
+                   # an interleaved block of packed identities: cholesky_batch_interleaved's A, solve's L
+                   "A": np.repeat(np.eye(abi.ndof)[np.tril_indices(abi.ndof)][:, None], 8, 1)}
+            ins["L"] = ins["A"]
             args = [ins[x.name] for x in f.args if x.role != "out"]
             ra, rb = getattr(a, f.name)(*args), getattr(b, f.name)(*args)
             for x, y in zip(*((r,) if isinstance(r, np.ndarray) else r for r in (ra, rb))):

@@ -17,7 +17,7 @@ import dataclasses
 
 from ..read.model import Model
 from .abi_records import (  # noqa: F401 (re-exported: the ABI's vocabulary)
-    IN, OUT, INDEX, REAL, DERIVED, TEMPLATE, BATCH, BATCHED, MASS, CORIOLIS, DYNAMICS, KINEMATICS,
+    IN, OUT, INDEX, REAL, DERIVED, TEMPLATE, BATCH, BATCHED, INTERLEAVED, INTERLEAVE, MASS, CORIOLIS, DYNAMICS, KINEMATICS,
     IDENTIFICATION, ALL, INTERFACE, ROLLOUT_CHUNK, ID_DERIVATIVES, FD_DERIVATIVES, CONTACT, CONTACT_DERIVATIVES, FRAMES, Arg, Function, ABI,
     jacobian_name)
 from .cnames import CNames, cnames
@@ -165,6 +165,7 @@ def describe(model: Model, ee_idents=None, names: CNames | None = None, nbase: i
     fs += contact_functions(model, q, dq, p, OPTIONAL if kernels is None else kernels)
     fs += identification_functions(model, q, dq, p, nbase)
     fs += batch_functions(fs)
+    fs += interleaved_functions(fs)
     fs += centroidal_functions(model, q, p)
     fs += rollout_functions(model, p)
     return ABI(name, f"{name}_", macro, n, np_, model.nq, ees, tuple(fs))
@@ -458,6 +459,70 @@ def batch_functions(fs) -> list:
             # the derivative batches compile longer than their scalar kernels, and apart the two
             # cores share them (codegen/build/compiler.py, longest first)
             group=f"{next((g.group for g in fs if g.name == f.forward_to), '') or f.group or f.name} batch"))
+    return out
+
+
+# Interleaved outputs of at least this many bytes go out with non-temporal stores where the build
+# has them (AVX, AVX-512): larger than a core's L2, they would only evict the caller's data
+# (measured: benchmarks/batch_layout.py, docs/c-abi.md).
+STREAM_BYTES = 1 << 21
+INTERLEAVED_LAYOUT = (
+    f"by blocks of {INTERLEAVE} states (whatever the build's lane count, so every build writes the same "
+    f"layout): block b holds states {INTERLEAVE}b .. {INTERLEAVE}b + {INTERLEAVE - 1}, element k of state "
+    f"{INTERLEAVE}b + l at out[(b * K + k) * {INTERLEAVE} + l]; ceil(n / {INTERLEAVE}) blocks, "
+    "the padding lanes of the last block hold the last state's results again (defined values, never read "
+    "past the n states' inputs)")
+
+
+def interleaved_functions(fs) -> list:
+    """PFX_compute_A_batch_interleaved(n, q, p, packed, A) and
+    PFX_compute_C_batch_interleaved(n, q, dq, p, C): the row-major batch kernels'
+    statements with the outputs lane-interleaved (INTERLEAVED_LAYOUT), for callers
+    that consume many matrices across states; PFX_cholesky_batch_interleaved and
+    PFX_solve_batch_interleaved, a consumer in that layout (the source template)."""
+    out = []
+    names = {f.name for f in fs}
+    for scalar, packable in (("compute_A", True), ("compute_C", False)):
+        if f"{scalar}_batch" not in names:
+            continue
+        f = next(g for g in fs if g.name == f"{scalar}_batch")
+        mat = f.outputs[0]
+        k = "K = NV * NV (row-major)" + (", or NV (NV + 1) / 2 when packed != 0 (the lower triangle, row by row: "
+                                         "(i, j), j <= i, at k = i (i + 1) / 2 + j; A is symmetric)" if packable else "")
+        args = [a for a in f.args if a.role != OUT]
+        if packable:
+            args.append(Arg("packed", (), INDEX))
+        out.append(Function(
+            f"{scalar}_batch_interleaved",
+            f"{scalar}_batch with the output lane-interleaved: {INTERLEAVED_LAYOUT}; {k}. "
+            f"The output holds ceil(n / {INTERLEAVE}) x K x {INTERLEAVE} doubles. Inputs as {scalar}_batch's "
+            f"(n x NQ row-major), results equal to the scalar kernel's to rounding. Outputs of {STREAM_BYTES} bytes "
+            "or more, 64-byte aligned, are written with non-temporal stores where the build has AVX (they bypass "
+            "the caches). Outputs must not overlap inputs. n <= 0 writes nothing.",
+            # shape: one block's largest (generic callers, reference.abi_ctypes, allocate it for n <= 8)
+            (*args, dataclasses.replace(mat, shape=(mat.size, INTERLEAVE), batched=False,
+                                        doc=f"{mat.name} of every state, interleaved as above")),
+            INTERLEAVED, batch_of=f.name))
+    if "compute_A_batch_interleaved" in names | {f.name for f in out}:
+        nv = next(a for a in fs if a.name == "compute_A").outputs[0].shape[0]
+        tri = (nv * (nv + 1) // 2, INTERLEAVE)  # per block (not `batched`: ceil(n / INTERLEAVE) of them)
+        out.append(Function(
+            "cholesky_batch_interleaved",
+            f"Cholesky factors of n symmetric matrices in compute_A_batch_interleaved's packed layout "
+            f"(ceil(n / {INTERLEAVE}) blocks of NV (NV + 1) / 2 x {INTERLEAVE}): the lower-triangular L with "
+            "A = L L^T, packed the same way, computed across the 8 states of a block at once. L may be A "
+            "(in place). A lane whose matrix is not positive definite gets NaN in L from the first failing "
+            "pivot on (the other lanes are unaffected). n <= 0 writes nothing.",
+            (Arg("n", (), INDEX), Arg("A", tri, IN, doc="packed interleaved matrices"),
+             Arg("L", tri, OUT, doc="their Cholesky factors, packed interleaved")), TEMPLATE))
+        out.append(Function(
+            "solve_batch_interleaved",
+            "x = A^-1 b for n states from the Cholesky factors L of cholesky_batch_interleaved (forward then "
+            "back substitution, across the 8 states of a block at once); b and x n x NV row-major, as the batch "
+            "kernels' vectors. x may be b (in place). n <= 0 writes nothing.",
+            (Arg("n", (), INDEX), Arg("L", tri, IN, doc="packed interleaved Cholesky factors"),
+             Arg("b", (nv,), IN, batched=True, doc="right-hand sides, n x NV"),
+             Arg("x", (nv,), OUT, batched=True, doc="solutions, n x NV")), TEMPLATE))
     return out
 
 

@@ -19,6 +19,11 @@ DERIVED, TEMPLATE = "derived", "template"
 # vectorized over states; their bodies come from the scalar kernel's
 # statements (codegen/emit/batch.py).
 BATCH = "batch"
+# Lane-interleaved batch kernels (abi.interleaved_functions): a batch kernel's statements
+# (Function.batch_of: the row-major BATCH function) with the outputs stored by blocks of
+# INTERLEAVE states, element-major within a block; compiled with that batch kernel.
+INTERLEAVED = "interleaved"
+INTERLEAVE = 8  # states per block whatever the build's lane count (4 or 8): one layout for every build
 # the kernels with a batch form (the derivatives': of their forms without fext, Function.forward_to)
 BATCHED = ("compute_A", "compute_C", "inverse_dynamics", "bias", "forward_dynamics", "inverse_dynamics_derivatives",
            "forward_dynamics_derivatives")
@@ -142,6 +147,8 @@ class ABI:
         if f.group:
             return f.group
         if f.body == BATCH:
+            return self.part_name(self.function(f.batch_of))
+        if f.body == INTERLEAVED:  # with the row-major batch kernel whose statements it reprints
             return self.part_name(self.function(f.batch_of))
         return INTERFACE if f.body == TEMPLATE else f.name
 

@@ -8,7 +8,7 @@ import jinja2
 from .. import __version__
 from ..support.digest import source_digest
 from ..support.templates import template_dir
-from .abi import ROLLOUT_CHUNK, TEMPLATE, nbodies, regressor_columns
+from .abi import INTERLEAVE, ROLLOUT_CHUNK, STREAM_BYTES, TEMPLATE, nbodies, regressor_columns
 from .batch import batch
 from ..derive.forward_dynamics import chain, parents
 from .cnames import c_string, comment_line, comment_text, doc_lines, unique_fragments
@@ -113,7 +113,7 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         base_lines=[comment_line(f"{i:3d}  {n}") for i, n in enumerate(base.names)] if base else [],
         base_geometry=", ".join(f"{g} = {c_double(v)}" for g, v in base.geometry) if base else "",
         guard=f"{P}_KERNELS_H", kernels=kernels, ee_macros=ee_macros,
-        batches=batches, rollout_chunk=ROLLOUT_CHUNK,
+        batches=batches, rollout_chunk=ROLLOUT_CHUNK, interleave=INTERLEAVE, stream_bytes=STREAM_BYTES,
         frame_macros=[(f"{P}_WORLD", 0), (f"{P}_LOCAL", 1)],
         # each part of the source (abi.parts) has the static helpers its kernels call, no
         # other (-Wunused-function): a robot without revolute joints calls no sincos_q

@@ -71,8 +71,8 @@
  *     jacobian, default_params, joint_limits, param_name, joint_name,
  *     inverse_dynamics_derivatives, forward_dynamics_derivatives,
  *     frame_jacobian_time_variation, fk, jdot_qdot, regressor_param_index,
- *     base_param_name, base_regressor_column, integrate, neutral, rollout,
- *     rollout_rk4
+ *     base_param_name, base_regressor_column, cholesky_batch_interleaved,
+ *     solve_batch_interleaved, integrate, neutral, rollout, rollout_rk4
  *   7 inverse dynamics derivatives:
  *     inverse_dynamics_derivatives_fext
  *   8 forward dynamics derivatives:
@@ -84,9 +84,9 @@
  *   11 base_params:
  *     base_params
  *   12 mass matrix batch:
- *     compute_A_batch
+ *     compute_A_batch, compute_A_batch_interleaved
  *   13 Coriolis batch:
- *     compute_C_batch
+ *     compute_C_batch, compute_C_batch_interleaved
  *   14 dynamics batch:
  *     inverse_dynamics_batch, bias_batch, forward_dynamics_batch
  *   15 inverse dynamics derivatives batch:
@@ -160,6 +160,30 @@ static inline int kk_overlap(const double *a, size_t n, const double *b, size_t 
 #else
 #define KKSIMD 0
 #endif
+/* The lane-interleaved batch kernels' block of states (abi.INTERLEAVE): the
+ * same layout for 4- and 8-lane builds, and outputs at least KKSTREAMBYTES
+ * long (abi.STREAM_BYTES, larger than a core's L2) are streamed past the
+ * caches where the build has AVX. */
+#define KKBLOCK 8
+#ifndef KKSTREAMBYTES  /* -DKKSTREAMBYTES=0: stream every aligned output (benchmarks/batch_layout.py) */
+#define KKSTREAMBYTES 2097152
+#endif
+#define KKTRI (NDOF * (NDOF + 1) / 2)  /* elements of a packed lower triangle */
+#if defined(__AVX__)
+#include <immintrin.h>  /* the streaming stores and their fence */
+#endif
+/* Non-temporal stores for an interleaved output of `count` doubles at o: large
+ * enough and 64-byte aligned (a streamed vector must be aligned), with AVX. */
+static inline int kk_stream_ok(const double *o, size_t count)
+{
+#if defined(__AVX__)
+    return count * sizeof(double) >= (size_t)KKSTREAMBYTES && ((uintptr_t)o & 63u) == 0;
+#else
+    (void)o;
+    (void)count;
+    return 0;
+#endif
+}
 
 /* Opt-in with -DKK_TARGET_CLONES (the Python extension and the CMake library
  * do): one build for every x86-64 that uses AVX2 and FMA, or AVX-512, where
@@ -3569,6 +3593,35 @@ static KKINLINE void load_lanes(const double *x, int width, kv *v)
     }
 }
 
+/* ob[e]: element e (row-major NDOF x NDOF) of KKLANES states -> o[k * KKBLOCK]
+ * (lanes 0 .. KKLANES - 1 of the block's k-th element), k over every element
+ * or, packed, over the lower triangle row by row. stream: non-temporal stores
+ * (o 64-byte aligned, see kk_stream_ok), only where the build has AVX; the
+ * same values as the plain stores. */
+static KKINLINE void kk_store_interleaved(const kv *ob, int packed, int stream, double *o)
+{
+    int k = 0;
+    for (int i = 0; i < NDOF; ++i) {
+        for (int j = 0; j < (packed ? i + 1 : NDOF); ++j, ++k) {
+            double *d = o + (size_t)k * KKBLOCK;
+#if defined(__AVX512F__) && KKLANES == 8
+            if (stream) {
+                _mm512_stream_pd(d, (__m512d)ob[i * NDOF + j]);
+                continue;
+            }
+#elif defined(__AVX__) && KKLANES == 4
+            if (stream) {
+                _mm256_stream_pd(d, (__m256d)ob[i * NDOF + j]);
+                continue;
+            }
+#else
+            (void)stream;
+#endif
+            memcpy(d, &ob[i * NDOF + j], sizeof(kv));
+        }
+    }
+}
+
 #if KKIN(12) || KKIN(13) || KKIN(14) || KKIN(15) || KKIN(16)
 /* sincos_q over the NDOF x KKLANES angles of a block of states.
  * With AVX-512 in 512-bit registers (GCC's -march default prefers 256). */
@@ -3730,6 +3783,151 @@ void mini_compute_A_batch(int n, const double *q, const double *p, double *A)
 }
 #endif
 
+#if KKIN(12) /* mass matrix batch */
+KKCLONES
+/* compute_A_batch with the output lane-interleaved: by blocks of 8 states
+ * (whatever the build's lane count, so every build writes the same layout):
+ * block b holds states 8b .. 8b + 7, element k of state 8b + l at out[(b * K
+ * + k) * 8 + l]; ceil(n / 8) blocks, the padding lanes of the last block hold
+ * the last state's results again (defined values, never read past the n
+ * states' inputs); K = NV * NV (row-major), or NV (NV + 1) / 2 when packed !=
+ * 0 (the lower triangle, row by row: (i, j), j <= i, at k = i (i + 1) / 2 +
+ * j; A is symmetric). The output holds ceil(n / 8) x K x 8 doubles. Inputs as
+ * compute_A_batch's (n x NQ row-major), results equal to the scalar kernel's
+ * to rounding. Outputs of 2097152 bytes or more, 64-byte aligned, are written
+ * with non-temporal stores where the build has AVX (they bypass the caches).
+ * Outputs must not overlap inputs. n <= 0 writes nothing. */
+void mini_compute_A_batch_interleaved(int n, const double *q, const double *p, int packed, double *A)
+{
+    const int K = packed ? NDOF * (NDOF + 1) / 2 : NDOF * NDOF;
+    const size_t nb = n > 0 ? ((size_t)n + KKBLOCK - 1) / KKBLOCK : 0;
+    const int stream = kk_stream_ok(A, nb * (size_t)K * KKBLOCK);
+    int b = 0;
+    (void)stream;
+#if KKSIMD
+    /* a block: KKBLOCK / KKLANES groups through the vector statements of compute_A_batch,
+     * each element's vector stored as it is (no transposition) */
+    if (KKVECTOROK) {
+        kv ob[9];
+        const double p_m_b = p[41];
+        const double p_Ia_b = p[51];
+        const double t74 = p_Ia_b + p_m_b;
+        const double p_MY_b = p[43];
+        const double p_L4 = p[3];
+        const double t6 = p_L4*p_m_b + p_MY_b;
+        const double p_L3 = p[2];
+        const double x4 = p_L3*p_L3;
+        const double x3 = 2.0*p_L4;
+        const double x1 = p_L4*p_L4;
+        const double p_m_ta = p[31];
+        const double p_YY_ta = p[38];
+        const double p_MZ_ta = p[34];
+        const double p_MX_ta = p[32];
+        const double t29 = -p_L3*p_MZ_ta - p_MX_ta*x3 + p_YY_ta + p_m_ta*(x1 + (0.25)*x4);
+        const double p_YY_a = p[25];
+        const double t39 = p_YY_a + t29;
+        const double p_Ia_a = p[28];
+        const double t71 = p_Ia_a + t39;
+        const double t25 = -0.5*p_L3*p_m_ta + p_MZ_ta;
+        const double p_MZ_a = p[21];
+        const double t35 = p_MZ_a + t25;
+        const double t24 = p_L4*p_m_ta - p_MX_ta;
+        const double p_MX_a = p[19];
+        const double t33 = p_MX_a + t24;
+        const double p_L2 = p[1];
+        const double x0 = p_L2*p_L2;
+        const double p_m_a = p[18];
+        const double t32 = p_m_a + p_m_ta;
+        const double p_L1 = p[0];
+        const double x2 = (p_L1 + p_L3)*(p_L1 + p_L3);
+        const double p_XX_b = p[45];
+        const double p_MZ_b = p[44];
+        const double p_ZZ_1 = p[14];
+        const double p_Ia_1 = p[15];
+        splat(&ob[2], t6);
+        splat(&ob[4], t71);
+        splat(&ob[5], 0.0);
+        splat(&ob[6], t6);
+        splat(&ob[7], 0.0);
+        splat(&ob[8], t74);
+        for (; b < n; b += KKBLOCK) {
+            double *o = A + (size_t)(b / KKBLOCK) * (size_t)K * KKBLOCK;
+            double in_q[KKBLOCK * 3];
+            const double *xq = q + (size_t)b * 3;
+            if (n - b < KKBLOCK) {
+                for (int l = 0; l < KKBLOCK; ++l) {
+                    const size_t r = (size_t)(b + l < n ? b + l : n - 1);
+                    memcpy(in_q + (size_t)l * 3, q + r * 3, sizeof(double) * 3);
+                }
+                xq = in_q;
+            }
+            (void)xq;  /* a kernel's vector statements may not read every input */
+
+            for (int g = 0; g < KKBLOCK; g += KKLANES) {
+                kv vs[NDOF], vc[NDOF];
+                {
+                    double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
+                    sincos_lanes(xq + (size_t)g * NDOF, ts, tc);
+                    load_lanes(ts, NDOF, vs);
+                    load_lanes(tc, NDOF, vc);
+                }
+                kv vq[3];
+                load_lanes(xq + (size_t)g * 3, 3, vq);
+                const kv s_q_a = vs[1];
+                const kv c_q_a = vc[1];
+                const kv t43 = c_q_a*t35 + s_q_a*t33;
+                const kv x5 = p_L2*t43;
+                const kv t73 = -t39 - x5;
+                ob[1] = t73;
+                ob[3] = t73;
+                const kv t58 = -t32*x4 + t32*(x0 + x4) + t39 + 2.0*x5;
+                const kv q_q_b = vq[2];
+                const kv t1 = -2.0*p_MZ_b*q_q_b + p_XX_b + p_m_b*q_q_b*q_q_b;
+                const kv t0 = p_MZ_b - p_m_b*q_q_b;
+                const kv t13 = -2.0*p_L2*t0 + p_MY_b*x3 - p_m_b*x2 + p_m_b*(x0 + x1 + x2) + t1;
+                const kv t23 = p_ZZ_1 + t13;
+                const kv t69 = t23 + t58;
+                const kv t70 = p_Ia_1 + t69;
+                ob[0] = t70;
+
+                kk_store_interleaved(ob, packed, stream, o + g);
+            }
+        }
+    }
+#endif
+    /* without the vector path: the scalar kernel state by state */
+    for (; b < n; b += KKBLOCK) {
+        double *o = A + (size_t)(b / KKBLOCK) * (size_t)K * KKBLOCK;
+            double in_q[KKBLOCK * 3];
+            const double *xq = q + (size_t)b * 3;
+            if (n - b < KKBLOCK) {
+                for (int l = 0; l < KKBLOCK; ++l) {
+                    const size_t r = (size_t)(b + l < n ? b + l : n - 1);
+                    memcpy(in_q + (size_t)l * 3, q + r * 3, sizeof(double) * 3);
+                }
+                xq = in_q;
+            }
+            (void)xq;  /* a kernel's vector statements may not read every input */
+
+        for (int l = 0; l < KKBLOCK; ++l) {
+            double t[NDOF * NDOF];
+            mini_compute_A(xq + (size_t)l * 3, p, t);
+            int k = 0;
+            for (int i = 0; i < NDOF; ++i) {
+                for (int j = 0; j < (packed ? i + 1 : NDOF); ++j, ++k) {
+                    o[(size_t)k * KKBLOCK + (size_t)l] = t[i * NDOF + j];
+                }
+            }
+        }
+    }
+#if defined(__AVX__)
+    if (stream) {
+        _mm_sfence();  /* the streamed stores ordered before the caller's next ones */
+    }
+#endif
+}
+#endif
+
 #if KKIN(13) /* Coriolis batch */
 KKCLONES
 /* compute_C for n states: every per-state array holds n of them, consecutive
@@ -3835,6 +4033,176 @@ void mini_compute_C_batch(int n, const double *q, const double *dq, const double
     for (; b < n; ++b) {
         mini_compute_C(q + (size_t)b * 3, dq + (size_t)b * 3, p, C + (size_t)b * 9);
     }
+}
+#endif
+
+#if KKIN(13) /* Coriolis batch */
+KKCLONES
+/* compute_C_batch with the output lane-interleaved: by blocks of 8 states
+ * (whatever the build's lane count, so every build writes the same layout):
+ * block b holds states 8b .. 8b + 7, element k of state 8b + l at out[(b * K
+ * + k) * 8 + l]; ceil(n / 8) blocks, the padding lanes of the last block hold
+ * the last state's results again (defined values, never read past the n
+ * states' inputs); K = NV * NV (row-major). The output holds ceil(n / 8) x K
+ * x 8 doubles. Inputs as compute_C_batch's (n x NQ row-major), results equal
+ * to the scalar kernel's to rounding. Outputs of 2097152 bytes or more,
+ * 64-byte aligned, are written with non-temporal stores where the build has
+ * AVX (they bypass the caches). Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void mini_compute_C_batch_interleaved(int n, const double *q, const double *dq, const double *p, double *C)
+{
+    const int packed = 0, K = NDOF * NDOF;
+    const size_t nb = n > 0 ? ((size_t)n + KKBLOCK - 1) / KKBLOCK : 0;
+    const int stream = kk_stream_ok(C, nb * (size_t)K * KKBLOCK);
+    int b = 0;
+    (void)stream;
+#if KKSIMD
+    /* a block: KKBLOCK / KKLANES groups through the vector statements of compute_C_batch,
+     * each element's vector stored as it is (no transposition) */
+    if (KKVECTOROK) {
+        kv ob[9];
+        const double p_MZ_b = p[44];
+        const double p_m_b = p[41];
+        const double p_L2 = p[1];
+        const double p_L4 = p[3];
+        const double p_L3 = p[2];
+        const double x0 = (0.5)*p_L3;
+        const double p_MZ_ta = p[34];
+        const double p_MX_ta = p[32];
+        const double p_m_ta = p[31];
+        const double p_MZ_a = p[21];
+        const double p_MX_a = p[19];
+        const double t25 = p_MZ_ta - p_m_ta*x0;
+        const double t35 = p_MZ_a + t25;
+        const double t24 = p_L4*p_m_ta - p_MX_ta;
+        const double t33 = p_MX_a + t24;
+        const double p_m_a = p[18];
+        const double t32 = p_m_a + p_m_ta;
+        const double p_MY_b = p[43];
+        splat(&ob[5], 0.0);
+        splat(&ob[7], 0.0);
+        splat(&ob[8], 0.0);
+        for (; b < n; b += KKBLOCK) {
+            double *o = C + (size_t)(b / KKBLOCK) * (size_t)K * KKBLOCK;
+            double in_q[KKBLOCK * 3];
+            const double *xq = q + (size_t)b * 3;
+            double in_dq[KKBLOCK * 3];
+            const double *xdq = dq + (size_t)b * 3;
+            if (n - b < KKBLOCK) {
+                for (int l = 0; l < KKBLOCK; ++l) {
+                    const size_t r = (size_t)(b + l < n ? b + l : n - 1);
+                    memcpy(in_q + (size_t)l * 3, q + r * 3, sizeof(double) * 3);
+                    memcpy(in_dq + (size_t)l * 3, dq + r * 3, sizeof(double) * 3);
+                }
+                xq = in_q;
+                xdq = in_dq;
+            }
+            (void)xq;  /* a kernel's vector statements may not read every input */
+            (void)xdq;  /* a kernel's vector statements may not read every input */
+
+            for (int g = 0; g < KKBLOCK; g += KKLANES) {
+                kv vs[NDOF], vc[NDOF];
+                {
+                    double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
+                    sincos_lanes(xq + (size_t)g * NDOF, ts, tc);
+                    load_lanes(ts, NDOF, vs);
+                    load_lanes(tc, NDOF, vc);
+                }
+                kv vq[3];
+                load_lanes(xq + (size_t)g * 3, 3, vq);
+                kv vdq[3];
+                load_lanes(xdq + (size_t)g * 3, 3, vdq);
+                const kv dq_q_base = vdq[0];
+                const kv x1 = p_MZ_b*dq_q_base;
+                const kv t254 = x1;
+                const kv t256 = -dq_q_base*p_m_b;
+                const kv q_q_b = vq[2];
+                const kv t257 = q_q_b*t256 + t254;
+                const kv t259 = -p_L2*t256 - t257;
+                ob[2] = t259;
+                const kv t84 = p_L2*dq_q_base;
+                const kv t91 = -dq_q_base*q_q_b - t84;
+                const kv t157 = p_m_b*t91 + x1;
+                ob[6] = t157;
+                const kv s_q_a = vs[1];
+                const kv t86 = -s_q_a*t84;
+                const kv dq_q_a = vdq[1];
+                const kv t87 = -dq_q_a + dq_q_base;
+                const kv t89 = -p_L4*t87 + t86;
+                const kv c_q_a = vc[1];
+                const kv t85 = c_q_a*t84;
+                const kv t88 = -t85 + t87*x0;
+                const kv t149 = p_MX_ta*t88 + p_MZ_ta*t89;
+                const kv t136 = p_MX_ta*t87 + p_m_ta*t89;
+                const kv t135 = -p_MZ_ta*t87 + p_m_ta*t88;
+                const kv t198 = -p_L4*t135 - t136*x0 + t149;
+                const kv t127 = p_MX_a*t85 + p_MZ_a*t86;
+                const kv t205 = t127 + t198;
+                const kv x2 = -t205;
+                ob[3] = x2;
+                const kv t243 = t33*t85 + t35*t86 + x2;
+                ob[4] = -t243;
+                const kv t113 = p_MZ_a*t87 + p_m_a*t85;
+                const kv t210 = t113 - t135;
+                const kv t246 = t210 - t32*t85;
+                const kv t114 = -p_MX_a*t87 + p_m_a*t86;
+                const kv t211 = t114 + t136;
+                const kv t245 = -t211 + t32*t86;
+                const kv t249 = c_q_a*t245 - s_q_a*t246;
+                const kv t253 = p_L2*t249 + t243;
+                ob[1] = t253;
+                const kv t213 = c_q_a*t211 + s_q_a*t210;
+                const kv t230 = p_L2*t213 + t205;
+                const kv t90 = -p_L4*dq_q_base;
+                const kv dq_q_b = vdq[2];
+                const kv t92 = -dq_q_b + t90;
+                const kv t164 = p_MY_b*t91 + p_MZ_b*t92;
+                const kv t158 = -p_MY_b*dq_q_base + p_m_b*t92;
+                const kv t176 = -q_q_b*t158 + t164;
+                const kv t185 = -p_L2*t158 + p_L4*t157 + t176;
+                const kv t239 = t185 + t230;
+                ob[0] = t239;
+
+                kk_store_interleaved(ob, packed, stream, o + g);
+            }
+        }
+    }
+#endif
+    /* without the vector path: the scalar kernel state by state */
+    for (; b < n; b += KKBLOCK) {
+        double *o = C + (size_t)(b / KKBLOCK) * (size_t)K * KKBLOCK;
+            double in_q[KKBLOCK * 3];
+            const double *xq = q + (size_t)b * 3;
+            double in_dq[KKBLOCK * 3];
+            const double *xdq = dq + (size_t)b * 3;
+            if (n - b < KKBLOCK) {
+                for (int l = 0; l < KKBLOCK; ++l) {
+                    const size_t r = (size_t)(b + l < n ? b + l : n - 1);
+                    memcpy(in_q + (size_t)l * 3, q + r * 3, sizeof(double) * 3);
+                    memcpy(in_dq + (size_t)l * 3, dq + r * 3, sizeof(double) * 3);
+                }
+                xq = in_q;
+                xdq = in_dq;
+            }
+            (void)xq;  /* a kernel's vector statements may not read every input */
+            (void)xdq;  /* a kernel's vector statements may not read every input */
+
+        for (int l = 0; l < KKBLOCK; ++l) {
+            double t[NDOF * NDOF];
+            mini_compute_C(xq + (size_t)l * 3, xdq + (size_t)l * 3, p, t);
+            int k = 0;
+            for (int i = 0; i < NDOF; ++i) {
+                for (int j = 0; j < (packed ? i + 1 : NDOF); ++j, ++k) {
+                    o[(size_t)k * KKBLOCK + (size_t)l] = t[i * NDOF + j];
+                }
+            }
+        }
+    }
+#if defined(__AVX__)
+    if (stream) {
+        _mm_sfence();  /* the streamed stores ordered before the caller's next ones */
+    }
+#endif
 }
 #endif
 
@@ -5475,6 +5843,97 @@ void mini_rollout_rk4(int n, int steps, double dt, const double *q0, const doubl
     }
 }
 
+/* The consumer of the interleaved layout: plain C over the KKBLOCK lanes of a
+ * block (element k of the block at c[k * KKBLOCK + l]), loops the compiler
+ * vectorizes across the lanes; generic in NDOF. Cholesky-Crout by columns:
+ * each entry is read once before it is overwritten, so L may be A. */
+void mini_cholesky_batch_interleaved(int n, const double *A, double *L)
+{
+    const size_t nb = n > 0 ? ((size_t)n + KKBLOCK - 1) / KKBLOCK : 0;
+    for (size_t b = 0; b < nb; ++b) {
+        double *c = L + b * KKTRI * KKBLOCK;
+        if (c != A + b * KKTRI * KKBLOCK) {
+            memcpy(c, A + b * KKTRI * KKBLOCK, sizeof(double) * KKTRI * KKBLOCK);
+        }
+        for (int j = 0; j < NDOF; ++j) {
+            double *cj = c + (size_t)(j * (j + 1) / 2) * KKBLOCK;  /* row j */
+            double d[KKBLOCK];
+            for (int l = 0; l < KKBLOCK; ++l) {
+                d[l] = cj[j * KKBLOCK + l];
+            }
+            for (int k = 0; k < j; ++k) {
+                for (int l = 0; l < KKBLOCK; ++l) {
+                    d[l] -= cj[k * KKBLOCK + l] * cj[k * KKBLOCK + l];
+                }
+            }
+            for (int l = 0; l < KKBLOCK; ++l) {  /* not positive definite: NaN in this lane from here on */
+                d[l] = d[l] > 0.0 ? sqrt(d[l]) : NAN;
+                cj[j * KKBLOCK + l] = d[l];
+            }
+            for (int i = j + 1; i < NDOF; ++i) {
+                double *ci = c + (size_t)(i * (i + 1) / 2) * KKBLOCK;
+                double r[KKBLOCK];
+                for (int l = 0; l < KKBLOCK; ++l) {
+                    r[l] = ci[j * KKBLOCK + l];
+                }
+                for (int k = 0; k < j; ++k) {
+                    for (int l = 0; l < KKBLOCK; ++l) {
+                        r[l] -= ci[k * KKBLOCK + l] * cj[k * KKBLOCK + l];
+                    }
+                }
+                for (int l = 0; l < KKBLOCK; ++l) {
+                    ci[j * KKBLOCK + l] = r[l] / d[l];
+                }
+            }
+        }
+    }
+}
+
+/* L L^T x = b block by block: the block's right-hand sides transposed into
+ * y (y[i * KKBLOCK + l], the padding lanes the last state's), forward and back
+ * substitution across the lanes, the n states' rows written back; all of a
+ * block's b is read before its x is written, so x may be b. */
+void mini_solve_batch_interleaved(int n, const double *L, const double *b, double *x)
+{
+    for (int s = 0; s < n; s += KKBLOCK) {
+        const double *c = L + (size_t)(s / KKBLOCK) * KKTRI * KKBLOCK;
+        double y[NDOF * KKBLOCK];
+        for (int l = 0; l < KKBLOCK; ++l) {
+            const size_t r = (size_t)(s + l < n ? s + l : n - 1);
+            for (int i = 0; i < NDOF; ++i) {
+                y[i * KKBLOCK + l] = b[r * NDOF + (size_t)i];
+            }
+        }
+        for (int i = 0; i < NDOF; ++i) {  /* L z = b */
+            const double *ci = c + (size_t)(i * (i + 1) / 2) * KKBLOCK;
+            for (int k = 0; k < i; ++k) {
+                for (int l = 0; l < KKBLOCK; ++l) {
+                    y[i * KKBLOCK + l] -= ci[k * KKBLOCK + l] * y[k * KKBLOCK + l];
+                }
+            }
+            for (int l = 0; l < KKBLOCK; ++l) {
+                y[i * KKBLOCK + l] /= ci[i * KKBLOCK + l];
+            }
+        }
+        for (int i = NDOF - 1; i >= 0; --i) {  /* L^T x = z: column i of L is row i of L^T */
+            for (int k = i + 1; k < NDOF; ++k) {
+                const double *ck = c + (size_t)(k * (k + 1) / 2) * KKBLOCK;
+                for (int l = 0; l < KKBLOCK; ++l) {
+                    y[i * KKBLOCK + l] -= ck[i * KKBLOCK + l] * y[k * KKBLOCK + l];
+                }
+            }
+            const double *ci = c + (size_t)(i * (i + 1) / 2) * KKBLOCK;
+            for (int l = 0; l < KKBLOCK; ++l) {
+                y[i * KKBLOCK + l] /= ci[i * KKBLOCK + l];
+            }
+        }
+        for (int l = 0; l < KKBLOCK && s + l < n; ++l) {
+            for (int i = 0; i < NDOF; ++i) {
+                x[(size_t)(s + l) * NDOF + (size_t)i] = y[i * KKBLOCK + l];
+            }
+        }
+    }
+}
 void mini_neutral(double *q)
 {
     for (int i = 0; i < MINI_NQ; ++i) {

@@ -222,6 +222,10 @@ extern "C" {
 #define mini_forward_dynamics_batch KKSYMBOL(mini_kernels_prefix, mini_forward_dynamics_batch)
 #define mini_inverse_dynamics_derivatives_batch KKSYMBOL(mini_kernels_prefix, mini_inverse_dynamics_derivatives_batch)
 #define mini_forward_dynamics_derivatives_batch KKSYMBOL(mini_kernels_prefix, mini_forward_dynamics_derivatives_batch)
+#define mini_compute_A_batch_interleaved KKSYMBOL(mini_kernels_prefix, mini_compute_A_batch_interleaved)
+#define mini_compute_C_batch_interleaved KKSYMBOL(mini_kernels_prefix, mini_compute_C_batch_interleaved)
+#define mini_cholesky_batch_interleaved KKSYMBOL(mini_kernels_prefix, mini_cholesky_batch_interleaved)
+#define mini_solve_batch_interleaved KKSYMBOL(mini_kernels_prefix, mini_solve_batch_interleaved)
 #define mini_com KKSYMBOL(mini_kernels_prefix, mini_com)
 #define mini_com_jacobian KKSYMBOL(mini_kernels_prefix, mini_com_jacobian)
 #define mini_centroidal_map KKSYMBOL(mini_kernels_prefix, mini_centroidal_map)
@@ -458,6 +462,47 @@ void mini_inverse_dynamics_derivatives_batch(int n, const double *q, const doubl
  * to the scalar kernel's to rounding. Outputs must not overlap inputs. n <= 0
  * writes nothing. */
 void mini_forward_dynamics_derivatives_batch(int n, const double *q, const double *v, const double *tau, const double *p, double *dddq_dq, double *dddq_dv, double *Minv);
+
+/* compute_A_batch with the output lane-interleaved: by blocks of 8 states
+ * (whatever the build's lane count, so every build writes the same layout):
+ * block b holds states 8b .. 8b + 7, element k of state 8b + l at out[(b * K
+ * + k) * 8 + l]; ceil(n / 8) blocks, the padding lanes of the last block hold
+ * the last state's results again (defined values, never read past the n
+ * states' inputs); K = NV * NV (row-major), or NV (NV + 1) / 2 when packed !=
+ * 0 (the lower triangle, row by row: (i, j), j <= i, at k = i (i + 1) / 2 +
+ * j; A is symmetric). The output holds ceil(n / 8) x K x 8 doubles. Inputs as
+ * compute_A_batch's (n x NQ row-major), results equal to the scalar kernel's
+ * to rounding. Outputs of 2097152 bytes or more, 64-byte aligned, are written
+ * with non-temporal stores where the build has AVX (they bypass the caches).
+ * Outputs must not overlap inputs. n <= 0 writes nothing. */
+void mini_compute_A_batch_interleaved(int n, const double *q, const double *p, int packed, double *A);
+
+/* compute_C_batch with the output lane-interleaved: by blocks of 8 states
+ * (whatever the build's lane count, so every build writes the same layout):
+ * block b holds states 8b .. 8b + 7, element k of state 8b + l at out[(b * K
+ * + k) * 8 + l]; ceil(n / 8) blocks, the padding lanes of the last block hold
+ * the last state's results again (defined values, never read past the n
+ * states' inputs); K = NV * NV (row-major). The output holds ceil(n / 8) x K
+ * x 8 doubles. Inputs as compute_C_batch's (n x NQ row-major), results equal
+ * to the scalar kernel's to rounding. Outputs of 2097152 bytes or more,
+ * 64-byte aligned, are written with non-temporal stores where the build has
+ * AVX (they bypass the caches). Outputs must not overlap inputs. n <= 0
+ * writes nothing. */
+void mini_compute_C_batch_interleaved(int n, const double *q, const double *dq, const double *p, double *C);
+
+/* Cholesky factors of n symmetric matrices in compute_A_batch_interleaved's
+ * packed layout (ceil(n / 8) blocks of NV (NV + 1) / 2 x 8): the
+ * lower-triangular L with A = L L^T, packed the same way, computed across the
+ * 8 states of a block at once. L may be A (in place). A lane whose matrix is
+ * not positive definite gets NaN in L from the first failing pivot on (the
+ * other lanes are unaffected). n <= 0 writes nothing. */
+void mini_cholesky_batch_interleaved(int n, const double *A, double *L);
+
+/* x = A^-1 b for n states from the Cholesky factors L of
+ * cholesky_batch_interleaved (forward then back substitution, across the 8
+ * states of a block at once); b and x n x NV row-major, as the batch kernels'
+ * vectors. x may be b (in place). n <= 0 writes nothing. */
+void mini_solve_batch_interleaved(int n, const double *L, const double *b, double *x);
 
 /* Centre of mass c(q) of the robot, 3, in frame 0 (world) coordinates, m. The
  * mass counted is that of the links the joints move (links fixed to the world
