@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        2190b950c884ae41520ed918a3d2ecc533478c4476a15f09c735f046fd6b6fdd
+ * generator        5012bee66386f72b0fa6c1f718a890053494bf36586fb0909acdacb98dbf8e4f
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
