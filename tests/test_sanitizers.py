@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen.emit.abi import IN, INDEX, OUT, REAL, describe
+from codegen.emit.abi import IN, INDEX, INTERLEAVE, OUT, REAL, describe
 from codegen.emit.cnames import cnames
 from codegen.pipeline import generate_from_files
 from codegen.read.model import load_model
@@ -33,6 +33,16 @@ CC = shutil.which("gcc") or shutil.which("cc")
 SAN = ["-fsanitize=address,undefined,float-cast-overflow", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
 EXTREMES = ["NAN", "INFINITY", "-INFINITY", "0.0", "-0.0", "1e300", "-1e300", "4.9e-324", "-2.2e-308", "1e5",
             "-3.5e9", "1e-300"]
+
+
+STATES = 40  # the index loops run n (and steps) up to 39
+
+
+def _doubles(a) -> int:
+    """The doubles to allocate for array argument `a` with n, steps < STATES: per state (batched), per
+    step (stepped) or per block of INTERLEAVE states (blocked)."""
+    return (a.size * (STATES if a.batched else 1) * (STATES if a.stepped else 1)
+            * (-(-STATES // INTERLEAVE) if a.blocked else 1))
 
 
 def _driver(abi) -> str:
@@ -59,8 +69,9 @@ def _driver(abi) -> str:
                 lines.append(f"        const double {a.name} = pick(&st, mode, 0);")
                 call.append(a.name)
                 continue
-            # batch kernels: n < 40 states (the index loop); rollout's per-step arrays: steps < 40 of them too
-            size = a.size * (40 if a.batched else 1) * (40 if a.stepped else 1)
+            # batch kernels: n < 40 states (the index loop); rollout's per-step arrays: steps < 40 of them too;
+            # the interleaved layout's blocks of INTERLEAVE states: ceil(40 / INTERLEAVE) of them
+            size = _doubles(a)
             lines.append(f"        double *{a.name} = malloc({size} * sizeof(double));")
             fill = "pick(&st, mode, i)" if a.role == IN else "NAN"
             lines.append(f"        for (int i = 0; i < {size}; ++i) {a.name}[i] = {fill};")
@@ -82,7 +93,7 @@ def _driver(abi) -> str:
             lines.append(f"{indent}}}")
         for a in f.args:
             if a.role == OUT:
-                size = a.size * (40 if a.batched else 1) * (40 if a.stepped else 1)
+                size = _doubles(a)
                 lines.append(f"        for (int i = 0; i < {size}; ++i) sink += {a.name}[i] == {a.name}[i];")
         for a in f.args:
             if a.role not in (INDEX, REAL):

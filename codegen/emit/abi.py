@@ -500,12 +500,12 @@ def interleaved_functions(fs) -> list:
             "or more, 64-byte aligned, are written with non-temporal stores where the build has AVX (they bypass "
             "the caches). Outputs must not overlap inputs. n <= 0 writes nothing.",
             # shape: one block's largest (generic callers, reference.abi_ctypes, allocate it for n <= 8)
-            (*args, dataclasses.replace(mat, shape=(mat.size, INTERLEAVE), batched=False,
+            (*args, dataclasses.replace(mat, shape=(mat.size, INTERLEAVE), batched=False, blocked=True,
                                         doc=f"{mat.name} of every state, interleaved as above")),
             INTERLEAVED, batch_of=f.name))
     if "compute_A_batch_interleaved" in names | {f.name for f in out}:
         nv = next(a for a in fs if a.name == "compute_A").outputs[0].shape[0]
-        tri = (nv * (nv + 1) // 2, INTERLEAVE)  # per block (not `batched`: ceil(n / INTERLEAVE) of them)
+        tri = (nv * (nv + 1) // 2, INTERLEAVE)  # per block (`blocked`: ceil(n / INTERLEAVE) of them)
         out.append(Function(
             "cholesky_batch_interleaved",
             f"Cholesky factors of n symmetric matrices in compute_A_batch_interleaved's packed layout "
@@ -513,14 +513,14 @@ def interleaved_functions(fs) -> list:
             "A = L L^T, packed the same way, computed across the 8 states of a block at once. L may be A "
             "(in place). A lane whose matrix is not positive definite gets NaN in L from the first failing "
             "pivot on (the other lanes are unaffected). n <= 0 writes nothing.",
-            (Arg("n", (), INDEX), Arg("A", tri, IN, doc="packed interleaved matrices"),
-             Arg("L", tri, OUT, doc="their Cholesky factors, packed interleaved")), TEMPLATE))
+            (Arg("n", (), INDEX), Arg("A", tri, IN, blocked=True, doc="packed interleaved matrices"),
+             Arg("L", tri, OUT, blocked=True, doc="their Cholesky factors, packed interleaved")), TEMPLATE))
         out.append(Function(
             "solve_batch_interleaved",
             "x = A^-1 b for n states from the Cholesky factors L of cholesky_batch_interleaved (forward then "
             "back substitution, across the 8 states of a block at once); b and x n x NV row-major, as the batch "
             "kernels' vectors. x may be b (in place). n <= 0 writes nothing.",
-            (Arg("n", (), INDEX), Arg("L", tri, IN, doc="packed interleaved Cholesky factors"),
+            (Arg("n", (), INDEX), Arg("L", tri, IN, blocked=True, doc="packed interleaved Cholesky factors"),
              Arg("b", (nv,), IN, batched=True, doc="right-hand sides, n x NV"),
              Arg("x", (nv,), OUT, batched=True, doc="solutions, n x NV")), TEMPLATE))
     return out

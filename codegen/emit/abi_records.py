@@ -59,6 +59,7 @@ class Arg:
     source: str = ""
     batched: bool = False  # n (the INDEX argument `n`) of these, consecutive: shape is per state
     stepped: bool = False  # (rollout) steps of these per state, consecutive (n x steps x shape): shape is per step
+    blocked: bool = False  # ceil(n / abi.INTERLEAVE) of these, consecutive: shape is per block of states
     doc: str = ""  # what it holds: units and frames (the Python docstrings' Parameters/Returns)
 
     @property
