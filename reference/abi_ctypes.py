@@ -39,33 +39,42 @@ _D = ctypes.POINTER(ctypes.c_double)
 PARTS_FROM_BYTES = 1 << 20
 
 
-def _gcc(args):
-    r = subprocess.run(["gcc", *map(str, args)], capture_output=True, text=True)
-    assert r.returncode == 0 and not r.stderr.strip(), f"gcc failed or warned:\n{r.stdout}\n{r.stderr}"
+def _gcc(args, cc="gcc"):
+    r = subprocess.run([cc, *map(str, args)], capture_output=True, text=True)
+    assert r.returncode == 0 and not r.stderr.strip(), f"{cc} failed or warned:\n{r.stdout}\n{r.stderr}"
 
 
-def compile_shared(c_file: Path, so: Path, cflags=CFLAGS) -> Path:
-    if shutil.which("gcc") is None:
-        pytest.skip("no C compiler `gcc`")
-    c_file, so = Path(c_file), Path(so)
+def compile_objects(c_file: Path, out_dir: Path, cflags=CFLAGS, cc: str = "gcc") -> list[Path]:
+    """`c_file` compiled (-c) into out_dir with `cc`: one object, or, for a file of
+    PARTS_FROM_BYTES or more that has parts, one object per part, compiled concurrently.
+    Each object's gcc -fstack-usage file (if asked for) is next to it."""
+    c_file, out_dir = Path(c_file), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
     text = c_file.read_text(encoding="utf-8") if c_file.stat().st_size >= PARTS_FROM_BYTES else ""
     m = re.search(r"^#define KKNPARTS (\d+)$", text, re.M)
     if m is None or not re.fullmatch(r"\w+\.c", c_file.name):  # part_sources includes the file by name
-        _gcc([*cflags, "-shared", "-fPIC", "-o", so, c_file, "-lm"])
-        return so
+        obj = out_dir / f"{c_file.stem}.o"
+        _gcc([*cflags, "-I", c_file.parent, "-c", c_file, "-o", obj], cc)
+        return [obj]
     # the heaviest parts first (the text up to the next part's block), so that both cores stay busy
     blocks = list(re.finditer(r"^#if KKIN\((\d+)\) /\*", text, re.M))
     weight = dict.fromkeys(range(1, int(m[1]) + 1), 0)
     for b, after in zip(blocks, blocks[1:] + [None]):
         weight[int(b[1])] = weight.get(int(b[1]), 0) + (after.start() if after else len(text)) - b.start()
-    parts = so.parent / f"{so.stem}_parts"
-    parts.mkdir(exist_ok=True)
     # the part files as the module build writes them (`#define KKPART k`, then the source by name)
-    sources = part_sources([c_file], sorted(weight, key=lambda k: -weight[k]), parts)
+    sources = part_sources([c_file], sorted(weight, key=lambda k: -weight[k]), out_dir)
     objs = [src.with_suffix(".o") for src in sources]
     with ThreadPoolExecutor(jobs(len(sources))) as pool:
-        list(pool.map(lambda src, obj: _gcc([*cflags, "-fPIC", "-I", c_file.parent, "-c", src, "-o", obj]),
+        list(pool.map(lambda src, obj: _gcc([*cflags, "-I", c_file.parent, "-c", src, "-o", obj], cc),
                       sources, objs))
+    return objs
+
+
+def compile_shared(c_file: Path, so: Path, cflags=CFLAGS) -> Path:
+    if shutil.which("gcc") is None:
+        pytest.skip("no C compiler `gcc`")
+    so = Path(so)
+    objs = compile_objects(c_file, so.parent / f"{so.stem}_parts", [*cflags, "-fPIC"])
     _gcc([*cflags, "-shared", "-o", so, *objs, "-lm"])
     return so
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from reference.abi_ctypes import compile_objects
+
 ROOT = Path(__file__).resolve().parents[1]
 GEN = ROOT / "generated"
 CROSS = shutil.which("aarch64-linux-gnu-gcc")
@@ -63,10 +65,13 @@ int main(void)
 
 
 def _outputs(cc, tmp: Path, tag: str, run_prefix) -> np.ndarray:
+    """The driver built with `cc`; the kernels as their parts, compiled concurrently
+    (reference.abi_ctypes.compile_objects: the same functions as one compiler run)."""
     drv = tmp / "driver.c"
     drv.write_text(DRIVER)
+    objs = compile_objects(GEN / "krang_kernels.c", tmp / tag, FLAGS, cc)
     exe = tmp / f"driver_{tag}"
-    subprocess.run([cc, *FLAGS, f"-I{GEN}", str(drv), str(GEN / "krang_kernels.c"), "-lm", "-o", str(exe)],
+    subprocess.run([cc, *FLAGS, f"-I{GEN}", str(drv), *map(str, objs), "-lm", "-o", str(exe)],
                    check=True, capture_output=True, text=True)
     r = subprocess.run([*run_prefix, str(exe)], capture_output=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
