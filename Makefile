@@ -159,7 +159,8 @@ check-generated: $(STAMP)
 bench: build
 	$(PYTHON) -m pip install -q -e ".[bench]" --no-build-isolation
 	$(PYTHON) -m benchmarks $(BENCH_ARGS)
-	$(PYTHON) -m benchmarks.docs_tables bench
+	$(PYTHON) -m benchmarks.batch_layout
+	$(PYTHON) -m benchmarks.docs_tables bench layout
 
 # Real URDFs (example-robot-data) through the CLI, against Pinocchio C++:
 # benchmarks/results/robots.md. BENCH_ARGS e.g. --robots ur5 talos --rounds 5. Then the contact

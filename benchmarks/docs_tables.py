@@ -8,6 +8,7 @@ and date (env.provenance) that the script wrote above it.
     python -m benchmarks.docs_tables scaling   # after python -m benchmarks.scaling: results/scaling.md
     python -m benchmarks.docs_tables jax       # after python -m benchmarks.jax_overhead: results/jax_overhead.md
     python -m benchmarks.docs_tables casadi    # after python -m benchmarks.casadi_external: results/casadi_external.md
+    python -m benchmarks.docs_tables layout    # after make bench (benchmarks.batch_layout): results/batch_layout.md
 
 Each copy replaces the lines between <!-- NAME:start --> and <!-- NAME:end --> of its page.
 """
@@ -24,6 +25,7 @@ BENCH_PAGE = ROOT / "docs" / "benchmarks.md"
 GENERATION_PAGE = ROOT / "docs" / "generation-time.md"
 JAX_PAGE = ROOT / "docs" / "jax.md"
 CASADI_PAGE = ROOT / "docs" / "casadi.md"
+C_ABI_PAGE = ROOT / "docs" / "c-abi.md"
 SECTIONS = [  # (heading in bench.md, title in docs/benchmarks.md)
     ("## C / C++ level", "Each kernel hot in a tight loop (median ns per call)"),
     ("## Control tick", "Control tick: A, C, Q and the Jacobians called in sequence, caches warm (ns)"),
@@ -124,8 +126,19 @@ def casadi() -> None:
            + ["", "Full report (set-up times, rounds, load, targets): `benchmarks/results/casadi_external.md`."])
 
 
+def layout() -> None:
+    """batch_layout.md's table with its provenance line and the line under it (load, rounds, what the columns are)."""
+    text = (RESULTS / "batch_layout.md").read_text(encoding="utf-8")
+    line = provenance_line(text)
+    legend = text[text.index(line) + len(line):].strip().splitlines()[0]
+    splice(C_ABI_PAGE, "batch_layout", [line, legend, ""] + first_table(text, "# ")
+           + ["", "Full report: `benchmarks/results/batch_layout.md` (`python -m benchmarks.batch_layout`, part of "
+              "`make bench`)."])
+
+
 def main(argv=None) -> int:
-    jobs = {"bench": bench, "robots": robots, "contacts": contacts, "scaling": scaling, "jax": jax, "casadi": casadi}
+    jobs = {"bench": bench, "robots": robots, "contacts": contacts, "scaling": scaling, "jax": jax, "casadi": casadi,
+            "layout": layout}
     args = sys.argv[1:] if argv is None else argv
     if not args or any(a not in jobs for a in args):
         sys.exit(f"usage: python -m benchmarks.docs_tables {'|'.join(jobs)} ...")

@@ -28,7 +28,7 @@ from .build.export import cmake_files
 from .build.module import build_python_module
 from .derive.base_parameters import base_outputs
 from .derive.outputs import derive
-from .emit.abi import OPTIONAL, describe
+from .emit.abi import INTERLEAVED, OPTIONAL, describe
 from .emit.cnames import cnames, fragment
 from .emit.kernels import emit_kernel, kernel_specs, ready_specs
 from .emit.parallel import Emission, text_only
@@ -72,10 +72,12 @@ def part_weights(abi, kernels) -> dict:
     """part -> the operation count of its kernels (a module build starts the largest
     first). A batch kernel reprints the statements of its scalar kernel (or of the
     kernel that one forwards to) over vectors: counted as twice those operations, as
-    its compile time is 2-3 times the scalar kernel's (Krang's derivatives, gcc 12)."""
+    its compile time is 2-3 times the scalar kernel's (Krang's derivatives, gcc 12). An
+    interleaved kernel reprints its row-major batch kernel's statements: weighed as that one."""
     part_of, weights, ops = abi.part_of(), {}, {k.name: k.ops for k in kernels}
     for f in abi.functions:
-        n = ops.get(f.name, 0) + (2 * ops.get(abi.batch_source(f), 0) if f.batch_of else 0)
+        batch = abi.function(f.batch_of) if f.body == INTERLEAVED else f  # the BATCH function it reprints
+        n = ops.get(f.name, 0) + (2 * ops.get(abi.batch_source(batch), 0) if f.batch_of else 0)
         weights[part_of[f.name]] = weights.get(part_of[f.name], 0) + n
     return weights
 

@@ -49,6 +49,9 @@ BASE_COLUMNS: Final[tuple[int, ...]]
 """The regressor column (index into REGRESSOR_PARAMS) each base_regressor column holds."""
 END_EFFECTORS: Final[tuple[str, ...]]
 """End-effector names in the order of the `ee` index."""
+INTERLEAVE: Final[int]
+"""States per block of the interleaved batch layout (layout="interleaved"): element k of state
+INTERLEAVE b + l at [b, k, l] of an array (ceil(N / INTERLEAVE), K, INTERLEAVE)."""
 C_FUNCTIONS: Final[Mapping[str, int]]
 """Every C function of the module by its name without the NAME_ prefix (compute_A, fk, ...): its address
 in this process, for callers through a foreign-function interface (krang_kernels.jax, ctypes); valid
@@ -57,7 +60,7 @@ JOINT_LIMITS: Final[Mapping[str, NDArray[np.float64]]]
 """Joint limits (metadata, never enforced): read-only arrays of N_DOF values in JOINT_NAMES order,
 keyed lower, upper (rad or m), velocity (rad/s or m/s), effort (N m or N); NaN where none is given."""
 
-def compute_A(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+def compute_A(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None, *, layout: Literal["row-major", "interleaved"] = "row-major", packed: bool = False) -> NDArray[np.float64]:
     """Inertia matrix A(q), NDOF x NDOF, rotor inertia included.
 
     Parameters
@@ -72,6 +75,12 @@ def compute_A(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
     out : ndarray, optional
         an array to write the result into and return: writeable, aligned, C-contiguous float64 in
         native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+    layout : {'row-major', 'interleaved'}, optional
+        'row-major' (default): shape (N, ...) as above; 'interleaved': a batch's results by blocks
+        of INTERLEAVE states, shape (ceil(N / INTERLEAVE), K, INTERLEAVE) (Notes); needs a batch.
+    packed : bool, optional
+        with layout='interleaved': the lower triangle only, row by row (K = N_DOF (N_DOF + 1) / 2,
+        entry (i, j), j <= i, at k = i (i + 1) / 2 + j), what cholesky_batch_interleaved reads.
 
     Returns
     -------
@@ -88,9 +97,15 @@ def compute_A(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.flo
     the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
     with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
     call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
-    for bit."""
+    for bit.
 
-def compute_C(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    layout='interleaved' calls the C kernel compute_A_batch_interleaved (docs/c-abi.md): element k
+    of state 8 b + l at out[b, k, l], K = N_DOF * N_DOF row-major (or packed); the last block's
+    padding lanes repeat the last state's result. A new result is 64-byte aligned. Row-major is
+    faster below one block (8 states); unpack_interleaved turns the result into (N, N_DOF, N_DOF)
+    row-major matrices."""
+
+def compute_C(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None, *, layout: Literal["row-major", "interleaved"] = "row-major") -> NDArray[np.float64]:
     """Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x NDOF.
 
     Parameters
@@ -108,6 +123,9 @@ def compute_C(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out:
     out : ndarray, optional
         an array to write the result into and return: writeable, aligned, C-contiguous float64 in
         native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+    layout : {'row-major', 'interleaved'}, optional
+        'row-major' (default): shape (N, ...) as above; 'interleaved': a batch's results by blocks
+        of INTERLEAVE states, shape (ceil(N / INTERLEAVE), K, INTERLEAVE) (Notes); needs a batch.
 
     Returns
     -------
@@ -123,7 +141,13 @@ def compute_C(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out:
     the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
     with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
     call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
-    for bit."""
+    for bit.
+
+    layout='interleaved' calls the C kernel compute_C_batch_interleaved (docs/c-abi.md): element k
+    of state 8 b + l at out[b, k, l], K = N_DOF * N_DOF row-major (or packed); the last block's
+    padding lanes repeat the last state's result. A new result is 64-byte aligned. Row-major is
+    faster below one block (8 states); unpack_interleaved turns the result into (N, N_DOF, N_DOF)
+    row-major matrices."""
 
 def compute_Q(q: ArrayLike, params: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Gravity torques Q(q) = dU/dq, NDOF.
@@ -921,6 +945,59 @@ def neutral(out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     Returns a float64 array of shape (17,); `out`: an array written in place and returned."""
 
 
+def cholesky_batch_interleaved(A: ArrayLike, n: int, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Cholesky factors of n symmetric matrices in compute_A_batch_interleaved's packed layout (ceil(n
+    / 8) blocks of NV (NV + 1) / 2 x 8): the lower-triangular L with A = L L^T, packed the same way,
+    computed across the 8 states of a block at once. L may be A (in place). A lane whose matrix is
+    not positive definite gets NaN in L from the first failing pivot on (the other lanes are
+    unaffected). n <= 0 writes nothing.
+
+    Parameters
+    ----------
+    A : array_like, shape (ceil(n / 8), 153, 8)
+        packed interleaved matrices.
+    n : int
+        the number of states (the blocks hold ceil(n / 8) x 8 lanes).
+    out : ndarray, optional
+        an array to write the result into and return, shape (ceil(n / 8), 153, 8), writeable,
+        aligned, C-contiguous float64 in native byte order (it may be an input: in place).
+
+    Returns
+    -------
+    ndarray, shape (ceil(n / 8), 153, 8)
+        their Cholesky factors, packed interleaved (float64); a new one is 64-byte aligned.
+
+    Notes
+    -----
+    The GIL is released. Inputs must be finite (ValueError otherwise): the NaN lanes of a failed
+    factorization are refused by solve_batch_interleaved."""
+
+def solve_batch_interleaved(L: ArrayLike, b: ArrayLike, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """x = A^-1 b for n states from the Cholesky factors L of cholesky_batch_interleaved (forward then
+    back substitution, across the 8 states of a block at once); b and x n x NV row-major, as the
+    batch kernels' vectors. x may be b (in place). n <= 0 writes nothing.
+
+    Parameters
+    ----------
+    L : array_like, shape (ceil(n / 8), 153, 8)
+        packed interleaved Cholesky factors.
+    b : array_like, shape (n, 17)
+        right-hand sides, n x NV.
+    out : ndarray, optional
+        an array to write the result into and return, shape (n, 17), writeable, aligned,
+        C-contiguous float64 in native byte order (it may be an input: in place).
+
+    Returns
+    -------
+    ndarray, shape (n, 17)
+        solutions, n x NV (float64).
+
+    Notes
+    -----
+    The GIL is released. Inputs must be finite (ValueError otherwise): the NaN lanes of a failed
+    factorization are refused by solve_batch_interleaved."""
+
+
 def compute_all(q: ArrayLike, dq: ArrayLike, params: ArrayLike | None = None, out: Mapping[str, NDArray[np.float64]] | None = None) -> dict[str, NDArray[np.float64]]:
     """A, C, Q and every world-frame end-effector Jacobian in one pass (shared subexpressions). Also
     the friction torques (the `friction` kernel).
@@ -1063,4 +1140,11 @@ def link_params(key: str, mass: float, com: ArrayLike, inertia_at_com: ArrayLike
     moves the centre of mass and changes the inertia; set all ten with this.
     Raises KeyError for an unknown link, ValueError for an impossible body."""
 
-__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'C_FUNCTIONS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'rollout', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+def unpack_interleaved(arr: ArrayLike, n: int, nv: int, packed: bool = False) -> NDArray[np.float64]:
+    """The n matrices of an interleaved result (compute_A or compute_C with layout='interleaved',
+    cholesky_batch_interleaved), shape (ceil(n / INTERLEAVE), K, INTERLEAVE), as a new float64
+    array of shape (n, nv, nv), row-major: K = nv * nv, or nv (nv + 1) / 2 when `packed` (the lower
+    triangle row by row), then the full symmetric matrix (a packed Cholesky factor: pass its
+    triangle to numpy.tril). NumPy only; the padding lanes of the last block are dropped."""
+
+__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'C_FUNCTIONS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'cholesky_batch_interleaved', 'solve_batch_interleaved', 'INTERLEAVE', 'compute_all', 'rollout', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params', 'unpack_interleaved']

@@ -160,6 +160,9 @@ N_BODIES = 17
 cdef Py_ssize_t _NDOF = 17
 cdef Py_ssize_t _NQ = 17
 cdef Py_ssize_t _NP = 231
+# States per block of the interleaved batch layout (layout="interleaved", unpack_interleaved;
+# the C ABI's *_batch_interleaved: every build writes the same layout).
+INTERLEAVE = 8
 JOINT_NAMES = tuple(_c_joint_name(i).decode("utf-8") for i in range(_NDOF))
 PARAM_NAMES = tuple(_c_param_name(i).decode("utf-8") for i in range(_NP))
 # the joint that moves each body of fext, in order (a free-flyer's name first: "root_joint:vx" -> "root_joint")
@@ -463,6 +466,84 @@ cdef inline double *_data(object a):
     return <double *>cnp.PyArray_DATA(<cnp.ndarray>a)
 
 
+# Lane-interleaved batches (the C ABI's *_batch_interleaved, docs/c-abi.md): arrays of shape
+# (ceil(n / INTERLEAVE), K, INTERLEAVE), element k of state INTERLEAVE b + l at [b, k, l].
+
+
+cdef object _aligned_empty(tuple shape):
+    """A new C-contiguous float64 array whose data starts on a 64-byte boundary (a cache line:
+    the interleaved kernels write large outputs with non-temporal stores only when so aligned)."""
+    cdef Py_ssize_t size = 8
+    for n in shape:
+        size *= n
+    buf = np.empty(size + 64, dtype=np.uint8)
+    start = (-buf.ctypes.data) % 64
+    return buf[start:start + size].view(np.float64).reshape(shape)
+
+
+cdef object _interleaved_out(object out, Py_ssize_t nb, Py_ssize_t k):
+    """An interleaved result's array for nb states of k elements: `out` checked as any `out=`, or a
+    new 64-byte aligned one."""
+    cdef tuple shape = ((nb + INTERLEAVE - 1) // INTERLEAVE, k, INTERLEAVE)
+    return _aligned_empty(shape) if out is None else _out(out, "out", shape)
+
+
+cdef int _layout(object layout, object packed, bint packable, Py_ssize_t nb) except -1:
+    """layout= and packed= of a kernel with an interleaved batch form: 1 interleaved, 0 row-major."""
+    if not isinstance(packed, (bool, np.bool_)):
+        raise TypeError(f"packed must be a bool, got {type(packed).__name__} {packed!r}")
+    if not isinstance(layout, str) or layout not in ("row-major", "interleaved"):
+        raise ValueError(f"layout must be 'row-major' or 'interleaved', got {layout!r}")
+    if packed and not packable:
+        raise ValueError("packed: this kernel has no packed form (only the symmetric A has)")
+    if layout == "row-major":
+        if packed:
+            raise ValueError("packed=True needs layout='interleaved' (a row-major result is never packed)")
+        return 0
+    if nb < 0:
+        raise ValueError("layout='interleaved' needs a batch of states (a first argument of shape (N, ...))")
+    return 1
+
+
+cdef Py_ssize_t _count(object n, str name) except -1:
+    """A number of states: an int >= 0 (not bool)."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"{name} must be an int >= 0 (a number of states), got {n!r}")
+    return n
+
+
+cdef Py_ssize_t _batch_rows(object x, str name) except -1:
+    """The rows of a batch input (shape (N, n)); other shapes are a ValueError."""
+    cdef Py_ssize_t nb = _batch(x)
+    if nb < 0:
+        raise ValueError(f"{name} must have shape (N, ...) (a batch of N states), got {np.shape(x)}")
+    return nb
+
+
+cdef object _blocks(object x, str name, Py_ssize_t nblk, Py_ssize_t k):
+    """An interleaved input (nblk, k, INTERLEAVE): x itself when the C code can read it as it is,
+    else a converted copy; finite."""
+    cdef Py_ssize_t i, n = nblk * k * INTERLEAVE
+    cdef const double *d
+    cdef tuple shape = (nblk, k, INTERLEAVE)
+    if not (type(x) is cnp.ndarray and x.shape == shape and _behaved(<cnp.ndarray>x)):
+        try:
+            a = np.asarray(x)
+        except Exception as exc:
+            raise TypeError(f"{name} must be an array of shape {shape}: {exc}") from None
+        if a.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must hold real numbers (float64), got dtype {a.dtype}")
+        if a.shape != shape:
+            raise ValueError(f"{name} must have shape {shape} ({INTERLEAVE} states a block), got {a.shape}")
+        x = np.array(a, dtype=np.float64, order="C", copy=True)
+    d = <const double *>cnp.PyArray_DATA(<cnp.ndarray>x)
+    if not _finite(d, n):
+        i = _not_finite_at(d, n)
+        raise ValueError(f"{name}[{i // (k * INTERLEAVE)}, {(i // INTERLEAVE) % k}, {i % INTERLEAVE}] is {d[i]}: "
+                         "inputs must be finite")
+    return x
+
+
 cdef int _ee_index(object ee) except -1:
     """End effector `ee` (a name in END_EFFECTORS or an index) -> its index.
     The index is compared as a Python int: 2**63 or -2**70 is out of range
@@ -572,6 +653,31 @@ def load_params(path):
     return values
 
 
+def unpack_interleaved(arr, n, nv, packed=False):
+    """The n matrices of an interleaved result (compute_A or compute_C with layout='interleaved',
+    cholesky_batch_interleaved), shape (ceil(n / INTERLEAVE), K, INTERLEAVE), as a new float64
+    array of shape (n, nv, nv), row-major: K = nv * nv, or nv (nv + 1) / 2 when `packed` (the lower
+    triangle row by row), then the full symmetric matrix (a packed Cholesky factor: pass its
+    triangle to numpy.tril). NumPy only; the padding lanes of the last block are dropped."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be an int >= 0, got {n!r}")
+    if isinstance(nv, (bool, np.bool_)) or not isinstance(nv, (int, np.integer)) or nv < 1:
+        raise ValueError(f"nv must be an int >= 1, got {nv!r}")
+    a = np.asarray(arr)
+    k = nv * (nv + 1) // 2 if packed else nv * nv
+    shape = ((n + INTERLEAVE - 1) // INTERLEAVE, k, INTERLEAVE)
+    if a.shape != shape:
+        raise ValueError(f"arr must have shape {shape} (n = {n}, nv = {nv}, packed = {bool(packed)}), got {a.shape}")
+    rows = a.transpose(0, 2, 1).reshape(-1, k)[:n]  # state-major: row 8 b + l is block b's lane l
+    if not packed:
+        return np.array(rows.reshape(n, nv, nv), dtype=np.float64, order="C")
+    full = np.empty((n, nv, nv))
+    i, j = np.tril_indices(nv)  # row by row: k = i (i + 1) / 2 + j
+    full[:, i, j] = rows
+    full[:, j, i] = rows
+    return full
+
+
 def link_params(key, mass, com, inertia_at_com):
     """The 10 standard parameters of link `key` (m, MX, MY, MZ, XX, XY, XZ,
     YY, YZ, ZZ about the link frame's origin, in the link frame's axes) from
@@ -633,7 +739,28 @@ cdef object _batch_compute_A(object q, object params, object out, Py_ssize_t nb)
     return out
 
 
-def compute_A(q, params=None, out=None):
+cdef object _interleaved_compute_A(object q, object params, object out, Py_ssize_t nb, bint packed):
+    """compute_A over a batch of nb states, the results lane-interleaved (compute_A_batch_interleaved)."""
+    cdef Py_ssize_t i = 0, m, k = 153 if packed else 289
+    cdef double *d_q
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    params = _params(params)
+    out = _interleaved_out(out, nb, k)
+    q, params, = _unalias(out, (q, params,))
+    d_q = _data(q)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        while i < nb:  # blocks of 1048576 states, a multiple of INTERLEAVE
+            m = min(nb - i, 1048576)
+            _c_compute_A_batch_interleaved(<int>m, d_q + i * 17, d_params, <int>packed, d_out + (i // 8) * k * 8)
+            i += m
+    return out
+
+
+def compute_A(q, params=None, out=None, *, layout="row-major", packed=False):
     """Inertia matrix A(q), NDOF x NDOF, rotor inertia included.
 
     Parameters
@@ -648,6 +775,12 @@ def compute_A(q, params=None, out=None):
     out : ndarray, optional
         an array to write the result into and return: writeable, aligned, C-contiguous float64 in
         native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+    layout : {'row-major', 'interleaved'}, optional
+        'row-major' (default): shape (N, ...) as above; 'interleaved': a batch's results by blocks
+        of INTERLEAVE states, shape (ceil(N / INTERLEAVE), K, INTERLEAVE) (Notes); needs a batch.
+    packed : bool, optional
+        with layout='interleaved': the lower triangle only, row by row (K = N_DOF (N_DOF + 1) / 2,
+        entry (i, j), j <= i, at k = i (i + 1) / 2 + j), what cholesky_batch_interleaved reads.
 
     Returns
     -------
@@ -664,8 +797,16 @@ def compute_A(q, params=None, out=None):
     the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
     with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
     call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
-    for bit."""
+    for bit.
+
+    layout='interleaved' calls the C kernel compute_A_batch_interleaved (docs/c-abi.md): element k
+    of state 8 b + l at out[b, k, l], K = N_DOF * N_DOF row-major (or packed); the last block's
+    padding lanes repeat the last state's result. A new result is 64-byte aligned. Row-major is
+    faster below one block (8 states); unpack_interleaved turns the result into (N, N_DOF, N_DOF)
+    row-major matrices."""
     cdef Py_ssize_t nb = _batch(q)
+    if (layout != "row-major" or packed is not False) and _layout(layout, packed, True, nb):
+        return _interleaved_compute_A(q, params, out, nb, packed)
     if nb >= 0:
         return _batch_compute_A(q, params, out, nb)
     q = _input(q, "q", 17)
@@ -700,7 +841,31 @@ cdef object _batch_compute_C(object q, object dq, object params, object out, Py_
     return out
 
 
-def compute_C(q, dq, params=None, out=None):
+cdef object _interleaved_compute_C(object q, object dq, object params, object out, Py_ssize_t nb, bint packed):
+    """compute_C over a batch of nb states, the results lane-interleaved (compute_C_batch_interleaved)."""
+    cdef Py_ssize_t i = 0, m, k = 289
+    cdef double *d_q
+    cdef double *d_dq
+    cdef double *d_params
+    cdef double *d_out
+    q = _rows(q, "q", nb, 17)
+    dq = _rows(dq, "dq", nb, 17)
+    params = _params(params)
+    out = _interleaved_out(out, nb, k)
+    q, dq, params, = _unalias(out, (q, dq, params,))
+    d_q = _data(q)
+    d_dq = _data(dq)
+    d_params = _data(params)
+    d_out = _data(out)
+    with nogil:
+        while i < nb:  # blocks of 1048576 states, a multiple of INTERLEAVE
+            m = min(nb - i, 1048576)
+            _c_compute_C_batch_interleaved(<int>m, d_q + i * 17, d_dq + i * 17, d_params, d_out + (i // 8) * k * 8)
+            i += m
+    return out
+
+
+def compute_C(q, dq, params=None, out=None, *, layout="row-major"):
     """Coriolis/centrifugal matrix C(q, dq) from the Christoffel symbols, NDOF x NDOF.
 
     Parameters
@@ -718,6 +883,9 @@ def compute_C(q, dq, params=None, out=None):
     out : ndarray, optional
         an array to write the result into and return: writeable, aligned, C-contiguous float64 in
         native byte order, of the result's shape (TypeError or ValueError naming it otherwise).
+    layout : {'row-major', 'interleaved'}, optional
+        'row-major' (default): shape (N, ...) as above; 'interleaved': a batch's results by blocks
+        of INTERLEAVE states, shape (ceil(N / INTERLEAVE), K, INTERLEAVE) (Notes); needs a batch.
 
     Returns
     -------
@@ -733,8 +901,16 @@ def compute_C(q, dq, params=None, out=None):
     the GIL released; `params` (N_PARAMS,) is shared by the batch. This kernel evaluates a batch
     with the SIMD batch kernel (4 or 8 states per instruction): each row equals the single-state
     call to rounding (multiply-adds may be fused in other places; within 1e-14 relative), not bit
-    for bit."""
+    for bit.
+
+    layout='interleaved' calls the C kernel compute_C_batch_interleaved (docs/c-abi.md): element k
+    of state 8 b + l at out[b, k, l], K = N_DOF * N_DOF row-major (or packed); the last block's
+    padding lanes repeat the last state's result. A new result is 64-byte aligned. Row-major is
+    faster below one block (8 states); unpack_interleaved turns the result into (N, N_DOF, N_DOF)
+    row-major matrices."""
     cdef Py_ssize_t nb = _batch(q)
+    if layout != "row-major" and _layout(layout, False, False, nb):
+        return _interleaved_compute_C(q, dq, params, out, nb, False)
     if nb >= 0:
         return _batch_compute_C(q, dq, params, out, nb)
     q = _input(q, "q", 17)
@@ -2279,6 +2455,94 @@ def neutral(out=None):
     return out
 
 
+
+def cholesky_batch_interleaved(A, n, out=None):
+    """Cholesky factors of n symmetric matrices in compute_A_batch_interleaved's packed layout (ceil(n
+    / 8) blocks of NV (NV + 1) / 2 x 8): the lower-triangular L with A = L L^T, packed the same way,
+    computed across the 8 states of a block at once. L may be A (in place). A lane whose matrix is
+    not positive definite gets NaN in L from the first failing pivot on (the other lanes are
+    unaffected). n <= 0 writes nothing.
+
+    Parameters
+    ----------
+    A : array_like, shape (ceil(n / 8), 153, 8)
+        packed interleaved matrices.
+    n : int
+        the number of states (the blocks hold ceil(n / 8) x 8 lanes).
+    out : ndarray, optional
+        an array to write the result into and return, shape (ceil(n / 8), 153, 8), writeable,
+        aligned, C-contiguous float64 in native byte order (it may be an input: in place).
+
+    Returns
+    -------
+    ndarray, shape (ceil(n / 8), 153, 8)
+        their Cholesky factors, packed interleaved (float64); a new one is 64-byte aligned.
+
+    Notes
+    -----
+    The GIL is released. Inputs must be finite (ValueError otherwise): the NaN lanes of a failed
+    factorization are refused by solve_batch_interleaved."""
+    cdef Py_ssize_t i = 0, m, ns = _count(n, "n")
+    cdef Py_ssize_t nblk = (ns + INTERLEAVE - 1) // INTERLEAVE
+    cdef double *d_A
+    cdef double *d_out
+    A = _blocks(A, "A", nblk, 153)
+    out = _aligned_empty((nblk, 153, 8)) if out is None else _out(out, "out", (nblk, 153, 8))
+    A, = _unalias(out, (A,))
+    d_A = _data(A)
+    d_out = _data(out)
+    with nogil:
+        while i < ns:  # blocks of 1048576 states, a multiple of INTERLEAVE
+            m = min(ns - i, 1048576)
+            _c_cholesky_batch_interleaved(<int>m, d_A + (i // 8) * 1224, d_out + (i // 8) * 1224)
+            i += m
+    return out
+
+
+def solve_batch_interleaved(L, b, out=None):
+    """x = A^-1 b for n states from the Cholesky factors L of cholesky_batch_interleaved (forward then
+    back substitution, across the 8 states of a block at once); b and x n x NV row-major, as the
+    batch kernels' vectors. x may be b (in place). n <= 0 writes nothing.
+
+    Parameters
+    ----------
+    L : array_like, shape (ceil(n / 8), 153, 8)
+        packed interleaved Cholesky factors.
+    b : array_like, shape (n, 17)
+        right-hand sides, n x NV.
+    out : ndarray, optional
+        an array to write the result into and return, shape (n, 17), writeable, aligned,
+        C-contiguous float64 in native byte order (it may be an input: in place).
+
+    Returns
+    -------
+    ndarray, shape (n, 17)
+        solutions, n x NV (float64).
+
+    Notes
+    -----
+    The GIL is released. Inputs must be finite (ValueError otherwise): the NaN lanes of a failed
+    factorization are refused by solve_batch_interleaved."""
+    cdef Py_ssize_t i = 0, m, ns = _batch_rows(b, 'b')
+    cdef Py_ssize_t nblk = (ns + INTERLEAVE - 1) // INTERLEAVE
+    cdef double *d_L
+    cdef double *d_b
+    cdef double *d_out
+    L = _blocks(L, "L", nblk, 153)
+    b = _rows(b, "b", ns, 17)
+    out = _out(out, "out", (ns, 17))
+    L, b, = _unalias(out, (L, b,))
+    d_L = _data(L)
+    d_b = _data(b)
+    d_out = _data(out)
+    with nogil:
+        while i < ns:  # blocks of 1048576 states, a multiple of INTERLEAVE
+            m = min(ns - i, 1048576)
+            _c_solve_batch_interleaved(<int>m, d_L + (i // 8) * 1224, d_b + i * 17, d_out + i * 17)
+            i += m
+    return out
+
+
 _ALL_SHAPES = {
     'A': (17, 17),
     'C': (17, 17),
@@ -2508,4 +2772,4 @@ def rollout(q0, v0, tau_sequence, dt, params=None, threads=1, method="euler"):
     return qo, vo
 
 
-__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'C_FUNCTIONS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'compute_all', 'rollout', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params']
+__all__ = ['N_DOF', 'N_Q', 'N_BODIES', 'BODY_NAMES', 'N_PARAMS', 'N_PI', 'JOINT_NAMES', 'PARAM_NAMES', 'REGRESSOR_PARAMS', 'REGRESSOR_PARAM_INDEX', 'N_BASE', 'BASE_PARAM_NAMES', 'BASE_COLUMNS', 'base_params', 'END_EFFECTORS', 'JOINT_LIMITS', 'C_FUNCTIONS', 'compute_A', 'compute_C', 'compute_Q', 'friction', 'inverse_dynamics', 'bias', 'forward_dynamics', 'inverse_dynamics_fext', 'forward_dynamics_fext', 'inverse_dynamics_derivatives_fext', 'inverse_dynamics_derivatives', 'forward_dynamics_derivatives_fext', 'forward_dynamics_derivatives', 'regressor', 'base_regressor', 'com', 'com_jacobian', 'centroidal_map', 'jacobian', 'frame_jacobian_time_variation', 'fk', 'jdot_qdot', 'integrate', 'neutral', 'cholesky_batch_interleaved', 'solve_batch_interleaved', 'INTERLEAVE', 'compute_all', 'rollout', 'default_params', 'params_from_dict', 'check_params', 'load_params', 'link_params', 'unpack_interleaved']

@@ -75,3 +75,22 @@ def _private_module_cache(tmp_path_factory):
     patch.setenv("KRANG_KERNELS_CACHE", str(tmp_path_factory.mktemp("module_cache")))
     yield
     patch.undo()
+
+
+@pytest.fixture(scope="session")
+def floating_tiny_module(tmp_path_factory):
+    """The module of the tiny free-floating robot (tests/models/floating_tiny.urdf): end effector
+    foot, no optional kernels, for this CPU only (it builds in seconds), imported."""
+    import importlib.util
+
+    from codegen.pipeline import generate_urdf
+    from codegen.support.options import UrdfOptions
+    out = tmp_path_factory.mktemp("floating_tiny")
+    _, _, _, module = generate_urdf(ROOT / "tests" / "models" / "floating_tiny.urdf",
+                                    UrdfOptions(end_effectors=("foot",), kernels=(), python=True, native=True), out)
+    (so,) = out.glob(f"{module}.*.so")
+    spec = importlib.util.spec_from_file_location(module, so)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    assert m.N_Q == m.N_DOF + 1
+    return m

@@ -296,3 +296,23 @@ def test_robot_sections_copy_each_table_under_its_title_without_targets():
                    "", "**Derivatives of the dynamics**", "", "| robot | FD derivatives |", "|---|---|",
                    "| panda | **0.4** |"]
     assert not [ln for ln in out if ln.startswith(("Target", "Missed", "Notes"))]
+
+
+def test_layout_copies_the_batch_layout_table_with_its_provenance_and_legend(tmp_path, monkeypatch):
+    """docs_tables.layout: batch_layout.md's provenance line, the legend under it and its table,
+    between the page's batch_layout markers; the text around them stays."""
+    (tmp_path / "batch_layout.md").write_text("\n".join([
+        "# Row-major vs lane-interleaved", "", "Machine: X, 2 cores; compiler: gcc; flags: `-O3`; date: 2030-01-01T00:00:00.",
+        "Load average at the start: 1.00. ns per state.", "", "| N | A |", "|---:|---:|", "| 8 | 1.0 |", "",
+        "Not copied."]))
+    page = tmp_path / "c-abi.md"
+    page.write_text("before\n<!-- batch_layout:start -->\nold\n<!-- batch_layout:end -->\nafter\n")
+    monkeypatch.setattr(docs_tables, "RESULTS", tmp_path)
+    monkeypatch.setattr(docs_tables, "C_ABI_PAGE", page)
+    docs_tables.layout()
+    text = page.read_text()
+    assert text.startswith("before\n<!-- batch_layout:start -->\nMachine: X, 2 cores;") and text.endswith("after\n")
+    body = text.split("<!-- batch_layout:start -->\n")[1].split("<!-- batch_layout:end -->")[0]
+    assert body.splitlines()[1:6] == ["Load average at the start: 1.00. ns per state.", "", "| N | A |", "|---:|---:|",
+                                      "| 8 | 1.0 |"]
+    assert "old" not in body and "Not copied" not in body

@@ -187,7 +187,7 @@ def test_stub_lists_the_public_api(mini):
     # every stub signature names the module's actual parameters, in order
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
-            args = [a.arg for a in node.args.args]
+            args = [a.arg for a in node.args.args + node.args.kwonlyargs]
             code = getattr(mk, node.name)
             sig = inspect.signature(code)
             assert args == list(sig.parameters), node.name

@@ -13,32 +13,19 @@ optional kernels and for this CPU only: its module builds in seconds.
 """
 from __future__ import annotations
 
-import importlib.util
 import inspect
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from codegen.pipeline import generate_urdf
-from codegen.support.options import UrdfOptions
-
 pytestmark = pytest.mark.builds
 
-TINY = Path(__file__).resolve().parent / "models" / "floating_tiny.urdf"
 VECTORS = ("dq", "ddq", "tau", "v")
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    out = tmp_path_factory.mktemp("floating_tiny")
-    _, _, _, module = generate_urdf(TINY, UrdfOptions(end_effectors=("foot",), kernels=(), python=True, native=True), out)
-    (so,) = out.glob(f"{module}.*.so")
-    spec = importlib.util.spec_from_file_location(module, so)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    assert m.N_Q == m.N_DOF + 1
-    return m
+def tiny(floating_tiny_module):
+    return floating_tiny_module
 
 
 def _state(m, nb=None):

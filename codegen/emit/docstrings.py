@@ -44,8 +44,9 @@ def parameters(inputs, extras=()) -> list[str]:
     return lines
 
 
-def kernel_doc(summary: str, inputs, extras, out_args, simd: bool) -> str:
-    """One kernel's docstring: summary, Parameters (with `out`), Returns, Notes on batches.
+def kernel_doc(summary: str, inputs, extras, out_args, simd: bool, keywords=(), notes="") -> str:
+    """One kernel's docstring: summary, Parameters (with `out`, then the keyword-only
+    (name, type, doc) `keywords`), Returns, Notes on batches (then `notes`).
     out_args: the output Args; several are returned as a tuple (`out`: a tuple of as many)."""
     lines = [summary, ""] + parameters(inputs, extras)
     batch_note = BATCH_NOTE if any(n == "params" for n, _ in inputs) else \
@@ -55,11 +56,34 @@ def kernel_doc(summary: str, inputs, extras, out_args, simd: bool) -> str:
     else:
         lines += [f"out : tuple of {len(out_args)} ndarray, optional",
                   f"    one array per result, distinct, each {OUT_DOC[3:]}.", "", "Returns", "-------"]
+    if keywords:  # keyword-only, after out: insert them before Returns
+        lines[-3:-3] = [x for name, typ, doc in keywords for x in (f"{name} : {typ}", f"    {doc}.")]
     for a in out_args:  # one result unnamed, several by name (a tuple)
         head = f"{a.name} : ndarray" if len(out_args) > 1 else "ndarray"
         lines += [f"{head}, {_shape(a.shape, True)}", f"    {a.doc or 'the result'} (float64)."]
-    lines += ["", "Notes", "-----", f"{batch_note} {SIMD_NOTE if simd else SCALAR_NOTE}"]
+    lines += ["", "Notes", "-----", f"{batch_note} {SIMD_NOTE if simd else SCALAR_NOTE}"] + (["", notes] if notes else [])
     return "\n".join(lines)
+
+
+def interleaved_keywords(packable: bool) -> list:
+    """The (name, type, doc) keyword-only arguments of a kernel with an interleaved batch form."""
+    kw = [("layout", "{'row-major', 'interleaved'}, optional",
+           "'row-major' (default): shape (N, ...) as above; 'interleaved': a batch's results by blocks of "
+           "INTERLEAVE states, shape (ceil(N / INTERLEAVE), K, INTERLEAVE) (Notes); needs a batch")]
+    if packable:
+        kw.append(("packed", "bool, optional", "with layout='interleaved': the lower triangle only, row by row "
+                   "(K = N_DOF (N_DOF + 1) / 2, entry (i, j), j <= i, at k = i (i + 1) / 2 + j), what "
+                   "cholesky_batch_interleaved reads"))
+    return kw
+
+
+def interleaved_note(name: str, interleave: int) -> str:
+    """The Notes paragraph of a kernel with an interleaved batch form (C: NAME_<name>_batch_interleaved)."""
+    return (f"layout='interleaved' calls the C kernel {name}_batch_interleaved (docs/c-abi.md): element k "
+            f"of state {interleave} b + l at out[b, k, l], K = N_DOF * N_DOF row-major (or packed); the last "
+            "block's padding lanes repeat the last state's result. A new result is 64-byte aligned. Row-major "
+            f"is faster below one block ({interleave} states); unpack_interleaved turns the result into "
+            "(N, N_DOF, N_DOF) row-major matrices.")
 
 
 def compute_all_doc(summary: str, inputs, outputs) -> str:

@@ -25,10 +25,11 @@ from pathlib import Path
 import jinja2
 
 from .. import __version__
-from .abi import DERIVED, FRAMES, IN, INDEX, OUT, REAL, ROLLOUT_CHUNK, nbodies
+from .abi import DERIVED, FRAMES, IN, INDEX, INTERLEAVE, INTERLEAVED, OUT, REAL, ROLLOUT_CHUNK, TEMPLATE, nbodies
 from .pytext import docstring, py_string, py_tuple
 from ..support.templates import template_dir
-from .docstrings import DT_DOC, EE_DOC, FRAME_DOC, compute_all_doc, kernel_doc, rollout_doc
+from .docstrings import (DT_DOC, EE_DOC, FRAME_DOC, compute_all_doc, interleaved_keywords, interleaved_note, kernel_doc,
+                         rollout_doc)
 
 TEMPLATES = template_dir("python")
 CHECKS = TEMPLATES / "checks.pxi"  # the argument checks every module shares, rendered into it
@@ -37,7 +38,7 @@ METADATA = ("default_params", "joint_limits", "param_name", "joint_name", "regre
             "base_regressor_column")
 # The ABI's functions of no input, wrapped as name(out=None).
 CONSTANTS = ("neutral",)
-SHARED = ("default_params", "params_from_dict", "check_params", "load_params", "link_params")
+SHARED = ("default_params", "params_from_dict", "check_params", "load_params", "link_params", "unpack_interleaved")
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,24 @@ class PyKernel:
     batch: str = ""  # the SIMD batch C function (abi.batch_form), if any: called with a count, then bcall
     multi: bool = False  # several outputs: `shape` is a tuple of shapes, the result a tuple of arrays
     ret: str = "NDArray[np.float64]"  # the stub's return type
+    interleaved: dict | None = None  # the batch's lane-interleaved C form (_interleaved), if any
+
+
+@dataclass(frozen=True)
+class PyBlocked:
+    """A Python function of a C function with `blocked` arguments (abi.interleaved_functions'
+    consumers): blocked arrays (ceil(n / INTERLEAVE), K, INTERLEAVE), batched ones (n, size)."""
+    name: str
+    cname: str
+    doc: str
+    signature: str
+    stub: str
+    count: str  # the expression of n: an argument, or the rows of a batched input
+    inputs: tuple  # (var, check expression)
+    outputs: tuple  # (var, shape expression, blocked)
+    ptrs: tuple  # (pointer variable, array)
+    call: str  # C call arguments for states i .. i + m - 1
+    invars: str
 
 
 # States per call of a batch C kernel (its count is an int).
@@ -111,8 +130,74 @@ class _Extra(str):
         return s
 
 
-def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
-    """The Python function of C function f; batch: f's SIMD batch form (abi.batch_form), if any.
+def _interleaved(f, il) -> dict:
+    """The Python side of il, the lane-interleaved form of f's batch kernel (layout="interleaved"):
+    its C arguments for states i .. i + m - 1 (i a multiple of INTERLEAVE), the output's elements
+    per state K (kp when packed; `k` at run time)."""
+    ins = {a.name for a in f.inputs}
+    (out,) = il.outputs
+    call, ptrs = [], []
+    for a in il.args:
+        if a.name == "n":
+            call.append("<int>m")
+        elif a.name == "packed":
+            call.append("<int>packed")
+        elif a.role == IN and a.name in ins:
+            var = _py_name(a)
+            ptrs.append((f"d_{var}", var))
+            call.append(f"d_{var}" if var in SHARED_INPUTS else f"d_{var} + i * {a.size}")
+        elif a.role == OUT and a.blocked:
+            ptrs.append(("d_out", "out"))
+            call.append(f"d_out + (i // {INTERLEAVE}) * k * {INTERLEAVE}")
+        else:
+            raise ValueError(f"{il.name}: argument {a.name!r} has no Python counterpart")
+    packable = any(a.name == "packed" for a in il.args)
+    nv = f.outputs[0].shape[0]
+    return dict(cname=f"_c_{il.name}", K=out.shape[0], kp=nv * (nv + 1) // 2 if packable else out.shape[0],
+                packable=packable, call=", ".join(call), ptrs=tuple(ptrs))
+
+
+def _blocked(f) -> PyBlocked:
+    """The Python function of C function f, whose arrays are per block of states (Arg.blocked)
+    or per state (Arg.batched): n is the rows of its first batched input, else an argument."""
+    batched = [a for a in f.inputs if a.batched]
+    count = f"_batch_rows({_py_name(batched[0])}, {_py_name(batched[0])!r})" if batched else '_count(n, "n")'
+    inputs, call, ptrs, docs = [], [], [], []
+    for a in f.args:
+        if a.role == INDEX:
+            call.append("<int>m")
+            continue
+        var = "out" if a.role == OUT else _py_name(a)
+        ptrs.append((f"d_{var}", var))
+        call.append(f"d_{var} + (i // {INTERLEAVE}) * {a.size}" if a.blocked else f"d_{var} + i * {a.size}")
+        if a.role == IN:
+            inputs.append((var, f'_blocks({var}, "{var}", nblk, {a.shape[0]})' if a.blocked
+                           else f'_rows({var}, "{var}", ns, {a.size})'))
+            docs.append(f"{var} : array_like, shape " + (f"(ceil(n / {INTERLEAVE}), {a.shape[0]}, {INTERLEAVE})"
+                                                         if a.blocked else f"(n, {a.size})") + f"\n    {a.doc}.")
+    (out,) = f.outputs
+    shape = f"(nblk, {out.shape[0]}, {INTERLEAVE})" if out.blocked else f"(ns, {out.size})"
+    shown = (f"(ceil(n / {INTERLEAVE}), {out.shape[0]}, {INTERLEAVE})" if out.blocked else f"(n, {out.size})")
+    names = [v for v, _ in inputs] + ([] if batched else ["n"])
+    doc = "\n".join([f.doc, "", "Parameters", "----------", *docs]
+                     + ([] if batched else ["n : int\n    the number of states (the blocks hold ceil(n / "
+                                            f"{INTERLEAVE}) x {INTERLEAVE} lanes)."])
+                     + [f"out : ndarray, optional\n    an array to write the result into and return, shape {shown}, "
+                        "writeable, aligned, C-contiguous float64 in native byte order (it may be an input: in place).",
+                        "", "Returns", "-------", f"ndarray, shape {shown}\n    {out.doc} (float64)"
+                        + ("; a new one is 64-byte aligned." if out.blocked else "."), "", "Notes", "-----",
+                        "The GIL is released. Inputs must be finite (ValueError otherwise): the NaN lanes of a "
+                        "failed factorization are refused by solve_batch_interleaved."])
+    return PyBlocked(f.name, f"_c_{f.name}", docstring(doc), ", ".join(names + ["out=None"]),
+                     ", ".join([f"{v}: ArrayLike" for v, _ in inputs] + ([] if batched else ["n: int"])
+                               + ["out: NDArray[np.float64] | None = None"]),
+                     count, tuple(inputs), (("out", shape, out.blocked),), tuple(ptrs), ", ".join(call),
+                     ", ".join(v for v, _ in inputs))
+
+
+def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None, il=None) -> PyKernel:
+    """The Python function of C function f; batch: f's SIMD batch form (abi.batch_form), if any,
+    il: that batch's lane-interleaved form (layout="interleaved"), if any.
     A kernel with several outputs returns a tuple of arrays (`out`: a tuple of as many)."""
     ins = [_check(a) for a in f.inputs]
     names = [i.var for i in ins if i.var not in SHARED_INPUTS]
@@ -151,7 +236,14 @@ def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
     extra_docs = {"ee": ("str or int", EE_DOC), "frame": ("{'world', 'local'}, optional", FRAME_DOC),
                   "dt": ("float", DT_DOC), **CONTACT_DOCS}
     extras = [(e.split("=")[0], *extra_docs[e.split("=")[0]]) for e in extra_args]
-    doc = kernel_doc(doc or f.doc, [(_py_name(a), a) for a in f.inputs], extras, outs, batch is not None)
+    inter = _interleaved(f, il) if il is not None else None
+    keywords = interleaved_keywords(inter["packable"]) if inter else ()
+    doc = kernel_doc(doc or f.doc, [(_py_name(a), a) for a in f.inputs], extras, outs, batch is not None, keywords,
+                     interleaved_note(f.name, INTERLEAVE) if inter else "")
+    if inter:
+        sig += ', *, layout="row-major"' + (", packed=False" if inter["packable"] else "")
+        stub += ', *, layout: Literal["row-major", "interleaved"] = "row-major"' + (
+            ", packed: bool = False" if inter["packable"] else "")
     # the batch function takes `n` and then f's arguments: bcall (rows i.. of every array) serves both
     if batch is not None and [a.name for a in batch.args] != ["n"] + [a.name for a in f.args]:
         raise ValueError(f"{batch.name}: arguments are not n + those of {f.name}")
@@ -162,7 +254,7 @@ def _kernel(f, extra_args=(), index_vars=None, doc="", batch=None) -> PyKernel:
     return PyKernel(f.name, f"_c_{f.name}", docstring(doc), sig, tuple(e.prelude for e in extra_args), names[0],
                     tuple(ins), shape, ", ".join(call), tuple(ptrs), ", ".join(bcall), bsig,
                     ", ".join(bnames + ["out", "nb"]), ", ".join(i.var for i in ins), stub,
-                    batch.name if batch is not None else "", multi, tup if multi else arr)
+                    batch.name if batch is not None else "", multi, tup if multi else arr, inter)
 
 
 def _constant(f) -> dict:
@@ -271,7 +363,9 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", header):
         raise ValueError(f"header name {header!r}")
     # per-end-effector kernels (a family) are reached through their dispatcher
-    kernels = [_kernel(f, batch=abi.batch_form(f.name)) for f in abi.functions
+    interleaved = {f.batch_of: f for f in abi.functions if f.body == INTERLEAVED}  # batch kernel -> its form
+    kernels = [_kernel(f, batch=abi.batch_form(f.name),
+                       il=interleaved.get(getattr(abi.batch_form(f.name), "name", None))) for f in abi.functions
                if (f.body == DERIVED or f.forward_to)
                and not f.name.startswith(("jacobian_", "frame_jacobian_time_variation_")) and f.name != "compute_all"
                and not f.family and f.name != "base_params"]  # base_params(params): no state, in the template
@@ -300,6 +394,7 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
     dt = _Extra("dt", "dt: float", 'cdef double dt_c = _real(dt, "dt")')
     kernels.append(_kernel(abi.function("integrate"), (dt,), {"dt": "dt_c"}))
     constants = [_constant(abi.function(name)) for name in CONSTANTS]
+    blocked = [_blocked(f) for f in abi.functions if f.body == TEMPLATE and any(a.blocked for a in f.args)]
     all_ = _compute_all(abi)
     # every function of the ABI: the wrappers call some, C_FUNCTIONS gives every one's address
     externs = [_extern(abi, f) for f in abi.functions]
@@ -311,7 +406,8 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
               "REGRESSOR_PARAM_INDEX", *(["N_BASE", "BASE_PARAM_NAMES", "BASE_COLUMNS", "base_params"] if nbase else []),
               "END_EFFECTORS", "JOINT_LIMITS", "C_FUNCTIONS",
               *(["N_CONTACTS", "CONTACT_NAMES", "CONTACT_ROWS", "N_REF"] if contacts else []),
-              *[k.name for k in kernels], *CONSTANTS, "compute_all", "rollout", *SHARED]
+              *[k.name for k in kernels], *CONSTANTS, *[b.name for b in blocked], "INTERLEAVE", "compute_all", "rollout",
+              *SHARED]
     doc = (f"{module_name}: compiled dynamics of robot {abi.name} ({abi.ndof} DOF, {abi.nparams} parameters).\n\n"
            "    Gamma = A(q) ddq + C(q, dq) dq + Q(q) + friction(dq)\n\n"
            "Every kernel reads the robot's parameters at run time from a float64 vector in\n"
@@ -334,8 +430,8 @@ def context(abi, model, values, module_name: str, header: str) -> dict:
         ncrows=sum(c.rows for c in contacts),
         frames=py_tuple(FRAMES), frame_names=FRAMES, limit_names=[a.name for a in limits.outputs],
         checks=CHECKS.read_text(), shared_docs=shared_docs(CHECKS.read_text()),
-        kernels=kernels, constants=constants, all=all_, public=public,
-        batch_block=BATCH_BLOCK,
+        kernels=kernels, constants=constants, blocked=blocked, all=all_, public=public,
+        batch_block=BATCH_BLOCK, interleave=INTERLEAVE,
         rollout=dict(doc=docstring(rollout_doc(abi.function("rollout"), abi.function("rollout_rk4"), ROLLOUT_CHUNK)), chunk=ROLLOUT_CHUNK),
     )
 

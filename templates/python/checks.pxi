@@ -264,6 +264,84 @@ cdef inline double *_data(object a):
     return <double *>cnp.PyArray_DATA(<cnp.ndarray>a)
 
 
+# Lane-interleaved batches (the C ABI's *_batch_interleaved, docs/c-abi.md): arrays of shape
+# (ceil(n / INTERLEAVE), K, INTERLEAVE), element k of state INTERLEAVE b + l at [b, k, l].
+
+
+cdef object _aligned_empty(tuple shape):
+    """A new C-contiguous float64 array whose data starts on a 64-byte boundary (a cache line:
+    the interleaved kernels write large outputs with non-temporal stores only when so aligned)."""
+    cdef Py_ssize_t size = 8
+    for n in shape:
+        size *= n
+    buf = np.empty(size + 64, dtype=np.uint8)
+    start = (-buf.ctypes.data) % 64
+    return buf[start:start + size].view(np.float64).reshape(shape)
+
+
+cdef object _interleaved_out(object out, Py_ssize_t nb, Py_ssize_t k):
+    """An interleaved result's array for nb states of k elements: `out` checked as any `out=`, or a
+    new 64-byte aligned one."""
+    cdef tuple shape = ((nb + INTERLEAVE - 1) // INTERLEAVE, k, INTERLEAVE)
+    return _aligned_empty(shape) if out is None else _out(out, "out", shape)
+
+
+cdef int _layout(object layout, object packed, bint packable, Py_ssize_t nb) except -1:
+    """layout= and packed= of a kernel with an interleaved batch form: 1 interleaved, 0 row-major."""
+    if not isinstance(packed, (bool, np.bool_)):
+        raise TypeError(f"packed must be a bool, got {type(packed).__name__} {packed!r}")
+    if not isinstance(layout, str) or layout not in ("row-major", "interleaved"):
+        raise ValueError(f"layout must be 'row-major' or 'interleaved', got {layout!r}")
+    if packed and not packable:
+        raise ValueError("packed: this kernel has no packed form (only the symmetric A has)")
+    if layout == "row-major":
+        if packed:
+            raise ValueError("packed=True needs layout='interleaved' (a row-major result is never packed)")
+        return 0
+    if nb < 0:
+        raise ValueError("layout='interleaved' needs a batch of states (a first argument of shape (N, ...))")
+    return 1
+
+
+cdef Py_ssize_t _count(object n, str name) except -1:
+    """A number of states: an int >= 0 (not bool)."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"{name} must be an int >= 0 (a number of states), got {n!r}")
+    return n
+
+
+cdef Py_ssize_t _batch_rows(object x, str name) except -1:
+    """The rows of a batch input (shape (N, n)); other shapes are a ValueError."""
+    cdef Py_ssize_t nb = _batch(x)
+    if nb < 0:
+        raise ValueError(f"{name} must have shape (N, ...) (a batch of N states), got {np.shape(x)}")
+    return nb
+
+
+cdef object _blocks(object x, str name, Py_ssize_t nblk, Py_ssize_t k):
+    """An interleaved input (nblk, k, INTERLEAVE): x itself when the C code can read it as it is,
+    else a converted copy; finite."""
+    cdef Py_ssize_t i, n = nblk * k * INTERLEAVE
+    cdef const double *d
+    cdef tuple shape = (nblk, k, INTERLEAVE)
+    if not (type(x) is cnp.ndarray and x.shape == shape and _behaved(<cnp.ndarray>x)):
+        try:
+            a = np.asarray(x)
+        except Exception as exc:
+            raise TypeError(f"{name} must be an array of shape {shape}: {exc}") from None
+        if a.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must hold real numbers (float64), got dtype {a.dtype}")
+        if a.shape != shape:
+            raise ValueError(f"{name} must have shape {shape} ({INTERLEAVE} states a block), got {a.shape}")
+        x = np.array(a, dtype=np.float64, order="C", copy=True)
+    d = <const double *>cnp.PyArray_DATA(<cnp.ndarray>x)
+    if not _finite(d, n):
+        i = _not_finite_at(d, n)
+        raise ValueError(f"{name}[{i // (k * INTERLEAVE)}, {(i // INTERLEAVE) % k}, {i % INTERLEAVE}] is {d[i]}: "
+                         "inputs must be finite")
+    return x
+
+
 cdef int _ee_index(object ee) except -1:
     """End effector `ee` (a name in END_EFFECTORS or an index) -> its index.
     The index is compared as a Python int: 2**63 or -2**70 is out of range
@@ -371,6 +449,31 @@ def load_params(path):
     except ValueError as exc:
         raise ValueError(f"{os.fsdecode(path)}: physically impossible parameters: {exc}") from None
     return values
+
+
+def unpack_interleaved(arr, n, nv, packed=False):
+    """The n matrices of an interleaved result (compute_A or compute_C with layout='interleaved',
+    cholesky_batch_interleaved), shape (ceil(n / INTERLEAVE), K, INTERLEAVE), as a new float64
+    array of shape (n, nv, nv), row-major: K = nv * nv, or nv (nv + 1) / 2 when `packed` (the lower
+    triangle row by row), then the full symmetric matrix (a packed Cholesky factor: pass its
+    triangle to numpy.tril). NumPy only; the padding lanes of the last block are dropped."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be an int >= 0, got {n!r}")
+    if isinstance(nv, (bool, np.bool_)) or not isinstance(nv, (int, np.integer)) or nv < 1:
+        raise ValueError(f"nv must be an int >= 1, got {nv!r}")
+    a = np.asarray(arr)
+    k = nv * (nv + 1) // 2 if packed else nv * nv
+    shape = ((n + INTERLEAVE - 1) // INTERLEAVE, k, INTERLEAVE)
+    if a.shape != shape:
+        raise ValueError(f"arr must have shape {shape} (n = {n}, nv = {nv}, packed = {bool(packed)}), got {a.shape}")
+    rows = a.transpose(0, 2, 1).reshape(-1, k)[:n]  # state-major: row 8 b + l is block b's lane l
+    if not packed:
+        return np.array(rows.reshape(n, nv, nv), dtype=np.float64, order="C")
+    full = np.empty((n, nv, nv))
+    i, j = np.tril_indices(nv)  # row by row: k = i (i + 1) / 2 + j
+    full[:, i, j] = rows
+    full[:, j, i] = rows
+    return full
 
 
 def link_params(key, mass, com, inertia_at_com):
