@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        ac0318246d1a257d239017d05b3863442526759c44e207ffa3c229541950744a
+ * generator        1061842e9342057f117e95eae593ae484c1f4b87dcfe88d1a3e39edb8cc0e82c
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
