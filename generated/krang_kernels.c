@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        1061842e9342057f117e95eae593ae484c1f4b87dcfe88d1a3e39edb8cc0e82c
+ * generator        f31129e14e0c52555cb5f4d6b26393af04e797d750fb816564c91be8a66ff232
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
