@@ -8,10 +8,13 @@ of each round's speed-up (scalar / batch, run back to back) with its range (min-
 Every build is linked into --copies C (default 3) copies that differ only in code placement
 (benchmarks/copies.py): the figures are the medians over the copies, each speed-up printed with
 the copies' min-max and only where they agree within copies.THRESHOLD (else their range, marked).
+Prints the figures and writes them as a table to benchmarks/results/batch_dynamics.md (Krang;
+batch_dynamics_NAME.md for --name NAME; --out), with the load average before and after.
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import subprocess
 import tempfile
@@ -19,10 +22,17 @@ from pathlib import Path
 
 from . import batch as B
 from . import copies as CP
+from .env import first_line, provenance
 
 KERNELS = ("inverse_dynamics", "bias", "forward_dynamics")
 DERIVATIVES = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives")
 DRIVER = (Path(__file__).resolve().parent / "harness" / "dynamics_batch_vs_scalar.c").read_text()
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def out_path(name: str) -> Path:
+    """The table's default file: batch_dynamics.md for Krang, batch_dynamics_NAME.md otherwise."""
+    return RESULTS / ("batch_dynamics.md" if name == "krang" else f"batch_dynamics_{name}.md")
 
 
 def kernels(gen: Path, name: str) -> tuple:
@@ -82,6 +92,31 @@ def report(results: dict, name: str, names: tuple, rounds: int, repeats: int, lo
     return "\n".join(lines)
 
 
+def table(results: dict, name: str, names: tuple, rounds: int, repeats: int, load: float) -> str:
+    """The figures of report() as a markdown table, with provenance and the load (timings on a
+    loaded machine are noisy: the ranges say how much)."""
+    ncopies = len(next(iter(results.values())))
+    flags = "; ".join(f"{b}: {' '.join(B.BUILDS[b])} ({B.lanes(b)} lanes)" for b in results)
+    lines = [f"# Dynamics batch kernels vs scalar kernels ({name})", "",
+             provenance(datetime.datetime.now().isoformat(timespec="seconds"), B.cpu_model(), os.cpu_count(),
+                        first_line(["gcc", "--version"]), flags),
+             f"Load average {load:.2f} before, {os.getloadavg()[0]:.2f} after. ns per state: best of {repeats} calls, "
+             f"median of {rounds} rounds, median of {ncopies} copies (code placed differently); speed-up: scalar / "
+             "batch of the same round, median over rounds and copies, [min-max over the copies].",
+             "", "| build | N | kernel | scalar ns | batch ns | speed-up | copies' range |",
+             "|---|---:|---|---:|---:|---:|---|"]
+    marked = False
+    for b, copies in results.items():
+        for n in B.SIZES:
+            for k in names:
+                s, bt, up = figures(copies, n, k)
+                marked |= not up.trusted
+                lines.append(f"| {b} | {n} | {k} | {s:.1f} | {bt:.1f} | {CP.fmt(up, unit='x')} | {CP.fmt_spread(up)} |")
+    if marked:
+        lines += ["", CP.NOTE]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--builds", default="native,avx2")
@@ -92,6 +127,8 @@ def main(argv=None) -> int:
                     help=f"copies of every build, code placed differently (default {CP.DEFAULT_COPIES})")
     ap.add_argument("--cpu", default=None)
     ap.add_argument("--repeats", type=int, default=B.REPEATS)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="the table's file (default benchmarks/results/batch_dynamics.md, or _NAME.md for --name)")
     args = ap.parse_args(argv)
     builds = args.builds.split(",")
     names = kernels(args.gen, args.name)
@@ -103,6 +140,9 @@ def main(argv=None) -> int:
         results = B.time_copies(exes, args.rounds, args.cpu, lambda exe, cpu: run(exe, names, cpu))
     print(report(results, args.name, names, args.rounds, args.repeats, load))
     print("code placement: " + " | ".join(log))
+    out = args.out or out_path(args.name)
+    out.write_text(table(results, args.name, names, args.rounds, args.repeats, load))
+    print(f"wrote {out}")
     return 0
 
 

@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        cc35222c7d771ddaaf1a4163a2cb1bafee1c711090019fd4f6220d228095c940
+ * generator        d48220c5c8d69cbb6a0210760f4bb5ff658dbeeaa9a5c5ca4055bc89010190fc
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
@@ -36172,10 +36172,15 @@ void krang_centroidal_map(const double *q, const double *p, double *Ag)
 #endif
 __extension__ typedef double kv __attribute__((vector_size(8 * KKLANES)));
 __extension__ typedef long long kvi __attribute__((vector_size(8 * KKLANES)));
+__extension__ typedef unsigned long long kvu __attribute__((vector_size(8 * KKLANES)));
 /* sign(x) in every lane, as the scalar kernels' (double)((x > 0) - (x < 0)):
- * a vector comparison gives -1 (true) or 0 per lane; a macro, not a function,
- * for the same reason as splat's pointer (friction in the dynamics batches). */
-#define KKSIGN(x) __builtin_convertvector(((x) < 0) - ((x) > 0), kv)
+ * a vector comparison gives -1 (true) or 0 per lane, which selects the bits of
+ * 1.0 or -1.0 (0 for 0 and NaN). Not a conversion of the integers to double:
+ * without AVX-512 there is no instruction for it, GCC converted lane by lane
+ * (vpextrq, vcvtsi2sd: Krang's inverse_dynamics batch held 68). A macro, not a
+ * function, for the same reason as splat's pointer (friction in the dynamics
+ * batches). */
+#define KKSIGN(x) ((kv)((((x) > 0) & (kvi)((kv){0} + 1.0)) | (((x) < 0) & (kvi)((kv){0} - 1.0))))
 /* With -DKK_TARGET_CLONES the helpers below are inlined into each batch
  * kernel, so that they are compiled for each clone's target too (else a
  * baseline copy serves every clone: measured 5x slower). Otherwise the
@@ -36332,71 +36337,70 @@ static KKINLINE void kk_store_interleaved(const kv *ob, int packed, int stream, 
 }
 
 #if KKIN(12) || KKIN(13) || KKIN(14) || KKIN(15) || KKIN(16)
-/* sincos_q over the NDOF x KKLANES angles of a block of states.
- * With AVX-512 in 512-bit registers (GCC's -march default prefers 256). */
-#if defined(__AVX512F__) && !defined(__clang__)
-__attribute__((target("prefer-vector-width=512")))
+/* sincos_q on vectors: s[i], c[i] = sin and cos of x[i], lane by lane, i < count,
+ * by sincos_q's own operations (so the scalar kernels' values), its ternaries
+ * as bit masks: k's low bits select and sign sin and cos without a branch.
+ * Beyond the limit, NaN and inf, libm's sin and cos lane by lane. On the
+ * angles' vectors (q transposed once, results in registers), and only the
+ * angles a kernel reads: the former loop over the state-major NDOF x KKLANES
+ * angles, its sines and cosines then stored and transposed, measured 1.1-1.2x
+ * the AVX2 inverse_dynamics and bias batches' time of this (Krang, Solo12 on
+ * a free-flying base: benchmarks/batch_dynamics.py). */
+#if SINCOSCONVERT
+__extension__ typedef int kvh __attribute__((vector_size(4 * KKLANES)));  /* k as 32-bit integers */
 #endif
-/* sin and cos of every joint coordinate at once. The loop has no branches,
- * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
- * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
- * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
- * (and for NaN and inf) libm's sin and cos take over. With KKCLONES, one
- * copy per clone, which GCC calls directly from the kernel clone of the same
- * target (without it every clone called the baseline (SSE2) copy); the batch
- * kernels' copy is instead inlined into each of their clones (KKHELPER). */
-static KKHELPER void sincos_lanes(const double *q, double *s, double *c)
+static KKINLINE void sincos_lanes(const kv *x, int count, kv *s, kv *c)
 {
-    unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */
-    for (int i = 0; i < NDOF * KKLANES; ++i) {
-        unsigned long long bits;
-        memcpy(&bits, &q[i], sizeof bits);
-        const unsigned beyond = ((unsigned)(bits >> 32) & 0x7FFFFFFFu) >= SINCOSLIMIT;
+    kvi libm = {0};  /* per lane: any |x| beyond the limit, NaN or inf */
+    for (int i = 0; i < count; ++i) {
+        const kvi bits = (kvi)x[i];
+        const kvi beyond = ((bits >> 32) & 0x7FFFFFFF) >= (long long)SINCOSLIMIT;  /* -1 or 0 */
         libm |= beyond;
 #if SINCOSCONVERT
-        /* x = q, or 0 where libm takes over, so that the conversion is in range */
-        bits &= (unsigned long long)beyond - 1ULL;
-        double x;
-        memcpy(&x, &bits, sizeof x);
-        const int n = (int)(x * 6.36619772367581382433e-01 + 65536.5) - 65536;
-        const double k = (double)n;
+        const kv xr = (kv)(bits & ~beyond);  /* 0 where libm takes over: the conversion in range */
+        const kvh h = __builtin_convertvector(xr * 6.36619772367581382433e-01 + 65536.5, kvh) - 65536;
+        const kv k = __builtin_convertvector(h, kv);
+        const kvi n = __builtin_convertvector(h, kvi);
 #else
-        const double x = q[i];
-        const double y = x * 6.36619772367581382433e-01 + 6755399441055744.0;
-        const double k = y - 6755399441055744.0;
-        unsigned long long ybits;
-        memcpy(&ybits, &y, sizeof ybits);
-        const int n = (int)(ybits & 3);  /* k mod 4; any bits for NaN, inf: overwritten below */
+        const kv xr = x[i];
+        const kv y = xr * 6.36619772367581382433e-01 + 6755399441055744.0;
+        const kv k = y - 6755399441055744.0;
+        const kvi n = (kvi)y;  /* k mod 4 in the low bits */
 #endif
-        const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11)
+        const kv r = ((xr - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11)
                          - k * 2.02226624879595063154e-21;
-        const double z = r * r;
-        const double sr = r + r * z * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03
+        const kv z = r * r;
+        const kv sr = r + r * z * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03
                           + z * (-1.98412698298579493134e-04 + z * (2.75573137070700676789e-06
                           + z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)))));
-        const double hz = 0.5 * z;
-        const double w = 1.0 - hz;
-        const double cr = w + (((1.0 - w) - hz) + z * z * (4.16666666666666019037e-02
+        const kv hz = 0.5 * z;
+        const kv w = 1.0 - hz;
+        const kv cr = w + (((1.0 - w) - hz) + z * z * (4.16666666666666019037e-02
                           + z * (-1.38888888888741095749e-03 + z * (2.48015872894767294178e-05
                           + z * (-2.75573143513906633035e-07 + z * (2.08757232129817482790e-09
                           + z * -1.13596475577881948265e-11))))));
-        const double s1 = (n & 1) ? cr : sr;
-        const double c1 = (n & 1) ? sr : cr;
-        s[i] = (n & 2) ? -s1 : s1;
-        c[i] = ((n + 1) & 2) ? -c1 : c1;
+        /* where k is odd, sin from cr and cos from sr: both swapped by one mask */
+        const kvi swap = ((kvi)sr ^ (kvi)cr) & -(n & 1);
+        /* the sign bit, negative where k mod 4 is 2 or 3 (sin), 1 or 2 (cos): bit 1 of k shifted there */
+        s[i] = (kv)((kvi)sr ^ swap ^ (kvi)(((kvu)n << 62) & 0x8000000000000000ULL));
+        c[i] = (kv)((kvi)cr ^ swap ^ (kvi)(((kvu)(n + 1) << 62) & 0x8000000000000000ULL));
     }
-    if (libm) {  /* rare: a test outside the loop keeps it off the common path */
-        for (int i = 0; i < NDOF * KKLANES; ++i) {
-            unsigned long long bits;
-            memcpy(&bits, &q[i], sizeof bits);
-            if (((unsigned)(bits >> 32) & 0x7FFFFFFFu) >= SINCOSLIMIT) {
-                s[i] = sin(q[i]);
-                c[i] = cos(q[i]);
+    long long any = 0;
+    for (int l = 0; l < KKLANES; ++l) {
+        any |= libm[l];
+    }
+    if (any) {  /* rare: a test outside the loop keeps it off the common path */
+        for (int i = 0; i < count; ++i) {
+            for (int l = 0; l < KKLANES; ++l) {
+                const kvi bits = (kvi)x[i];
+                if (((bits[l] >> 32) & 0x7FFFFFFF) >= (long long)SINCOSLIMIT) {
+                    s[i][l] = sin(x[i][l]);
+                    c[i][l] = cos(x[i][l]);
+                }
             }
         }
     }
 }
-
 #endif
 #endif
 
@@ -36736,12 +36740,13 @@ void krang_compute_A_batch(int n, const double *q, const double *p, double *A)
         splat(&ob[281], 0.0);
         splat(&ob[288], t851);
         for (; n - b >= KKLANES; b += KKLANES) {
+            /* sin and cos of the angles the statements read, 1 .. 16 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
             kv vs[NDOF], vc[NDOF];
             {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
+                kv tq[17];
+                load_lanes(q + (size_t)b * 17, 17, tq);
+                sincos_lanes(tq + 1, 16, vs + 1, vc + 1);
             }
             const kv s_q_7r = vs[16];
             const kv c_q_7r = vc[16];
@@ -38181,12 +38186,13 @@ void krang_compute_A_batch_interleaved(int n, const double *q, const double *p, 
             (void)xq;  /* a kernel's vector statements may not read every input */
 
             for (int g = 0; g < KKBLOCK; g += KKLANES) {
+                /* sin and cos of the angles the statements read, 1 .. 16 of the NDOF that the
+                 * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
                 kv vs[NDOF], vc[NDOF];
                 {
-                    double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                    sincos_lanes(xq + (size_t)g * NDOF, ts, tc);
-                    load_lanes(ts, NDOF, vs);
-                    load_lanes(tc, NDOF, vc);
+                    kv tq[17];
+                    load_lanes(xq + (size_t)g * 17, 17, tq);
+                    sincos_lanes(tq + 1, 16, vs + 1, vc + 1);
                 }
                 const kv s_q_7r = vs[16];
                 const kv c_q_7r = vc[16];
@@ -39605,15 +39611,16 @@ void krang_compute_C_batch(int n, const double *q, const double *dq, const doubl
         splat(&ob[280], 0.0);
         splat(&ob[281], 0.0);
         for (; n - b >= KKLANES; b += KKLANES) {
-            kv vs[NDOF], vc[NDOF];
-            {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
-            }
             kv vdq[17];
             load_lanes(dq + (size_t)b * 17, 17, vdq);
+            /* sin and cos of the angles the statements read, 1 .. 16 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+            kv vs[NDOF], vc[NDOF];
+            {
+                kv tq[17];
+                load_lanes(q + (size_t)b * 17, 17, tq);
+                sincos_lanes(tq + 1, 16, vs + 1, vc + 1);
+            }
             const kv dq_q_imu = vdq[0];
             const kv t949 = -p_L1*dq_q_imu;
             const kv t948 = -p_L2*dq_q_imu;
@@ -42736,15 +42743,16 @@ void krang_compute_C_batch_interleaved(int n, const double *q, const double *dq,
             (void)xdq;  /* a kernel's vector statements may not read every input */
 
             for (int g = 0; g < KKBLOCK; g += KKLANES) {
-                kv vs[NDOF], vc[NDOF];
-                {
-                    double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                    sincos_lanes(xq + (size_t)g * NDOF, ts, tc);
-                    load_lanes(ts, NDOF, vs);
-                    load_lanes(tc, NDOF, vc);
-                }
                 kv vdq[17];
                 load_lanes(xdq + (size_t)g * 17, 17, vdq);
+                /* sin and cos of the angles the statements read, 1 .. 16 of the NDOF that the
+                 * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+                kv vs[NDOF], vc[NDOF];
+                {
+                    kv tq[17];
+                    load_lanes(xq + (size_t)g * 17, 17, tq);
+                    sincos_lanes(tq + 1, 16, vs + 1, vc + 1);
+                }
                 const kv dq_q_imu = vdq[0];
                 const kv t949 = -p_L1*dq_q_imu;
                 const kv t948 = -p_L2*dq_q_imu;
@@ -45797,17 +45805,18 @@ void krang_inverse_dynamics_batch(int n, const double *q, const double *dq, cons
         const double p_Fv_1 = p[21];
         const double p_Fc_1 = p[22];
         for (; n - b >= KKLANES; b += KKLANES) {
-            kv vs[NDOF], vc[NDOF];
-            {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
-            }
             kv vdq[17];
             load_lanes(dq + (size_t)b * 17, 17, vdq);
             kv vddq[17];
             load_lanes(ddq + (size_t)b * 17, 17, vddq);
+            /* sin and cos of the angles the statements read, 0 .. 16 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+            kv vs[NDOF], vc[NDOF];
+            {
+                kv tq[17];
+                load_lanes(q + (size_t)b * 17, 17, tq);
+                sincos_lanes(tq + 0, 17, vs + 0, vc + 0);
+            }
             const kv s_q_imu = vs[0];
             const kv t898 = -p_g*s_q_imu;
             const kv ddq_q_imu = vddq[0];
@@ -46752,15 +46761,16 @@ void krang_bias_batch(int n, const double *q, const double *dq, const double *p,
         const double p_MZ_1 = p[13];
         const double p_MY_1 = p[12];
         for (; n - b >= KKLANES; b += KKLANES) {
-            kv vs[NDOF], vc[NDOF];
-            {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
-            }
             kv vdq[17];
             load_lanes(dq + (size_t)b * 17, 17, vdq);
+            /* sin and cos of the angles the statements read, 0 .. 16 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+            kv vs[NDOF], vc[NDOF];
+            {
+                kv tq[17];
+                load_lanes(q + (size_t)b * 17, 17, tq);
+                sincos_lanes(tq + 0, 17, vs + 0, vc + 0);
+            }
             const kv dq_q_imu = vdq[0];
             const kv t949 = -p_L1*dq_q_imu;
             const kv t948 = -p_L2*dq_q_imu;
@@ -47724,17 +47734,18 @@ void krang_forward_dynamics_batch(int n, const double *q, const double *dq, cons
         const double p_Fv_1 = p[21];
         const double p_Fc_1 = p[22];
         for (; n - b >= KKLANES; b += KKLANES) {
-            kv vs[NDOF], vc[NDOF];
-            {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
-            }
             kv vdq[17];
             load_lanes(dq + (size_t)b * 17, 17, vdq);
             kv vtau[17];
             load_lanes(tau + (size_t)b * 17, 17, vtau);
+            /* sin and cos of the angles the statements read, 0 .. 16 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+            kv vs[NDOF], vc[NDOF];
+            {
+                kv tq[17];
+                load_lanes(q + (size_t)b * 17, 17, tq);
+                sincos_lanes(tq + 0, 17, vs + 0, vc + 0);
+            }
             const kv s_q_7r = vs[16];
             const kv x0 = p_XY_10r*s_q_7r;
             const kv c_q_7r = vc[16];
@@ -50198,17 +50209,18 @@ void krang_inverse_dynamics_derivatives_batch(int n, const double *q, const doub
         splat(&ob[569], 0.0);
         splat(&ob[570], 0.0);
         for (; n - b >= KKLANES; b += KKLANES) {
-            kv vs[NDOF], vc[NDOF];
-            {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
-            }
             kv vv[17];
             load_lanes(v + (size_t)b * 17, 17, vv);
             kv va[17];
             load_lanes(a + (size_t)b * 17, 17, va);
+            /* sin and cos of the angles the statements read, 0 .. 16 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+            kv vs[NDOF], vc[NDOF];
+            {
+                kv tq[17];
+                load_lanes(q + (size_t)b * 17, 17, tq);
+                sincos_lanes(tq + 0, 17, vs + 0, vc + 0);
+            }
             const kv s_q_w = vs[1];
             const kv s_q_imu = vs[0];
             const kv c_q_w = vc[1];
@@ -54425,17 +54437,18 @@ void krang_forward_dynamics_derivatives_batch(int n, const double *q, const doub
         splat(&ob[1686], 0.0);
         splat(&ob[1699], p_Fv_10r);
         for (; n - b >= KKLANES; b += KKLANES) {
-            kv vs[NDOF], vc[NDOF];
-            {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
-            }
             kv vv[17];
             load_lanes(v + (size_t)b * 17, 17, vv);
             kv vtau[17];
             load_lanes(tau + (size_t)b * 17, 17, vtau);
+            /* sin and cos of the angles the statements read, 0 .. 16 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+            kv vs[NDOF], vc[NDOF];
+            {
+                kv tq[17];
+                load_lanes(q + (size_t)b * 17, 17, tq);
+                sincos_lanes(tq + 0, 17, vs + 0, vc + 0);
+            }
             const kv s_q_w = vs[1];
             const kv s_q_imu = vs[0];
             const kv c_q_w = vc[1];

@@ -97,6 +97,19 @@ def test_batch_dynamics_reports_per_kernel_figures_over_copies():
     assert (s, bt) == (3.1, 1.0) and up.per_copy == [3.1, 3.1, 6.0] and not up.trusted
 
 
+def test_batch_dynamics_table_states_provenance_and_load(monkeypatch):
+    def rnd(up):
+        return {n: {k: (up, 1.0) for k in batch_dynamics.KERNELS} for n in batch.SIZES}
+
+    monkeypatch.setattr(batch_dynamics.os, "getloadavg", lambda: (9.5, 0.0, 0.0))
+    text = batch_dynamics.table({"avx2": [[rnd(3.0)], [rnd(3.0)]]}, "krang", batch_dynamics.KERNELS, 1, 200, 8.25)
+    assert "Machine:" in text and "Load average 8.25 before, 9.50 after" in text
+    rows = [line for line in text.splitlines() if line.startswith("| avx2 |")]
+    assert len(rows) == len(batch.SIZES) * len(batch_dynamics.KERNELS)
+    assert batch_dynamics.out_path("krang").name == "batch_dynamics.md"
+    assert batch_dynamics.out_path("panda").name == "batch_dynamics_panda.md"
+
+
 def test_tick_ratio_figures_pair_each_copy_with_pinocchio_round_by_round():
     tick = {"pin": {"warm": {"tick": [100.0, 200.0]}},
             "ours": {"warm": {"tick": [10.0, 20.0], "tick_all": [5.0, 10.0]}},

@@ -70,6 +70,7 @@ class Batch:
     simd: bool  # False: a loop over the scalar kernel only
     inputs: list = field(default_factory=list)  # per-state inputs read directly: (name, vector array, length)
     sincos: bool = False  # needs sin and cos of q
+    angles: tuple = (0, 0)  # the first and one past the last angle whose sin or cos the body reads
     hoisted: list = field(default_factory=list)  # (declaration, rhs): p-only statements, once per call
     fills: list = field(default_factory=list)  # (flat index, rhs): p-only output elements, once per call
     body: list = field(default_factory=list)  # (lhs, rhs): vector statements and buffer stores, per block
@@ -109,8 +110,8 @@ def batch(kernel: Kernel, name: str, simd: bool = True, scalar_name: str = "", z
     """The batch form `name` of an emitted scalar kernel; simd=False: a loop
     over the scalar kernel. A free-flying base's q (NQ = NDOF + 1: the
     quaternion) is transposed by rows of NQ (an input's length,
-    Batch.inputs), its joint angles gathered for the lane sincos (the
-    template). Several outputs share the buffer ob, one after the other.
+    Batch.inputs); the template's lane sincos takes the angles from q's
+    vectors, only those whose sin or cos the body reads (Batch.angles). Several outputs share the buffer ob, one after the other.
     scalar_name: the kernel the loop calls, if not `kernel` itself, which
     is then evaluated with the inputs `zeros` 0 (inverse_dynamics_derivatives:
     its _fext kernel without external force, as the scalar form forwards)."""
@@ -136,6 +137,7 @@ def batch(kernel: Kernel, name: str, simd: bool = True, scalar_name: str = "", z
             offsets += size
     base = {o: off for o, _, off in outputs + b.locals}
     defined, read = {}, set()  # vector variable -> its position in b.body
+    angles = set()  # indices of sq and cq read: only those the lane sincos computes
     for pos, (decl, rhs) in enumerate(kernel.body):
         if decl == "" and rhs.startswith("{") and pos == len(kernel.body) - 1 and arrays:
             b.tail = _loop_block(kernel.vector_block or rhs, outputs + b.locals, [a for a in arrays if a[0] not in written])
@@ -148,6 +150,8 @@ def batch(kernel: Kernel, name: str, simd: bool = True, scalar_name: str = "", z
         element = ELEMENT.fullmatch(rhs)
         if element and element.group(1) in VECTOR_INPUTS:
             read.add(element.group(1))
+            if element.group(1) in ("sq", "cq"):
+                angles.add(int(rhs[rhs.index("[") + 1:-1]))
             rhs = VECTOR_INPUTS[element.group(1)] + rhs[len(element.group(1)):]
         elif not any(ident in defined for ident in _IDENT.findall(rhs)):
             b.hoisted.append((decl, rhs))
@@ -175,4 +179,7 @@ def batch(kernel: Kernel, name: str, simd: bool = True, scalar_name: str = "", z
         return scalar
     b.body = [line for k, st in enumerate(b.body) for line in [st, *after.get(k, [])]]
     b.inputs = [(a, VECTOR_INPUTS[a], n) for a, n in inputs.items() if a in read]
+    b.sincos = bool(angles)  # none read: no lane sincos
+    if angles:
+        b.angles = (min(angles), max(angles) + 1)
     return b

@@ -3463,10 +3463,15 @@ void mini_centroidal_map(const double *q, const double *p, double *Ag)
 #endif
 __extension__ typedef double kv __attribute__((vector_size(8 * KKLANES)));
 __extension__ typedef long long kvi __attribute__((vector_size(8 * KKLANES)));
+__extension__ typedef unsigned long long kvu __attribute__((vector_size(8 * KKLANES)));
 /* sign(x) in every lane, as the scalar kernels' (double)((x > 0) - (x < 0)):
- * a vector comparison gives -1 (true) or 0 per lane; a macro, not a function,
- * for the same reason as splat's pointer (friction in the dynamics batches). */
-#define KKSIGN(x) __builtin_convertvector(((x) < 0) - ((x) > 0), kv)
+ * a vector comparison gives -1 (true) or 0 per lane, which selects the bits of
+ * 1.0 or -1.0 (0 for 0 and NaN). Not a conversion of the integers to double:
+ * without AVX-512 there is no instruction for it, GCC converted lane by lane
+ * (vpextrq, vcvtsi2sd: Krang's inverse_dynamics batch held 68). A macro, not a
+ * function, for the same reason as splat's pointer (friction in the dynamics
+ * batches). */
+#define KKSIGN(x) ((kv)((((x) > 0) & (kvi)((kv){0} + 1.0)) | (((x) < 0) & (kvi)((kv){0} - 1.0))))
 /* With -DKK_TARGET_CLONES the helpers below are inlined into each batch
  * kernel, so that they are compiled for each clone's target too (else a
  * baseline copy serves every clone: measured 5x slower). Otherwise the
@@ -3623,71 +3628,70 @@ static KKINLINE void kk_store_interleaved(const kv *ob, int packed, int stream, 
 }
 
 #if KKIN(12) || KKIN(13) || KKIN(14) || KKIN(15) || KKIN(16)
-/* sincos_q over the NDOF x KKLANES angles of a block of states.
- * With AVX-512 in 512-bit registers (GCC's -march default prefers 256). */
-#if defined(__AVX512F__) && !defined(__clang__)
-__attribute__((target("prefer-vector-width=512")))
+/* sincos_q on vectors: s[i], c[i] = sin and cos of x[i], lane by lane, i < count,
+ * by sincos_q's own operations (so the scalar kernels' values), its ternaries
+ * as bit masks: k's low bits select and sign sin and cos without a branch.
+ * Beyond the limit, NaN and inf, libm's sin and cos lane by lane. On the
+ * angles' vectors (q transposed once, results in registers), and only the
+ * angles a kernel reads: the former loop over the state-major NDOF x KKLANES
+ * angles, its sines and cosines then stored and transposed, measured 1.1-1.2x
+ * the AVX2 inverse_dynamics and bias batches' time of this (Krang, Solo12 on
+ * a free-flying base: benchmarks/batch_dynamics.py). */
+#if SINCOSCONVERT
+__extension__ typedef int kvh __attribute__((vector_size(4 * KKLANES)));  /* k as 32-bit integers */
 #endif
-/* sin and cos of every joint coordinate at once. The loop has no branches,
- * so the compiler vectorizes it: Cody-Waite reduction by pi/2 (three-part
- * pi/2, exact products for |x| < 2^20) and the fdlibm minimax polynomials on
- * [-pi/4, pi/4], max abs error ~1e-16 against libm. Beyond the limit above
- * (and for NaN and inf) libm's sin and cos take over. With KKCLONES, one
- * copy per clone, which GCC calls directly from the kernel clone of the same
- * target (without it every clone called the baseline (SSE2) copy); the batch
- * kernels' copy is instead inlined into each of their clones (KKHELPER). */
-static KKHELPER void sincos_lanes(const double *q, double *s, double *c)
+static KKINLINE void sincos_lanes(const kv *x, int count, kv *s, kv *c)
 {
-    unsigned libm = 0;  /* any |q| beyond the limit, NaN or inf */
-    for (int i = 0; i < NDOF * KKLANES; ++i) {
-        unsigned long long bits;
-        memcpy(&bits, &q[i], sizeof bits);
-        const unsigned beyond = ((unsigned)(bits >> 32) & 0x7FFFFFFFu) >= SINCOSLIMIT;
+    kvi libm = {0};  /* per lane: any |x| beyond the limit, NaN or inf */
+    for (int i = 0; i < count; ++i) {
+        const kvi bits = (kvi)x[i];
+        const kvi beyond = ((bits >> 32) & 0x7FFFFFFF) >= (long long)SINCOSLIMIT;  /* -1 or 0 */
         libm |= beyond;
 #if SINCOSCONVERT
-        /* x = q, or 0 where libm takes over, so that the conversion is in range */
-        bits &= (unsigned long long)beyond - 1ULL;
-        double x;
-        memcpy(&x, &bits, sizeof x);
-        const int n = (int)(x * 6.36619772367581382433e-01 + 65536.5) - 65536;
-        const double k = (double)n;
+        const kv xr = (kv)(bits & ~beyond);  /* 0 where libm takes over: the conversion in range */
+        const kvh h = __builtin_convertvector(xr * 6.36619772367581382433e-01 + 65536.5, kvh) - 65536;
+        const kv k = __builtin_convertvector(h, kv);
+        const kvi n = __builtin_convertvector(h, kvi);
 #else
-        const double x = q[i];
-        const double y = x * 6.36619772367581382433e-01 + 6755399441055744.0;
-        const double k = y - 6755399441055744.0;
-        unsigned long long ybits;
-        memcpy(&ybits, &y, sizeof ybits);
-        const int n = (int)(ybits & 3);  /* k mod 4; any bits for NaN, inf: overwritten below */
+        const kv xr = x[i];
+        const kv y = xr * 6.36619772367581382433e-01 + 6755399441055744.0;
+        const kv k = y - 6755399441055744.0;
+        const kvi n = (kvi)y;  /* k mod 4 in the low bits */
 #endif
-        const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11)
+        const kv r = ((xr - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11)
                          - k * 2.02226624879595063154e-21;
-        const double z = r * r;
-        const double sr = r + r * z * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03
+        const kv z = r * r;
+        const kv sr = r + r * z * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03
                           + z * (-1.98412698298579493134e-04 + z * (2.75573137070700676789e-06
                           + z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)))));
-        const double hz = 0.5 * z;
-        const double w = 1.0 - hz;
-        const double cr = w + (((1.0 - w) - hz) + z * z * (4.16666666666666019037e-02
+        const kv hz = 0.5 * z;
+        const kv w = 1.0 - hz;
+        const kv cr = w + (((1.0 - w) - hz) + z * z * (4.16666666666666019037e-02
                           + z * (-1.38888888888741095749e-03 + z * (2.48015872894767294178e-05
                           + z * (-2.75573143513906633035e-07 + z * (2.08757232129817482790e-09
                           + z * -1.13596475577881948265e-11))))));
-        const double s1 = (n & 1) ? cr : sr;
-        const double c1 = (n & 1) ? sr : cr;
-        s[i] = (n & 2) ? -s1 : s1;
-        c[i] = ((n + 1) & 2) ? -c1 : c1;
+        /* where k is odd, sin from cr and cos from sr: both swapped by one mask */
+        const kvi swap = ((kvi)sr ^ (kvi)cr) & -(n & 1);
+        /* the sign bit, negative where k mod 4 is 2 or 3 (sin), 1 or 2 (cos): bit 1 of k shifted there */
+        s[i] = (kv)((kvi)sr ^ swap ^ (kvi)(((kvu)n << 62) & 0x8000000000000000ULL));
+        c[i] = (kv)((kvi)cr ^ swap ^ (kvi)(((kvu)(n + 1) << 62) & 0x8000000000000000ULL));
     }
-    if (libm) {  /* rare: a test outside the loop keeps it off the common path */
-        for (int i = 0; i < NDOF * KKLANES; ++i) {
-            unsigned long long bits;
-            memcpy(&bits, &q[i], sizeof bits);
-            if (((unsigned)(bits >> 32) & 0x7FFFFFFFu) >= SINCOSLIMIT) {
-                s[i] = sin(q[i]);
-                c[i] = cos(q[i]);
+    long long any = 0;
+    for (int l = 0; l < KKLANES; ++l) {
+        any |= libm[l];
+    }
+    if (any) {  /* rare: a test outside the loop keeps it off the common path */
+        for (int i = 0; i < count; ++i) {
+            for (int l = 0; l < KKLANES; ++l) {
+                const kvi bits = (kvi)x[i];
+                if (((bits[l] >> 32) & 0x7FFFFFFF) >= (long long)SINCOSLIMIT) {
+                    s[i][l] = sin(x[i][l]);
+                    c[i][l] = cos(x[i][l]);
+                }
             }
         }
     }
 }
-
 #endif
 #endif
 
@@ -3748,15 +3752,12 @@ void mini_compute_A_batch(int n, const double *q, const double *p, double *A)
         splat(&ob[7], 0.0);
         splat(&ob[8], t74);
         for (; n - b >= KKLANES; b += KKLANES) {
-            kv vs[NDOF], vc[NDOF];
-            {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
-            }
             kv vq[3];
             load_lanes(q + (size_t)b * 3, 3, vq);
+            /* sin and cos of the angles the statements read, 1 .. 1 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+            kv vs[NDOF], vc[NDOF];
+            sincos_lanes(vq + 1, 1, vs + 1, vc + 1);
             const kv s_q_a = vs[1];
             const kv c_q_a = vc[1];
             const kv t43 = c_q_a*t35 + s_q_a*t33;
@@ -3864,15 +3865,12 @@ void mini_compute_A_batch_interleaved(int n, const double *q, const double *p, i
             (void)xq;  /* a kernel's vector statements may not read every input */
 
             for (int g = 0; g < KKBLOCK; g += KKLANES) {
-                kv vs[NDOF], vc[NDOF];
-                {
-                    double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                    sincos_lanes(xq + (size_t)g * NDOF, ts, tc);
-                    load_lanes(ts, NDOF, vs);
-                    load_lanes(tc, NDOF, vc);
-                }
                 kv vq[3];
                 load_lanes(xq + (size_t)g * 3, 3, vq);
+                /* sin and cos of the angles the statements read, 1 .. 1 of the NDOF that the
+                 * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+                kv vs[NDOF], vc[NDOF];
+                sincos_lanes(vq + 1, 1, vs + 1, vc + 1);
                 const kv s_q_a = vs[1];
                 const kv c_q_a = vc[1];
                 const kv t43 = c_q_a*t35 + s_q_a*t33;
@@ -3965,17 +3963,14 @@ void mini_compute_C_batch(int n, const double *q, const double *dq, const double
         splat(&ob[7], 0.0);
         splat(&ob[8], 0.0);
         for (; n - b >= KKLANES; b += KKLANES) {
-            kv vs[NDOF], vc[NDOF];
-            {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
-            }
             kv vq[3];
             load_lanes(q + (size_t)b * 3, 3, vq);
             kv vdq[3];
             load_lanes(dq + (size_t)b * 3, 3, vdq);
+            /* sin and cos of the angles the statements read, 1 .. 1 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+            kv vs[NDOF], vc[NDOF];
+            sincos_lanes(vq + 1, 1, vs + 1, vc + 1);
             const kv dq_q_base = vdq[0];
             const kv x1 = p_MZ_b*dq_q_base;
             const kv t254 = x1;
@@ -4101,17 +4096,14 @@ void mini_compute_C_batch_interleaved(int n, const double *q, const double *dq, 
             (void)xdq;  /* a kernel's vector statements may not read every input */
 
             for (int g = 0; g < KKBLOCK; g += KKLANES) {
-                kv vs[NDOF], vc[NDOF];
-                {
-                    double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                    sincos_lanes(xq + (size_t)g * NDOF, ts, tc);
-                    load_lanes(ts, NDOF, vs);
-                    load_lanes(tc, NDOF, vc);
-                }
                 kv vq[3];
                 load_lanes(xq + (size_t)g * 3, 3, vq);
                 kv vdq[3];
                 load_lanes(xdq + (size_t)g * 3, 3, vdq);
+                /* sin and cos of the angles the statements read, 1 .. 1 of the NDOF that the
+                 * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+                kv vs[NDOF], vc[NDOF];
+                sincos_lanes(vq + 1, 1, vs + 1, vc + 1);
                 const kv dq_q_base = vdq[0];
                 const kv x1 = p_MZ_b*dq_q_base;
                 const kv t254 = x1;
@@ -4252,19 +4244,16 @@ void mini_inverse_dynamics_batch(int n, const double *q, const double *dq, const
         const double p_Fv_1 = p[16];
         const double p_Fc_1 = p[17];
         for (; n - b >= KKLANES; b += KKLANES) {
-            kv vs[NDOF], vc[NDOF];
-            {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
-            }
             kv vq[3];
             load_lanes(q + (size_t)b * 3, 3, vq);
             kv vdq[3];
             load_lanes(dq + (size_t)b * 3, 3, vdq);
             kv vddq[3];
             load_lanes(ddq + (size_t)b * 3, 3, vddq);
+            /* sin and cos of the angles the statements read, 0 .. 1 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+            kv vs[NDOF], vc[NDOF];
+            sincos_lanes(vq + 0, 2, vs + 0, vc + 0);
             const kv s_q_base = vs[0];
             const kv t77 = s_q_base*t75;
             const kv ddq_q_base = vddq[0];
@@ -4378,17 +4367,14 @@ void mini_bias_batch(int n, const double *q, const double *dq, const double *p, 
         const double p_MY_1 = p[7];
         const double p_MX_1 = p[6];
         for (; n - b >= KKLANES; b += KKLANES) {
-            kv vs[NDOF], vc[NDOF];
-            {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
-            }
             kv vq[3];
             load_lanes(q + (size_t)b * 3, 3, vq);
             kv vdq[3];
             load_lanes(dq + (size_t)b * 3, 3, vdq);
+            /* sin and cos of the angles the statements read, 0 .. 1 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+            kv vs[NDOF], vc[NDOF];
+            sincos_lanes(vq + 0, 2, vs + 0, vc + 0);
             const kv dq_q_base = vdq[0];
             const kv t84 = p_L2*dq_q_base;
             const kv q_q_b = vq[2];
@@ -4517,19 +4503,16 @@ void mini_forward_dynamics_batch(int n, const double *q, const double *dq, const
         const double p_Fv_1 = p[16];
         const double p_Fc_1 = p[17];
         for (; n - b >= KKLANES; b += KKLANES) {
-            kv vs[NDOF], vc[NDOF];
-            {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
-            }
             kv vq[3];
             load_lanes(q + (size_t)b * 3, 3, vq);
             kv vdq[3];
             load_lanes(dq + (size_t)b * 3, 3, vdq);
             kv vtau[3];
             load_lanes(tau + (size_t)b * 3, 3, vtau);
+            /* sin and cos of the angles the statements read, 0 .. 1 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+            kv vs[NDOF], vc[NDOF];
+            sincos_lanes(vq + 0, 2, vs + 0, vc + 0);
             const kv s_q_a = vs[1];
             const kv c_q_a = vc[1];
             const kv t43 = c_q_a*t35 + s_q_a*t33;
@@ -4663,19 +4646,16 @@ void mini_inverse_dynamics_derivatives_batch(int n, const double *q, const doubl
         splat(&ob[14], 0.0);
         splat(&ob[16], 0.0);
         for (; n - b >= KKLANES; b += KKLANES) {
-            kv vs[NDOF], vc[NDOF];
-            {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
-            }
             kv vq[3];
             load_lanes(q + (size_t)b * 3, 3, vq);
             kv vv[3];
             load_lanes(v + (size_t)b * 3, 3, vv);
             kv va[3];
             load_lanes(a + (size_t)b * 3, 3, va);
+            /* sin and cos of the angles the statements read, 0 .. 1 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+            kv vs[NDOF], vc[NDOF];
+            sincos_lanes(vq + 0, 2, vs + 0, vc + 0);
             const kv dq_q_base = vv[0];
             const kv c_q_base = vc[0];
             const kv t727 = c_q_base*dq_q_base;
@@ -5027,19 +5007,16 @@ void mini_forward_dynamics_derivatives_batch(int n, const double *q, const doubl
         splat(&ob[172], 0.0);
         splat(&ob[173], p_Fv_b);
         for (; n - b >= KKLANES; b += KKLANES) {
-            kv vs[NDOF], vc[NDOF];
-            {
-                double ts[NDOF * KKLANES], tc[NDOF * KKLANES];  /* state-major, as q */
-                sincos_lanes(q + (size_t)b * NDOF, ts, tc);
-                load_lanes(ts, NDOF, vs);
-                load_lanes(tc, NDOF, vc);
-            }
             kv vq[3];
             load_lanes(q + (size_t)b * 3, 3, vq);
             kv vv[3];
             load_lanes(v + (size_t)b * 3, 3, vv);
             kv vtau[3];
             load_lanes(tau + (size_t)b * 3, 3, vtau);
+            /* sin and cos of the angles the statements read, 0 .. 1 of the NDOF that the
+             * scalar kernel's sincos_q takes from q: from q's vectors, in registers */
+            kv vs[NDOF], vc[NDOF];
+            sincos_lanes(vq + 0, 2, vs + 0, vc + 0);
             const kv s_q_base = vs[0];
             ob[128] = s_q_base;
             const kv c_q_base = vc[0];
