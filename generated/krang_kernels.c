@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        c0408eac8c953dbcf8fb1d3230aca12588354cbead70ba98d21eaa7125339a6a
+ * generator        15f70916d5ef4a4c54c755f16c096794f935821666d442eca22f82a33abc865a
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
