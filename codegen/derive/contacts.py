@@ -191,3 +191,100 @@ def _rotate_columns(kin: Kinematics, M):
         for k in range(3):
             out[k, col] = w[k]
     return out
+
+
+def _ancestors(model, key):
+    """Velocity indices of the joints that move frame `key` (its moving ancestors-or-self)."""
+    frames = {f.key: f for f in model.frames}
+    out = []
+    while key in frames:
+        f = frames[key]
+        if f.moving:
+            out.append(f.index)
+        key = f.parent
+    return sorted(out)
+
+
+def contact_dynamics_derivatives(kin: Kinematics, friction):
+    """(dtau_dq, dtau_dv, dac_dq, dac_dv, dvc_dq) at q, v, ddq = syms.ddq and lambda = syms.lam:
+    the derivatives of ID(q, v, ddq) - Jc^T lambda (lambda fixed in the contacts' axes) and of the
+    contact acceleration and velocity as contact_derivatives', from ONE forward pass of the
+    inverse dynamics' derivatives (dynamics_derivatives.forward_pass; frame 0 quantities).
+
+    The contact forces are external forces on the contact bodies (Carpentier and Mansard 2018,
+    sec. IV; Pinocchio's computeConstraintDynamicsDerivatives): a 6d contact's moves with its
+    body, as the pair form assumes; a 3d contact's keeps its world direction, so the pair form's
+    term of the force f turning with joint j's twist (w_j, u_j) is taken back:
+    + Jc_r . (w_j x f) for r, j both moving the contact. With J_j, dVdq_j, dAdq_j, dAdv_j of
+    joint j (dAdq with gravity a_g = (0, -g) in its parent's acceleration) and the body's v and
+    a (gravity included), a perturbation of q_j moves the body rigidly (m -> J_j x m) and
+    adds dv = dVdq_j, da = dAdq_j + J_j x a_g + dVdq_j x v; one of v_j adds dv = J_j,
+    da = dAdv_j + J_j x v (Pinocchio's getFrameAccelerationDerivatives). A 6d contact reads
+    them in its own axes (the rigid part then cancels); a 3d contact's point velocity and
+    classical acceleration turn with w_j as free vectors, in base axes and then the world's."""
+    from . import dynamics_derivatives as dd
+
+    model, syms, prog = kin.model, kin.syms, kin.prog
+    n = model.ndof
+    poses = kin.base_frame_poses()
+    floating = model.floating_base
+    Rb = kin.base_rotation() if floating else None
+    row, fext0, places = 0, {}, []
+    for c in model.contacts:
+        lam = list(syms.lam[row:row + c.rows])
+        Rc, pc = ee_pose(kin, poses, c)
+        if c.kind == "3d":  # world axes -> base axes
+            f = prog.vec(sv.matvec(Rb.T, lam)) if floating else lam
+            wrench = (prog.vec(sv.cross(pc, f)), f)
+        else:  # force then moment, the contact's axes
+            f = prog.vec(sv.matvec(Rc, lam[:3]))
+            wrench = (prog.vec(sv.add(sv.matvec(Rc, lam[3:]), sv.cross(pc, f))), f)
+        old = fext0.get(c.frame)
+        fext0[c.frame] = wrench if old is None else tuple(prog.vec(sv.add(x, y)) for x, y in zip(old, wrench))
+        places.append((Rc, pc, f))
+        row += c.rows
+    frames, cols = dd.forward_pass(kin, list(syms.ddq), fext0=fext0)
+    dq, dv = dd.pair_form_of(kin, frames, cols, friction).matrices(prog)
+    ag = ([sp.S.Zero] * 3, [-x for x in kin.gravity()])
+    mc = lambda m, x: dd._motion(prog, sv.motion_cross(m, x))  # noqa: E731
+    add = lambda a, b: (prog.vec(sv.add(a[0], b[0])), prog.vec(sv.add(a[1], b[1])))  # noqa: E731
+    rows_q, rows_v, rows_c = [], [], []
+    corr = {}
+    for c, (Rc, pc, f) in zip(model.contacts, places):
+        sup = _ancestors(model, c.frame)
+        st = frames.get(c.frame)
+        v = st.v if st else ([sp.S.Zero] * 3, [sp.S.Zero] * 3)
+        Aq, Av, Vq = (sp.zeros(c.rows, n) for _ in range(3))
+        at = lambda m: prog.vec(sv.add(m[1], sv.cross(m[0], pc)))  # noqa: E731 - a motion's point velocity at pc
+        if c.kind == "3d":
+            w = v[0]
+            a = add(st.a, ([sp.S.Zero] * 3, list(kin.gravity()))) if st else v
+            vp = at(v)
+            ap = prog.vec(sv.add(at(a), sv.cross(w, vp)))
+        for j in sup:
+            J, dV, dA, dAv = cols[j]
+            nq = add(add(dA, mc(J, ag)), mc(dV, v))  # da's non-rigid part along q_j
+            nv = add(dAv, mc(J, v))  # da along v_j
+            if c.kind == "6d":
+                loc = lambda m: (prog.vec(sv.rotate_to_child(Rc, at(m))) +  # noqa: E731
+                                 prog.vec(sv.rotate_to_child(Rc, m[0])))
+                cq, cv, cvq = loc(nq), loc(nv), loc(dV)
+            else:
+                dVp = at(dV)
+                cvq = prog.vec(sv.add(sv.cross(J[0], vp), dVp))
+                cq = prog.vec(sv.add(sv.add(sv.cross(J[0], ap), at(nq)),
+                                     sv.add(sv.cross(dV[0], vp), sv.cross(w, dVp))))
+                cv = prog.vec(sv.add(at(nv), sv.add(sv.cross(J[0], vp), sv.cross(w, at(J)))))
+                wf = prog.vec(sv.cross(J[0], f))
+                for r in sup:  # the force's world direction (docstring)
+                    corr[(r, j)] = corr.get((r, j), sp.S.Zero) + sv.dot(at(cols[r][0]), wf)
+            for i in range(c.rows):
+                Aq[i, j], Av[i, j], Vq[i, j] = cq[i], cv[i], cvq[i]
+        if c.kind == "3d" and floating:
+            Aq, Av, Vq = (_rotate_columns(kin, M) for M in (Aq, Av, Vq))
+        rows_q.append(Aq)
+        rows_v.append(Av)
+        rows_c.append(Vq)
+    for (r, j), x in corr.items():
+        dq[r, j] = prog.var(dq[r, j] + x)
+    return dq, dv, sp.Matrix.vstack(*rows_q), sp.Matrix.vstack(*rows_v), sp.Matrix.vstack(*rows_c)

@@ -142,11 +142,12 @@ def _world_force(prog, R, p, f):
     return (prog.vec(sv.add(sv.matvec(R, f[0]), sv.cross(p, fw))), fw)
 
 
-def _forward(kin, ddq, fext=None):
+def _forward(kin, ddq, fext=None, fext0=None):
     """Per frame: v, a (with gravity), and the link's I, dI, f, h in frame 0; f minus the
-    external force (`fext`: frame key -> force in that frame) moved to frame 0."""
+    external force (`fext`: frame key -> force in that frame) moved to frame 0, and minus
+    `fext0` (frame key -> force already in frame 0, about its origin)."""
     prog, syms, model = kin.prog, kin.syms, kin.model
-    fext = fext or {}
+    fext, fext0 = fext or {}, fext0 or {}
     poses = kin.base_frame_poses()
     a0 = (ZERO, [-x for x in kin.gravity()])
     out, cols = {}, {}
@@ -188,10 +189,12 @@ def _forward(kin, ddq, fext=None):
         st.H = _motion(prog, sv.inertia_times(I, st.v))
         Ia = sv.inertia_times(I, st.a)
         c = force_cross(st.v, st.H)
-        if f.key in fext:
+        if f.key in fext or f.key in fext0:
             # fixed in the body, the force moves with it: its derivative is in the subtree sums
             # F (the r < j terms), as Pinocchio's computeRNEADerivatives with fext
-            e = _world_force(prog, R, p, fext[f.key])
+            e = _world_force(prog, R, p, fext[f.key]) if f.key in fext else (ZERO, ZERO)
+            if f.key in fext0:
+                e = tuple(sv.add(x, y) for x, y in zip(e, fext0[f.key]))
             st.F = _motion(prog, ([x + y - z for x, y, z in zip(Ia[0], c[0], e[0])],
                                   [x + y - z for x, y, z in zip(Ia[1], c[1], e[1])]))
         else:
@@ -268,9 +271,21 @@ class PairForm:
 
 def pair_form(kin, ddq, friction, fext=None) -> PairForm:
     """The PairForm of tau = ID(q, v, ddq) + friction(v) (- sum J_k^T fext_k)."""
-    prog, model, syms = kin.prog, kin.model, kin.syms
-    frames, cols = _forward(kin, ddq, fext)
+    return pair_form_of(kin, *forward_pass(kin, ddq, fext), friction)
+
+
+def forward_pass(kin, ddq, fext=None, fext0=None):
+    """(frames, cols): per frame key its v, a (gravity included), subtree sums Y, dY, F, H;
+    per joint index (J, dVdq, dAdq, dAdv), all in frame 0 (module docstring); `fext0` as
+    _forward's (bodies' forces already in frame 0, fixed in their bodies)."""
+    frames, cols = _forward(kin, ddq, fext, fext0)
     _backward(kin, frames)
+    return frames, cols
+
+
+def pair_form_of(kin, frames, cols, friction) -> PairForm:
+    """The PairForm from forward_pass's (frames, cols)."""
+    prog, model, syms = kin.prog, kin.model, kin.syms
     n = model.ndof
     joints = {f.index: f for f in model.joints}
     sup = _support(model)

@@ -115,6 +115,10 @@ def derive(model: Model, share=(), derivatives=("inverse", "forward", "contact")
             (out["dJtf_dq"], out["dac_dq"], out["dac_dv"],
              out["dvc_dq"]) = contacts.contact_derivatives(kin, poses, vel, acc0)
             out["Ainv"] = contacts.inverse_inertia(prog, model, out["A"])
+            # the same terms from the inverse dynamics' forward pass, the contact forces as external
+            # forces: what constrained_dynamics_derivatives calls (one pass of kinematics)
+            (out["dtauc_dq"], out["dtauc_dv"], out["dacc_dq"], out["dacc_dv"],
+             out["dvcc_dq"]) = contacts.contact_dynamics_derivatives(kin, out["friction"])
     return d
 
 

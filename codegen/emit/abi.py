@@ -326,7 +326,14 @@ def contact_functions(model: Model, q, dq, p, optional=OPTIONAL) -> list:
     if "constrained_dynamics_derivatives" not in optional:
         return fs
     v = Arg("v", (n,), IN, "dq", doc="joint velocities dq (rad/s or m/s; a free-flyer's six first)")
-    mat = lambda name, rows, doc: Arg(name, (rows, n), OUT, name, doc=doc)  # noqa: E731
+    mat = lambda name, rows, doc, source="": Arg(name, (rows, n), OUT, source or name, doc=doc)  # noqa: E731
+    # (q, v, a, p, lambda_c) and the contact rows' derivatives: sources "" (contact_derivatives')
+    # or "c" (contact_dynamics_derivatives', codegen/derive/contacts.py)
+    state = (q, v, Arg("a", (n,), IN, "ddq", doc=DDQ_DOC), p,
+             Arg("lambda_c", (nr,), IN, "lam", doc="every contact's force, rows as contact_jacobian_all's"))
+    rows = lambda c: (mat("dac_dq", nr, "d(Jc a + gamma)/dq", c and "dacc_dq"),  # noqa: E731
+                      mat("dac_dv", nr, "d(Jc a + gamma)/dv", c and "dacc_dv"),
+                      mat("dvc_dq", nr, "d(Jc v)/dq", c and "dvcc_dq"))
     fs += [
         Function("inverse_inertia", "The inverse of the inertia matrix, A(q)^-1 (NDOF x NDOF), from the sparse LTDL "
                  "factorization (Pinocchio's computeMinverse).",
@@ -336,11 +343,16 @@ def contact_functions(model: Model, q, dq, p, optional=OPTIONAL) -> list:
                  "contact, rows as contact_jacobian_all's; the q-derivatives on the tangent space as the "
                  "inverse dynamics'): d(Jc^T lambda_c)/dq at lambda_c fixed in the contacts' axes, and the "
                  "derivatives of the contact acceleration Jc a + gamma and velocity Jc v.",
-                 (q, v, Arg("a", (n,), IN, "ddq", doc=DDQ_DOC), p,
-                  Arg("lambda_c", (nr,), IN, "lam", doc="every contact's force, rows as contact_jacobian_all's"),
-                  Arg("dJtf_dq", (n, n), OUT, "dJtf_dq", doc="d(Jc^T lambda_c)/dq"),
-                  mat("dac_dq", nr, "d(Jc a + gamma)/dq"), mat("dac_dv", nr, "d(Jc a + gamma)/dv"),
-                  mat("dvc_dq", nr, "d(Jc v)/dq")), group=CONTACT_DERIVATIVES),
+                 (*state, Arg("dJtf_dq", (n, n), OUT, "dJtf_dq", doc="d(Jc^T lambda_c)/dq"), *rows("")),
+                 group=CONTACT_DERIVATIVES),
+        Function("contact_dynamics_derivatives",
+                 "The model terms of constrained_dynamics_derivatives at (q, v, a, lambda_c) in one pass of "
+                 "kinematics: the derivatives of ID(q, v, a) - Jc^T lambda_c (inverse_dynamics_derivatives' "
+                 "with the contact forces as external forces, lambda_c fixed in the contacts' axes) and "
+                 "contact_derivatives' dac_dq, dac_dv and dvc_dq.",
+                 (*state, Arg("dF_dq", (n, n), OUT, "dtauc_dq", doc="d(ID(q, v, a) - Jc^T lambda_c)/dq"),
+                  Arg("dF_dv", (n, n), OUT, "dtauc_dv", doc="d ID(q, v, a)/dv (friction's included)"), *rows("c")),
+                 group=CONTACT_DERIVATIVES),
         Function("constrained_dynamics_derivatives",
                  "Derivatives of constrained_dynamics (Pinocchio's computeConstraintDynamicsDerivatives): of "
                  "ddq and lambda_c with respect to q (tangent space), v and tau, from the inverse dynamics' "
