@@ -279,11 +279,14 @@ cdef object _aligned_empty(tuple shape):
     return buf[start:start + size].view(np.float64).reshape(shape)
 
 
+cdef object _aligned_out(object out, str name, tuple shape):
+    """An interleaved result's array: `out` checked as any `out=`, or a new 64-byte aligned one."""
+    return _aligned_empty(shape) if out is None else _out(out, name, shape)
+
+
 cdef object _interleaved_out(object out, Py_ssize_t nb, Py_ssize_t k):
-    """An interleaved result's array for nb states of k elements: `out` checked as any `out=`, or a
-    new 64-byte aligned one."""
-    cdef tuple shape = ((nb + INTERLEAVE - 1) // INTERLEAVE, k, INTERLEAVE)
-    return _aligned_empty(shape) if out is None else _out(out, "out", shape)
+    """An interleaved result's array for nb states of k elements (_aligned_out)."""
+    return _aligned_out(out, "out", ((nb + INTERLEAVE - 1) // INTERLEAVE, k, INTERLEAVE))
 
 
 cdef int _layout(object layout, object packed, bint packable, Py_ssize_t nb) except -1:
