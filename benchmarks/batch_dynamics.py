@@ -5,6 +5,9 @@ for inverse_dynamics, bias and forward_dynamics, and both dynamics derivatives w
 was generated with them (harness/dynamics_batch_vs_scalar.c): N scalar calls against one batch
 call, ns per state, best of the repeats (--repeats), the median over the rounds of the time and
 of each round's speed-up (scalar / batch, run back to back) with its range (min-max: the spread).
+Throughput is each side's steady state: the scalar loop is timed after an untimed loop, the batch
+call after a call of itself; the batch call's first run after the scalar loop is reported too
+(first call: its tens of KB of code cold, a fixed cost that a small batch between other code pays).
 Every build is linked into --copies C (default 3) copies that differ only in code placement
 (benchmarks/copies.py): the figures are the medians over the copies, each speed-up printed with
 the copies' min-max and only where they agree within copies.THRESHOLD (else their range, marked).
@@ -60,7 +63,7 @@ def run(exe: Path, names: tuple = KERNELS, cpu: str | None = None) -> dict:
     res = {}
     for line in out.splitlines():
         n, *t, _ = line.split()
-        res[int(n)] = {k: (float(t[2 * i]), float(t[2 * i + 1])) for i, k in enumerate(names)}
+        res[int(n)] = {k: tuple(float(x) for x in t[3 * i:3 * i + 3]) for i, k in enumerate(names)}
     return res
 
 
@@ -70,6 +73,13 @@ def figures(copies: list, n: int, k: str) -> tuple:
     s = CP.summarize([[r[n][k][0] for r in c] for c in copies]).median
     bt = CP.summarize([[r[n][k][1] for r in c] for c in copies]).median
     return s, bt, CP.summarize([[r[n][k][0] / r[n][k][1] for r in c] for c in copies])
+
+
+def first_call(copies: list, n: int, k: str) -> tuple:
+    """(batch ns, speed-up) of the batch call's first run after the scalar loop (cold code), the
+    medians over the copies: what a batch called once between other code gets."""
+    ft = CP.summarize([[r[n][k][2] for r in c] for c in copies]).median
+    return ft, CP.summarize([[r[n][k][0] / r[n][k][2] for r in c] for c in copies]).median
 
 
 def report(results: dict, name: str, names: tuple, rounds: int, repeats: int, load: float) -> str:
@@ -84,9 +94,11 @@ def report(results: dict, name: str, names: tuple, rounds: int, repeats: int, lo
         for n in B.SIZES:
             for k in names:
                 s, bt, up = figures(copies, n, k)
+                ft, fup = first_call(copies, n, k)
                 marked |= not up.trusted
                 lines.append(f"  N={n:5d} {k:28s} scalar {s:9.1f} ns  batch {bt:9.1f} ns  speed-up "
-                             f"{CP.fmt(up, unit='x'):>14s}  [{CP.fmt_spread(up)}]")
+                             f"{CP.fmt(up, unit='x'):>14s}  [{CP.fmt_spread(up)}]  first call {ft:9.1f} ns "
+                             f"{fup:.3g}x")
     if marked:
         lines.append(CP.NOTE)
     return "\n".join(lines)
@@ -102,16 +114,22 @@ def table(results: dict, name: str, names: tuple, rounds: int, repeats: int, loa
                         first_line(["gcc", "--version"]), flags),
              f"Load average {load:.2f} before, {os.getloadavg()[0]:.2f} after. ns per state: best of {repeats} calls, "
              f"median of {rounds} rounds, median of {ncopies} copies (code placed differently); speed-up: scalar / "
-             "batch of the same round, median over rounds and copies, [min-max over the copies].",
-             "", "| build | N | kernel | scalar ns | batch ns | speed-up | copies' range |",
-             "|---|---:|---|---:|---:|---:|---|"]
+             "batch of the same round, median over rounds and copies, [min-max over the copies]. Both sides hot: "
+             "the scalar loop after an untimed loop, the batch call after a call of itself. First call: the batch "
+             "call right after the scalar loop (its code cold: a fixed cost per call, a few hundred ns), and the "
+             "speed-up it gives.",
+             "", "| build | N | kernel | scalar ns | batch ns | speed-up | copies' range | first call ns | "
+             "first-call speed-up |",
+             "|---|---:|---|---:|---:|---:|---|---:|---:|"]
     marked = False
     for b, copies in results.items():
         for n in B.SIZES:
             for k in names:
                 s, bt, up = figures(copies, n, k)
+                ft, fup = first_call(copies, n, k)
                 marked |= not up.trusted
-                lines.append(f"| {b} | {n} | {k} | {s:.1f} | {bt:.1f} | {CP.fmt(up, unit='x')} | {CP.fmt_spread(up)} |")
+                lines.append(f"| {b} | {n} | {k} | {s:.1f} | {bt:.1f} | {CP.fmt(up, unit='x')} | {CP.fmt_spread(up)} "
+                             f"| {ft:.1f} | {fup:.3g}x |")
     if marked:
         lines += ["", CP.NOTE]
     return "\n".join(lines) + "\n"

@@ -91,21 +91,24 @@ def test_time_copies_runs_every_copy_of_every_build_each_round():
 
 def test_batch_dynamics_reports_per_kernel_figures_over_copies():
     def rnd(up):
-        return {n: {k: (up, 1.0) for k in batch_dynamics.KERNELS + batch_dynamics.DERIVATIVES} for n in batch.SIZES}
+        return {n: {k: (up, 1.0, 2.0) for k in batch_dynamics.KERNELS + batch_dynamics.DERIVATIVES} for n in batch.SIZES}
 
     s, bt, up = batch_dynamics.figures([[rnd(3.0), rnd(3.2)], [rnd(3.1)], [rnd(6.0)]], batch.SIZES[0], "bias")
     assert (s, bt) == (3.1, 1.0) and up.per_copy == [3.1, 3.1, 6.0] and not up.trusted
+    ft, fup = batch_dynamics.first_call([[rnd(3.0), rnd(3.2)], [rnd(3.1)], [rnd(6.0)]], batch.SIZES[0], "bias")
+    assert ft == 2.0 and fup == 1.55  # the first call's figures: the third time of each kernel
 
 
 def test_batch_dynamics_table_states_provenance_and_load(monkeypatch):
     def rnd(up):
-        return {n: {k: (up, 1.0) for k in batch_dynamics.KERNELS} for n in batch.SIZES}
+        return {n: {k: (up, 1.0, 1.5) for k in batch_dynamics.KERNELS} for n in batch.SIZES}
 
     monkeypatch.setattr(batch_dynamics.os, "getloadavg", lambda: (9.5, 0.0, 0.0))
     text = batch_dynamics.table({"avx2": [[rnd(3.0)], [rnd(3.0)]]}, "krang", batch_dynamics.KERNELS, 1, 200, 8.25)
     assert "Machine:" in text and "Load average 8.25 before, 9.50 after" in text
     rows = [line for line in text.splitlines() if line.startswith("| avx2 |")]
     assert len(rows) == len(batch.SIZES) * len(batch_dynamics.KERNELS)
+    assert all(row.endswith("| 1.5 | 2x |") for row in rows)  # first call: 1.5 ns, scalar / first = 2
     assert batch_dynamics.out_path("krang").name == "batch_dynamics.md"
     assert batch_dynamics.out_path("panda").name == "batch_dynamics_panda.md"
 
