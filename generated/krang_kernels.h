@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        1d20c2f8df21f786288c4e58c2949ca284f137050882694d5acd1f31dba33ae1
+ * generator        be0bd55e75c65c8879a9f36fe2f2e8489dc97989a120a0dc4341ff3745890972
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
