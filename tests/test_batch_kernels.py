@@ -204,3 +204,50 @@ def test_a_split_kernel_has_no_vector_batch():
                body=[("", "kk_forward_dynamics_chunk0(q, kk_x)"), ("const double t1", "kk_x[0]")],
                writes=[("ddq[0]", "t1"), ("ddq[1]", "t1")])
     assert not batch(k, "forward_dynamics_batch").simd
+
+
+def _aligned(rows, size):
+    """rows x size doubles, NaN, starting on a 64-byte boundary (kk_stream_ok)."""
+    buf = np.full(rows * size + 8, np.nan)
+    skip = (-buf.ctypes.data % 64) // 8
+    out = buf[skip:skip + rows * size].reshape(rows, size)
+    assert out.ctypes.data % 64 == 0
+    return out
+
+
+@pytest.mark.skipif(sys.platform != "linux" or " avx2" not in Path("/proc/cpuinfo").read_text(),
+                    reason="the streamed stores need AVX (4 lanes: an AVX2 build)")
+def test_streamed_batch_outputs_equal_scalar(tmp_path):
+    """store_lanes' non-temporal stores (kk_stream_rows: 4 lanes, outputs 64-byte aligned with rows of
+    a multiple of 4 elements; any length with -DKKSTREAMBYTES=1) write the scalar kernel's values:
+    the tiny free-flyer without its prismatic joint (NDOF 8: 64 elements per matrix), AVX2."""
+    urdf = tmp_path / "even.urdf"
+    urdf.write_text(FLOATING.read_text().replace('name="slider" type="prismatic"', 'name="slider" type="fixed"'))
+    out = tmp_path / "gen"
+    subprocess.run([sys.executable, "-m", "codegen", str(urdf), "--out", str(out), "--name", "even",
+                    "--floating-base"], check=True, capture_output=True, cwd=ROOT)
+    from codegen.read.urdf import load_urdf
+    robot = load_urdf(urdf, name="even", floating_base=True)
+    so = compile_shared(out / "even_kernels.c", out / "libeven.so",
+                        [*CFLAGS, "-O1", "-march=native", "-mno-avx512f", "-ffp-contract=fast", "-DKKSTREAMBYTES=1"])
+    lib = Library(robot.model, so, "even")
+    ndof, nq = lib.model.ndof, lib.model.nq
+    assert ndof * ndof % 4 == 0
+    rng = np.random.default_rng(11)
+    p = np.ascontiguousarray(lib.default_params())
+    fn = getattr(lib.lib, f"{lib.abi.prefix}forward_dynamics_derivatives_batch")
+    fn.argtypes = [ctypes.c_int] + [_D] * 7
+    fn.restype = None
+    for n in (64, 67):
+        q = _states(rng, n, nq, 3.0)
+        quat = rng.normal(size=(n, 4))
+        q[:, 3:7] = quat / np.linalg.norm(quat, axis=1)[:, None]
+        dq, tau = _states(rng, n, ndof, 3.0), _states(rng, n, ndof, 5.0)
+        outs = [_aligned(n, ndof * ndof) for _ in range(3)]
+        fn(n, _ptr(q), _ptr(dq), _ptr(tau), _ptr(p), *map(_ptr, outs))
+        for k in range(n):
+            want = lib.forward_dynamics_derivatives(q[k], dq[k], tau[k], p)
+            for j, w in enumerate(want):
+                w = np.ravel(w)
+                np.testing.assert_allclose(outs[j][k], w, rtol=0, atol=1e-14 * max(np.abs(w).max(), 1e-300),
+                                           err_msg=f"output {j}: n={n} state {k}")

@@ -91,7 +91,7 @@ KKW cof kk_ccol kk_ccol_first KKB KKWP KKQVB acc yi last tau0 tau1 nt tr t0 t1 c
 kk_zero_ kk_begin kk_end kk_prefetch_code prefetch KKPREFETCH KKPREFETCHSTRIDE KKPART KKIN KKNPARTS
 ob kq4 kq4u kq4i r e g u0 u1 u2 u3 e0 e1 e2 e3 d w m splat store_lanes load_lanes size KKLANES KKSHUF KKSHUFFLES KKINLINE KKHELPER
 KKSIGN tq width vv va kvu kvh count rollout steps q0 v0 v_out rq rv rtau racc vi qi KKROLLCHUNK rollout_rk4 rqs rvs rdq rdv nv
-KKBLOCK KKSTREAMBYTES KKTRI kk_stream_ok kk_store_interleaved packed stream nb xq xdq ci cj ck
+KKBLOCK KKSTREAMBYTES KKTRI kk_stream_ok kk_stream_rows kk_store_interleaved packed stream nb xq xdq ci cj ck
 compute_A_batch_interleaved compute_C_batch_interleaved cholesky_batch_interleaved solve_batch_interleaved
 """.split())
 GENERATED_PATTERN = re.compile(r"[tx][0-9]+")

@@ -139,26 +139,28 @@ def product_width(n: int) -> int:
     return 2 * half_width(n)
 
 
-def _starts(b0: int, b1: int, h: int) -> list:
-    """First columns of LANES-wide chunks covering columns [b0, b1) of a half h wide,
+def _starts(b0: int, b1: int, h: int, width: int = LANES) -> list:
+    """First columns of `width`-wide chunks covering columns [b0, b1) of a half h wide,
     each inside the half: the last one moved back to end at b1 (overlapping its
     neighbour, whose columns it computes again), so that every chunk is written
-    whole to dq or to dv. A block narrower than LANES gets one chunk from b0, or
-    from h - LANES (the columns it adds outside the block are zeros)."""
-    if b1 - b0 < LANES:
-        return [min(b0, h - LANES)]
-    return sorted(set(range(b0, b1 - LANES, LANES)) | {b1 - LANES})
+    whole to dq or to dv. A block narrower than `width` gets one chunk from b0, or
+    from h - width (the columns it adds outside the block are zeros)."""
+    if b1 - b0 < width:
+        return [min(b0, h - width)]
+    return sorted(set(range(b0, b1 - width, width)) | {b1 - width})
 
 
-def _groups(blocks, n: int) -> tuple[list, list]:
+def _groups(blocks, n: int, width: int = LANES) -> tuple[list, list]:
     """Rows of Minv in groups of ROWS from one block (the last row repeated to fill a
     group), each with its block's range of m and the column chunks of [dq | dv] it
-    needs: (rows..., m0, m1, first chunk, chunk end) and the chunks' first columns."""
-    h = half_width(n)
+    needs, `width` columns each: (rows..., m0, m1, first chunk, chunk end) and the
+    chunks' first columns. width < LANES (the batch form): no chunk past column n
+    of its half, so that each is stored whole (min(width, n) columns)."""
+    h = half_width(n) if width == LANES else n
     groups, starts = [], []
     for b0, b1 in sorted(set(blocks)):
         first = len(starts)
-        starts += [c + off for off in (0, h) for c in _starts(b0, b1, h)]
+        starts += [max(0, min(c, h - width)) + off for off in (0, half_width(n)) for c in _starts(b0, b1, h, width)]
         for r in range(b0, b1, ROWS):
             rows = [min(r + k, b1 - 1) for k in range(ROWS)]
             groups.append((*rows, b0, b1, first, len(starts)))
@@ -169,7 +171,9 @@ def _groups(blocks, n: int) -> tuple[list, list]:
 # ROWS x LANES accumulators would be 32 vector registers (AVX2 has 16, AVX-512 32: spills). It
 # walks each chunk in steps of BATCH_COLUMNS columns, 8 accumulators: measured on Krang (N = 64,
 # best of 100 calls, load ~12) 17 % faster with AVX2, 5 % with AVX-512, than 8 columns; 1 and 4
-# columns were slower than 2.
+# columns were slower than 2. Its chunks are BATCH_COLUMNS wide, not steps through LANES-wide
+# chunks: those overlap (Solo12 on a free-flyer: chunks 0, 8 and 10 of each half of 18, a third
+# more products than its 18 columns).
 BATCH_COLUMNS = 2
 
 
@@ -180,13 +184,14 @@ def _product(form, n: int, minv: str, y: str, dq: str, dv: str, cols: int = LANE
     vector registers. Minv is block diagonal by root subtree (a fixed base's legs
     and torso: Talos' 32 x 32 has blocks of 6, 6 and 20), and kk_dq, kk_dv too:
     each group of rows runs over its block only (the columns a chunk holds
-    outside it are zeros in y and come out zero). `cols` < LANES: each chunk in
-    steps of that many columns (the batch form's block). Finer sparsity (a row's
+    outside it are zeros in y and come out zero). `cols` < LANES: chunks of that
+    many columns (the batch form's block), covering each half's n columns without
+    the LANES-wide chunks' overlap. Finer sparsity (a row's
     support and subtree as runs of columns) was measured: faster on Talos,
     slower on Solo12 with a free-flyer, whose short runs do not vectorize
     (docs/design-notes.md#pair-loops)."""
     blocks = _blocks(form, n)
-    groups, starts = _groups(blocks, n)
+    groups, starts = _groups(blocks, n, cols)
     w, h = product_width(n), half_width(n)
     rows = range(ROWS)
     zero = [] if set(blocks) == {(0, n)} else [  # every entry is written if there is one block
@@ -196,13 +201,9 @@ def _product(form, n: int, minv: str, y: str, dq: str, dv: str, cols: int = LANE
             f"    const unsigned short *kk_h = kk_grp + {ROWS + 4} * kk_g;",
             *(f"    const int kk_i{k} = kk_h[{k}];" for k in rows),
             f"    for (int kk_c = kk_h[{ROWS + 2}]; kk_c < kk_h[{ROWS + 3}]; kk_c++) {{"]
-    width, pad = min(LANES, n), ""  # a robot of fewer than LANES joints stores its n columns
-    store = str(width)
-    if cols < LANES:  # the chunk in steps of cols columns, each stored whole (or its first columns, at the end)
-        body += [f"        for (int kk_q = 0; kk_q < {width}; kk_q += {cols}) {{"]
-        pad, store = "    ", f"(kk_q + {cols} <= {width} ? {cols} : {width} - kk_q)" if width % cols else str(cols)
-    body += [pad + x for x in [
-        "        const int kk_j0 = kk_col[kk_c]" + (" + kk_q;" if pad else ";"),
+    store = str(min(cols, n))  # a robot of fewer than LANES (or cols) joints stores its n columns
+    body += [
+        "        const int kk_j0 = kk_col[kk_c];",
         f"        double {', '.join(f'kk_o{k}[{cols}]' for k in rows)};",
         *(f"        memset(kk_o{k}, 0, sizeof kk_o{k});" for k in rows),
         f"        for (int kk_m = kk_h[{ROWS}]; kk_m < kk_h[{ROWS + 1}]; kk_m++) {{",
@@ -218,8 +219,8 @@ def _product(form, n: int, minv: str, y: str, dq: str, dv: str, cols: int = LANE
         f"        double *kk_d = kk_j0 < {h} ? {dq} + kk_j0 : {dv} + (kk_j0 - {h});",
         # (memcpy: stores of the accumulator arrays as they are; an element loop let gcc
         # turn the accumulators into scalars, unvectorized, at twice the time)
-        *(f"        memcpy(kk_d + {n} * kk_i{k}, kk_o{k}, {store} * sizeof kk_o{k}[0]);" for k in rows)]]
-    body += (["        }"] if pad else []) + ["    }", "}"]
+        *(f"        memcpy(kk_d + {n} * kk_i{k}, kk_o{k}, {store} * sizeof kk_o{k}[0]);" for k in rows),
+        "    }", "}"]
     return body, 4 * sum((b1 - b0) ** 2 for b0, b1 in blocks)  # the products' own operations, not the padding's
 
 
