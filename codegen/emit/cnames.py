@@ -76,7 +76,7 @@ GENERATED = frozenset("""
 q dq ddq tau h T a p A C Q J tau_f sq cq i ee frame lower upper velocity effort
 sincos_q s c bits ybits libm beyond x y n k r z sr hz w cr s1 c1
 NDOF SINCOSCONVERT SINCOSLIMIT
-b l o t kv ts tc vq vs vc vdq vddq vtau sincos_lanes KKSIMD KKCLONES KKCLONING KKVECTOROK KKDOUBLE
+b l o t kv ts vq vs vc vdq vddq vtau sincos_lanes KKSIMD KKCLONES KKCLONING KKVECTOROK KKDOUBLE
 kk_overlap KKCOLD KKNOINLINE kk_x in_q in_dq in_ddq in_tau in_p blk_A blk_C pose
 v in_v in_a dtau_dq dtau_dv dddq_dq dddq_dv Minv fext
 lambda_c mask kp kd mu ref gamma Jc v_plus impulse dddq_dtau dlambda_dq dlambda_dv dlambda_dtau dJtf_dq dac_dq

@@ -76,7 +76,7 @@ cdef inline int _quaternion(object q) except -1:
     return _quaternion_at(<const double *>cnp.PyArray_DATA(<cnp.ndarray>q), "q[3:7]")
 
 
-cdef int _quaternion_rows(object q, Py_ssize_t nb, Py_ssize_t nq) except -1:
+cdef inline int _quaternion_rows(object q, Py_ssize_t nb, Py_ssize_t nq) except -1:
     cdef const double *d = <const double *>cnp.PyArray_DATA(<cnp.ndarray>q)
     cdef Py_ssize_t i
     for i in range(nb):
