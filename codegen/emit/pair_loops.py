@@ -144,9 +144,10 @@ def _starts(b0: int, b1: int, h: int, width: int = LANES) -> list:
     each inside the half: the last one moved back to end at b1 (overlapping its
     neighbour, whose columns it computes again), so that every chunk is written
     whole to dq or to dv. A block narrower than `width` gets one chunk from b0, or
-    from h - width (the columns it adds outside the block are zeros)."""
+    from h - width (the columns it adds outside the block are zeros), or from 0 in a
+    half narrower than `width` (the batch form's, of a robot of one joint)."""
     if b1 - b0 < width:
-        return [min(b0, h - width)]
+        return [max(0, min(b0, h - width))]
     return sorted(set(range(b0, b1 - width, width)) | {b1 - width})
 
 
@@ -160,7 +161,7 @@ def _groups(blocks, n: int, width: int = LANES) -> tuple[list, list]:
     groups, starts = [], []
     for b0, b1 in sorted(set(blocks)):
         first = len(starts)
-        starts += [max(0, min(c, h - width)) + off for off in (0, half_width(n)) for c in _starts(b0, b1, h, width)]
+        starts += [c + off for off in (0, half_width(n)) for c in _starts(b0, b1, h, width)]
         for r in range(b0, b1, ROWS):
             rows = [min(r + k, b1 - 1) for k in range(ROWS)]
             groups.append((*rows, b0, b1, first, len(starts)))
