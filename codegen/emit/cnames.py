@@ -87,7 +87,8 @@ kk_contact_rows kk_point_row kk_chol kk_chol_solve kk_contacts kk_contact_system
 B Dinv Jlog KKSERIESANGLE R Rc X beta diag f j jl kk_anc kk_anc_first kk_beta kk_beta_rate kk_half_cot kk_log3 kk_log6
 kk_series kk_theta_over_sin kk_lt_solve_rows kk_l_solve_rows kk_sub_last xi xj y h
 kk_placement_errors lambda nk rate row rows sign small st t2 value wp wxp
-KKW cof kk_ccol kk_ccol_first KKB KKWP KKQVB acc yi last tau0 tau1 nt tr t0 t1 c cl cz di hr na nz ol oz
+KKW cof kk_ccol kk_ccol_first KKWP acc yi last nt tr t0 t1 c cl cz di hr na nz ol oz
+KKVL KKVMAX KKNV KKNCH KKVN KKCH KKUNROLL kkrow kkrowu kk_vload kk_vstore kk_vmadd kk_vscale
 kk_zero_ kk_begin kk_end kk_prefetch_code prefetch KKPREFETCH KKPREFETCHSTRIDE KKPART KKIN KKNPARTS
 ob kq4 kq4u kq4i r e g u0 u1 u2 u3 e0 e1 e2 e3 d w m splat store_lanes load_lanes size KKLANES KKSHUF KKSHUFFLES KKINLINE KKHELPER
 KKSIGN tq width vv va kvu kvh count rollout steps q0 v0 v_out rq rv rtau racc vi qi KKROLLCHUNK rollout_rk4 rqs rvs rdq rdv nv
