@@ -19,6 +19,8 @@ from pathlib import Path
 from .emit.abi import CORE, OPTIONAL
 from .pipeline import CodegenConfig, generate_from_files
 from .read.model import ModelError
+from .support import interrupts
+from .support.interrupts import Terminated
 from .support.options import SHARE_CHOICES, URDF_ONLY, GenerateOptions, UrdfOptions, check_robot_name
 
 USAGE = """python -m codegen MODEL.toml PARAMS.toml --out DIR [--name NAME] [--no-share-subtrees] [--kernels K] [--python] [--native]
@@ -188,33 +190,6 @@ def _one_line(exc) -> str:
     return " ".join(text.split())
 
 
-class Terminated(BaseException):
-    """SIGTERM or SIGHUP, raised where the run is, so that every `finally` (staging and
-    build directories, codegen/build/commit.py, codegen/support/workdirs.py) cleans up."""
-
-    def __init__(self, signum):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _terminate(signum, frame):
-    raise Terminated(signum)
-
-
-def _handle_signals() -> dict:
-    """Install the handlers (main thread only); returns the previous ones."""
-    previous = {}
-    for name in ("SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is None:
-            continue
-        try:
-            previous[sig] = signal.signal(sig, _terminate)
-        except (ValueError, OSError):  # not the main thread
-            pass
-    return previous
-
-
 def _say(stream, text: str | None = None):
     """Print one line (or only flush); None, or the OSError if the stream is gone
     (EPIPE: `| head -c0`; ENOSPC: `> /dev/full`). The stream is then pointed at
@@ -278,18 +253,12 @@ def _run(argv) -> int:
 def main(argv=None) -> int:
     """The command line (`python -m codegen`, `krang-codegen`) on `argv` (default: sys.argv[1:]):
     returns the exit status, 0 on success (see the module docstring for the others)."""
-    previous = _handle_signals()
-    try:
-        return _run(argv)
-    except Terminated as exc:  # between the stages' own handlers
-        _say(sys.stderr, f"error: terminated ({signal.Signals(exc.signum).name})")
-        return 128 + exc.signum
-    except KeyboardInterrupt:
-        _say(sys.stderr, "error: interrupted")
-        return 130
-    finally:
-        for sig, handler in previous.items():
-            try:
-                signal.signal(sig, handler)
-            except (ValueError, OSError, TypeError):
-                pass
+    with interrupts.handled():
+        try:
+            return _run(argv)
+        except Terminated as exc:  # between the stages' own handlers
+            _say(sys.stderr, f"error: terminated ({signal.Signals(exc.signum).name})")
+            return 128 + exc.signum
+        except KeyboardInterrupt:
+            _say(sys.stderr, "error: interrupted")
+            return 130

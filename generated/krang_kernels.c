@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        49f0ac24a6d070e617003eb4fd0d2a95ef7ef75419b4999c10c4e8d70dbac084
+ * generator        4a1c7e0cfbd8d50b7a4aef56c47dd9b277029a82776e934378fe02a71d8021b3
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832

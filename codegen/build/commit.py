@@ -35,6 +35,7 @@ import tempfile
 from glob import escape as glob_escape
 from pathlib import Path
 
+from ..support import interrupts
 from ..support.workdirs import owner_tag, reap_dead
 
 JOURNAL = ".commit"
@@ -176,6 +177,7 @@ def write_atomically(out_dir: Path, files: dict, build=None, stale_stem=None) ->
             _sync(stage / name)
         _check_targets(out_dir, names)
         (stage / PREVIOUS).mkdir()
+        interrupts.check()  # a stop the run lost in a finalizer: not committed (codegen/support/interrupts.py)
         _write_journal(stage, names)
         decided = True
         done = []

@@ -38,6 +38,7 @@ import shutil
 import signal
 import sys
 
+from ..support import interrupts
 from ..support import workdirs as build_dir
 from .pair_loops import pair_form_key
 
@@ -187,6 +188,8 @@ class Emission:
             if status != "ok":
                 raise value
             self.done[name] = value
+        # a Ctrl-C that landed in the finalizer of a child's pipes (run when `proc` goes) was lost
+        interrupts.check()
 
 
 def emit_all(specs, emit_one, derivation) -> list:
