@@ -148,6 +148,7 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         **_ancestor_table(model),
         **dict(zip(("ccol_first", "ccol"), _contact_columns(model))),
         derivatives=abi.has("constrained_dynamics_derivatives"),
+        floating=model.floating_base,
         joint_names=[c_string(n) for n in model.joint_names],
     )
     return {filename: env.get_template(template).render(
