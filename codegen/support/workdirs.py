@@ -8,7 +8,7 @@ The directory is TMPDIR/krang_pybuild_OWNER_PID_XXXX. While it is in use, TMPDIR
 points into it, so that the compiler (gcc, cc1, as: they honour TMPDIR) puts its
 temporaries there as well; it is removed on every exit of the block (errors,
 KeyboardInterrupt, and SIGTERM/SIGHUP, which the command line turns into an
-exception, codegen/cli.py). A run killed outright (SIGKILL, power loss) cannot
+exception, codegen/support/interrupts.py). A run killed outright (SIGKILL, power loss) cannot
 clean up: the next build removes it (`reap_dead`).
 
 `reap_dead` is the only reaper of the package (this module's build directories,
