@@ -87,7 +87,7 @@ kk_contact_rows kk_point_row kk_chol kk_chol_solve kk_contacts kk_contact_system
 B Dinv Jlog KKSERIESANGLE R Rc X beta diag f j jl kk_anc kk_anc_first kk_beta kk_beta_rate kk_half_cot kk_log3 kk_log6
 kk_series kk_theta_over_sin kk_lt_solve_rows kk_l_solve_rows kk_sub_last xi xj y h
 kk_placement_errors lambda nk rate row rows sign small st t2 value wp wxp
-KKW cof kk_ccol kk_ccol_first KKWP acc yi last nt tr t0 t1 c cl cz di hr na nz ol oz
+KKW kk_row_contact kk_ccol kk_ccol_first KKWP acc yi last nt tr t0 t1 c cl cz di hr na nz ol oz
 KKVL KKVMAX KKNV KKNCH KKVN KKCH KKUNROLL kkrow kkrowu kk_vload kk_vstore kk_vmadd kk_vscale
 KKQ0 KKOV KKOT Hq hq jrow kk_sub_q_row kk_translation_columns
 kk_zero_ kk_begin kk_end kk_prefetch_code prefetch KKPREFETCH KKPREFETCHSTRIDE KKPART KKIN KKNPARTS

@@ -50,6 +50,11 @@ def _point_rows(model) -> list:
     return out
 
 
+def _row_contacts(model) -> list:
+    """Per row of the all-contact arrays: the index of its contact."""
+    return [k for k, c in enumerate(model.contacts) for _ in range(c.rows)]
+
+
 def _contact_rows(model) -> list:
     """(first row, rows, offset of its reference placement in ref) of each contact."""
     out, first, off = [], 0, 0
@@ -145,6 +150,7 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         # the unrolled forward solve with the factor L of A (templates/c/contacts.c.j2 kk_lsolve)
         lsolve=_ancestor_rows(model) if abi.has("constrained_dynamics") else [],
         point_rows=_point_rows(model),
+        row_contacts=_row_contacts(model),
         **_ancestor_table(model),
         **dict(zip(("ccol_first", "ccol"), _contact_columns(model))),
         derivatives=abi.has("constrained_dynamics_derivatives"),
