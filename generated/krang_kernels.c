@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        c7169d4963c00d020658477322663e7f3a3a0b7100343ab11c292539bd691e16
+ * generator        3499ae9634139bf30f86cf7be9e70adf9d876350a37c5a8a29b30e09e61733b6
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832

@@ -41,18 +41,15 @@ def _ancestor_rows(model) -> list:
     return [(i, chain(lam, lam[i])) for i in range(model.ndof) if lam[i] >= 0]
 
 
-def _point_rows(model) -> list:
-    """Per row of the all-contact arrays: 1 for a 3d contact's row, 0 for a 6d one's (their
-    placement errors' derivatives differ: Jc's rows or Jlog6 times them)."""
-    out = []
-    for c in model.contacts:
-        out += [1 if c.kind == "3d" else 0] * c.rows
-    return out
-
-
 def _row_contacts(model) -> list:
     """Per row of the all-contact arrays: the index of its contact."""
     return [k for k, c in enumerate(model.contacts) for _ in range(c.rows)]
+
+
+def _point_rows(model) -> list:
+    """Per row of the all-contact arrays: 1 for a 3d contact's row, 0 for a 6d one's (their
+    placement errors' derivatives differ: Jc's rows or Jlog6 times them)."""
+    return [1 if model.contacts[k].kind == "3d" else 0 for k in _row_contacts(model)]
 
 
 def _contact_rows(model) -> list:
