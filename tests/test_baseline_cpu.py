@@ -92,3 +92,78 @@ def test_module_on_baseline_cpu_matches_this_machine(tmp_path):
         # the two copies may contract multiply-adds differently: rounding-level differences
         scale = 1.0 + np.abs(a[k]).max()
         assert np.abs(a[k] - b[k]).max() <= 1e-12 * scale, k
+
+
+# constrained_dynamics_derivatives at one state, its six outputs printed (one number a line)
+CONTACT_DRIVER = r"""
+#include <stdio.h>
+#include "LNAME_kernels.h"
+static const double q[] = {Q}, v[] = {V}, tau[] = {TAU}, ref[] = {REF};
+int main(void)
+{
+    static double p[UNAME_NP], out[6][UNAME_NDOF * UNAME_NDOF];
+    LNAME_default_params(p);
+    LNAME_constrained_dynamics_derivatives(q, v, tau, p, MASK, KP, KD, 0.0, ref, out[0], out[1], out[2], out[3],
+                                          out[4], out[5]);
+    for (int k = 0; k < 6; ++k) {
+        const int n = (k < 3 ? UNAME_NDOF : UNAME_NCROWS) * UNAME_NDOF;
+        for (int i = 0; i < n; ++i) {
+            printf("%.17g\n", out[k][i]);
+        }
+    }
+    return 0;
+}
+"""
+
+
+def test_contact_derivatives_portable_build_on_both_copies(tmp_path):
+    """A portable build's constrained_dynamics_derivatives has a baseline copy of its dense passes
+    and an AVX2 + FMA one, picked at run time (templates/c/contacts.c.j2): both give the
+    native module's derivatives (which tests/test_contact_dynamics.py checks against Pinocchio).
+    Solo12 with a flat and a point foot active and the Baumgarte gains on: every branch of the
+    passes (the 6d placement error's Jacobian, the base's translation columns)."""
+    import re
+    from concurrent.futures import ThreadPoolExecutor
+
+    import codegen
+    from codegen.build.flags import FLAGS, X86_FLAGS
+    from reference.robot_data import robots_dir
+    contacts = ["FL_FOOT:6d", "FR_FOOT:3d", "HL_FOOT:3d", "HR_FOOT:6d"]
+    kk = codegen.import_urdf(robots_dir() / "solo_description/robots/solo12.urdf", floating_base=True,
+                             contacts=contacts, quiet=True)
+    codegen.export(kk, tmp_path)
+    (c_file,) = tmp_path.glob("*_kernels.c")
+    name = c_file.name[:-len("_kernels.c")]
+    rng = np.random.default_rng(5)
+    q = rng.uniform(-1.0, 1.0, kk.N_Q)
+    q[3:7] /= np.linalg.norm(q[3:7])
+    v, tau = rng.uniform(-2, 2, kk.N_DOF), rng.uniform(-10, 10, kk.N_DOF)
+    pose = lambda: np.hstack([np.eye(3), rng.uniform(-0.3, 0.3, (3, 1))]).ravel()  # noqa: E731 - [R | p] rows
+    ref = np.concatenate([pose(), rng.uniform(-0.3, 0.3, 6), pose()])  # FL's pose, FR's and HL's points, HR's
+    mask, kp, kd = 0b0011, 20.0, 3.0
+    expected = np.concatenate([x.ravel() for x in kk.constrained_dynamics_derivatives(q, v, tau, mask, kp, kd,
+                                                                                    ref=ref)])
+    arr = lambda x: "{" + ", ".join(repr(float(a)) for a in x) + "}"  # noqa: E731
+    driver = (CONTACT_DRIVER.replace("LNAME", name).replace("UNAME", name.upper()).replace("{Q}", arr(q))
+              .replace("{V}", arr(v)).replace("{TAU}", arr(tau)).replace("{REF}", arr(ref)).replace("MASK", str(mask))
+              .replace("KP", repr(kp)).replace("KD", repr(kd)))
+    (tmp_path / "driver.c").write_text(driver)
+    flags = [*FLAGS, *X86_FLAGS, "-I", str(tmp_path)]
+    parts = max(int(k) for k in re.findall(r"KKIN\((\d+)\)", c_file.read_text()))
+
+    def compile_part(k):
+        return _run(["gcc", *flags, f"-DKKPART={k}", "-c", str(c_file), "-o", str(tmp_path / f"part{k}.o")])
+
+    with ThreadPoolExecutor(2) as pool:  # each kernel three times (target_clones): the parts two at a time
+        for r in pool.map(compile_part, range(1, parts + 1)):
+            assert r.returncode == 0, r.stderr[-2000:]
+    exe = tmp_path / "driver"
+    r = _run(["gcc", *flags, str(tmp_path / "driver.c"), *(str(tmp_path / f"part{k}.o") for k in range(1, parts + 1)),
+              "-lm", "-o", str(exe)])
+    assert r.returncode == 0, r.stderr[-2000:]
+    for command in ([str(exe)], [QEMU, "-cpu", BASELINE_CPU, str(exe)]):
+        r = _run(command)
+        assert r.returncode == 0, (command, r.stderr[-2000:])
+        got = np.array([float(x) for x in r.stdout.split()])
+        assert got.shape == expected.shape
+        assert np.abs(got - expected).max() <= 1e-10 * (1.0 + np.abs(expected).max()), command

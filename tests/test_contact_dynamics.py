@@ -354,7 +354,7 @@ def test_humanoid_soles_against_pinocchio():
 def test_contact_c_is_clean_under_strict_flags(robot, request, tmp_path):
     """The contact kernels' C (derived and template) compiles without a warning under
     -Wall -Wextra -Werror, C99, at every optimization level, and as a portable module
-    builds it (codegen/build/flags.py: target_clones, the passes inlined into each clone)."""
+    builds it (codegen/build/flags.py: target_clones; the derivatives' AVX2 and FMA copy)."""
     import platform
     import re
     import subprocess
