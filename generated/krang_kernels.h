@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        379bab15b9e44ed5dd4a2a9b96c9c21c2c3602fe865a78628c3f09853440638e
+ * generator        b6b5c82b1f83cc386c6d427e19e197ed35ae61b2a016a86b4d85ceb70ae4b3fc
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
