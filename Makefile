@@ -93,7 +93,8 @@ examples: build
 # e.g. PYTEST_ARGS="-x tests/test_rnea.py".
 # One worker per CPU (pytest-xdist), each test file on one worker so that its module-scoped
 # builds happen once: the fast tiers in about half the wall time on two cores. The robots and
-# system tiers run in one process: their builds and installs are large, some share build/.
+# system tiers run in one process: their tests compile on every CPU themselves (a file per
+# worker saved little: docs/design-notes.md#test-tiers-in-ci).
 XDIST := -n auto --dist loadfile
 
 test: build
