@@ -12,7 +12,7 @@ PARAMS := models/krang_params.toml
 STAMP  := build/.installed
 GEN    := build/.generated
 
-.PHONY: all setup generate build demo examples test test-all test-rest docs check-generated emulator bench bench-robots clean distclean
+.PHONY: all setup generate build demo examples test test-all test-rest docs check-generated emulator bench bench-robots bench-crocoddyl clean distclean
 
 all: $(GEN) demo
 
@@ -172,6 +172,13 @@ bench-robots: $(STAMP)
 	$(PYTHON) -m benchmarks.docs_tables robots
 	$(PYTHON) -m benchmarks.contacts $(CONTACTS_ARGS)
 	$(PYTHON) -m benchmarks.docs_tables contacts
+
+# Crocoddyl's FDDP on the contact kernels against its native action models (examples/crocoddyl_quadruped.py's
+# problem), in .venv-crocoddyl: time per iteration and per node, median and spread over rounds
+# (benchmarks/results/crocoddyl_quadruped.md); CROCODDYL_ARGS e.g. --rounds 3 --short.
+bench-crocoddyl: $(STAMP) $(CROC_STAMP)
+	$(CROC_VENV)/bin/python -m benchmarks.crocoddyl_quadruped $(CROCODDYL_ARGS)
+	$(PYTHON) -m benchmarks.docs_tables crocoddyl
 
 clean:
 	rm -rf build dist benchmarks/build krang_kernels/_kernels.c krang_kernels/*.so

@@ -9,6 +9,7 @@ and date (env.provenance) that the script wrote above it.
     python -m benchmarks.docs_tables jax       # after python -m benchmarks.jax_overhead: results/jax_overhead.md
     python -m benchmarks.docs_tables casadi    # after python -m benchmarks.casadi_external: results/casadi_external.md
     python -m benchmarks.docs_tables layout    # after make bench (benchmarks.batch_layout): results/batch_layout.md
+    python -m benchmarks.docs_tables crocoddyl # after make bench-crocoddyl: results/crocoddyl_quadruped.md
 
 Each copy replaces the lines between <!-- NAME:start --> and <!-- NAME:end --> of its page.
 """
@@ -26,6 +27,7 @@ GENERATION_PAGE = ROOT / "docs" / "generation-time.md"
 JAX_PAGE = ROOT / "docs" / "jax.md"
 CASADI_PAGE = ROOT / "docs" / "casadi.md"
 C_ABI_PAGE = ROOT / "docs" / "c-abi.md"
+CONTACT_PAGE = ROOT / "docs" / "contact-dynamics.md"
 SECTIONS = [  # (heading in bench.md, title in docs/benchmarks.md)
     ("## C / C++ level", "Each kernel hot in a tight loop (median ns per call)"),
     ("## Control tick", "Control tick: A, C, Q and the Jacobians called in sequence, caches warm (ns)"),
@@ -136,9 +138,17 @@ def layout() -> None:
               "`make bench`)."])
 
 
+def crocoddyl() -> None:
+    """crocoddyl_quadruped.md's table with its provenance line (benchmarks.crocoddyl_quadruped)."""
+    text = (RESULTS / "crocoddyl_quadruped.md").read_text(encoding="utf-8")
+    splice(CONTACT_PAGE, "crocoddyl_quadruped", [provenance_line(text), ""] + first_table(text, "# ")
+           + ["", "Full report (versions, rounds, load, both solves' iterations and costs, the agreement): "
+              "`benchmarks/results/crocoddyl_quadruped.md` (`make bench-crocoddyl`)."])
+
+
 def main(argv=None) -> int:
     jobs = {"bench": bench, "robots": robots, "contacts": contacts, "scaling": scaling, "jax": jax, "casadi": casadi,
-            "layout": layout}
+            "layout": layout, "crocoddyl": crocoddyl}
     args = sys.argv[1:] if argv is None else argv
     if not args or any(a not in jobs for a in args):
         sys.exit(f"usage: python -m benchmarks.docs_tables {'|'.join(jobs)} ...")

@@ -34,7 +34,7 @@ def test_copied_benchmark_tables_name_machine_compiler_flags_and_date():
         for marker, body in re.findall(r"<!-- (\w+):start -->\n(.*?)<!-- \1:end -->", page.read_text(encoding="utf-8"),
                                        re.S):
             if marker in ("bench", "robots", "scaling", "headline", "contacts", "jax_overhead", "casadi_external",
-                          "batch_layout"):
+                          "batch_layout", "crocoddyl_quadruped"):
                 blocks += 1
                 assert re.match(r"Machine: .+, \d+ cores; compiler: .+; flags: `.+`; date: \d{4}-\d\d-\d\d", body), \
                     f"{page.name} {marker}: {body[:80]!r}"
