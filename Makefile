@@ -176,7 +176,7 @@ bench-robots: $(STAMP)
 # Crocoddyl's FDDP on the contact kernels against its native action models (examples/crocoddyl_quadruped.py's
 # problem), in .venv-crocoddyl: time per iteration and per node, median and spread over rounds
 # (benchmarks/results/crocoddyl_quadruped.md); CROCODDYL_ARGS e.g. --rounds 3 --short.
-bench-crocoddyl: $(STAMP) $(CROC_STAMP)
+bench-crocoddyl: build $(CROC_STAMP)
 	$(CROC_VENV)/bin/python -m benchmarks.crocoddyl_quadruped $(CROCODDYL_ARGS)
 	$(PYTHON) -m benchmarks.docs_tables crocoddyl
 

@@ -3,13 +3,14 @@
     .venv-crocoddyl/bin/python -m benchmarks.crocoddyl_quadruped              (make bench-crocoddyl)
     .venv-crocoddyl/bin/python -m benchmarks.crocoddyl_quadruped --rounds 3   (fewer rounds; default 5)
 
-The problem and the two action models of examples/crocoddyl_quadruped.py, whose functions this module
-calls: Solo12 trotting (Crocoddyl's own gait problem), solved by crocoddyl.SolverFDDP at nthreads = 1 as
-built (Pinocchio's contact and impulse dynamics) and with every contact node and touchdown on our kernels
-(Python action models). Each round solves both from the same initial guess (native first) and times one
-contact node's and one touchdown's calc and calcDiff of each, and our two kernels alone (process CPU time
-per call). The table gives each figure's median over the rounds, its spread (lowest..highest) and the
-ratio ours / native. No target: issue #35 asks for the time per iteration of both, side by side.
+The problem and the two action models of examples/crocoddyl_quadruped.py (whose functions, in
+reference/crocoddyl_quadruped.py, this module calls): Solo12 trotting (Crocoddyl's own gait problem),
+solved by crocoddyl.SolverFDDP at nthreads = 1 as built (Pinocchio's contact and impulse dynamics) and
+with every contact node and touchdown on our kernels (Python action models). Each round solves both from
+the same initial guess (native first) and times one contact node's and one touchdown's calc and calcDiff
+of each, and our two kernels alone (process CPU time per call). The table gives each figure's median over
+the rounds, its spread (lowest..highest) and the ratio ours / native. No target: issue #35 asks for the
+time per iteration of both, side by side.
 """
 from __future__ import annotations
 
@@ -93,15 +94,17 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.rounds < 1 or args.calls < 1:
         ap.error("--rounds and --calls must be at least 1")
-    from examples import crocoddyl_quadruped as ex  # exits with the reason outside .venv-crocoddyl
+    from reference import crocoddyl_quadruped as ex  # exits with the reason outside .venv-crocoddyl
 
     from codegen.build.module import compile_flags
+
+    from reference.solo12_contacts import load_robot
 
     from .env import cpu_flags, cpu_model, first_line, loadavg, provenance
 
     load_before = loadavg()
     gait = ex.SHORT if args.short else ex.TROT
-    m = ex.load_robot()
+    m = load_robot()
     model, native, x0 = ex.build_problem(m, gait)
     ours, _keep = ex.with_kernels(native, m, model)
     us0 = native.quasiStatic([x0] * native.T)

@@ -70,13 +70,12 @@ from pathlib import Path
 import numpy as np
 
 from examples.plotting import pyplot, save
+from reference.solo12_contacts import FEET, KD, load_robot, solo_files
 
-FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")  # contact bits 0-3: Crocoddyl's lf, rf, lh, rh
 LF, RF, LH, RH = range(4)
 ALL = 0b1111
 NV, NU, NX = 18, 12, 36  # velocities, torques, tangent state
 DT = 1e-2
-KD = 50.0  # 1/s: Baumgarte velocity gain of the stance feet
 TROT = dict(length=0.15, height=0.1, knots=25, support=2)  # Crocoddyl's quadrupedal_gaits trot
 SHORT = dict(length=0.15, height=0.1, knots=10, support=2)
 W_COM, W_FOOT, W_CONE, W_STATE, W_CTRL = 1e6, 1e6, 1e1, 1e1, 1e-1
@@ -87,21 +86,6 @@ MU = 0.7
 CONE = np.array([[1, 0, -MU], [-1, 0, -MU], [0, 1, -MU], [0, -1, -MU], [0, 0, 1.0]])  # Crocoddyl's rows
 CONE_LB = np.array([-np.inf] * 4 + [0.0])
 CONE_UB = np.array([0.0] * 4 + [np.inf])
-
-
-def solo_files() -> tuple[Path, Path]:
-    """Solo12's URDF and SRDF as example-robot-data installs them (with Pinocchio, `make setup`)."""
-    import pinocchio
-
-    prefix = next(p for p in Path(pinocchio.__file__).parents if p.name == "cmeel.prefix")
-    root = prefix / "share" / "example-robot-data" / "robots" / "solo_description"
-    return root / "robots" / "solo12.urdf", root / "srdf" / "solo.srdf"
-
-
-def load_robot():
-    import codegen
-
-    return codegen.import_urdf(solo_files()[0], end_effectors=FEET, floating_base=True, contacts=FEET)
 
 
 def standing(m) -> np.ndarray:
