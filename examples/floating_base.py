@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from examples.plotting import pyplot, save
+from reference.robot_data import robots_dir
 
 DT = 1e-3
 KP, KD = 4.0, 0.05  # N m/rad, N m s/rad: Solo12's legs are light (about 0.15 kg per segment)
@@ -40,10 +41,7 @@ CROUCH = np.array([0.0, 0.8, -1.6] * 2 + [0.0, -0.8, 1.6] * 2)  # hip abduction,
 
 def solo12_urdf() -> Path:
     """Solo12's URDF as example-robot-data installs it (with Pinocchio, `make setup`)."""
-    import pinocchio
-
-    prefix = next(p for p in Path(pinocchio.__file__).parents if p.name == "cmeel.prefix")
-    return prefix / "share" / "example-robot-data" / "robots" / "solo_description" / "robots" / "solo12.urdf"
+    return robots_dir() / "solo_description" / "robots" / "solo12.urdf"
 
 
 def load_robot():

@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from examples.plotting import pyplot, save
+from reference.robot_data import robots_dir
 
 DT = 1e-3
 SOLES = ["left_sole_link", "right_sole_link"]
@@ -61,10 +62,7 @@ SOLE_HALF = np.array([0.105, 0.065])  # m: half the sole's length (x) and width 
 
 def talos_files() -> tuple[Path, Path]:
     """Talos's URDF and SRDF as example-robot-data installs them (with Pinocchio, `make setup`)."""
-    import pinocchio
-
-    prefix = next(p for p in Path(pinocchio.__file__).parents if p.name == "cmeel.prefix")
-    root = prefix / "share" / "example-robot-data" / "robots" / "talos_data"
+    root = robots_dir() / "talos_data"
     return root / "robots" / "talos_reduced.urdf", root / "srdf" / "talos.srdf"
 
 

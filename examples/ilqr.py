@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from examples.plotting import pyplot, save
+from reference.robot_data import robots_dir
 
 EE = "panda_hand_tcp"
 Q0 = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.02, 0.02])  # Panda's "ready" pose
@@ -42,10 +43,7 @@ FD_H = 1e-6  # central differences: truncation O(h^2), rounding O(eps / h)
 
 def panda_urdf() -> Path:
     """Panda's URDF as example-robot-data installs it (with Pinocchio, `make setup`)."""
-    import pinocchio
-
-    prefix = next(p for p in Path(pinocchio.__file__).parents if p.name == "cmeel.prefix")
-    return prefix / "share" / "example-robot-data" / "robots" / "panda_description" / "urdf" / "panda.urdf"
+    return robots_dir() / "panda_description" / "urdf" / "panda.urdf"
 
 
 def load_robot():

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reference.robot_data import robots_dir
+
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")  # contact bits 0-3: Crocoddyl's lf, rf, lh, rh
 KD = 50.0  # 1/s: Baumgarte velocity gain of the stance feet
 
 
 def solo_files() -> tuple[Path, Path]:
     """Solo12's URDF and SRDF as example-robot-data installs them (with Pinocchio, `make setup`)."""
-    import pinocchio
-
-    prefix = next(p for p in Path(pinocchio.__file__).parents if p.name == "cmeel.prefix")
-    root = prefix / "share" / "example-robot-data" / "robots" / "solo_description"
+    root = robots_dir() / "solo_description"
     return root / "robots" / "solo12.urdf", root / "srdf" / "solo.srdf"
 
 
