@@ -1,11 +1,11 @@
 """benchmarks/crocoddyl_quadruped.py's table on hand-made rounds (medians over the rounds, their spread,
-ours / native of the medians) and docs_tables.crocoddyl's copy of it. Nothing timed, no Crocoddyl."""
+ours / native of the medians); docs_tables.crocoddyl's copy of it is tested with the other copies in
+test_bench_modules.py. Nothing timed, no Crocoddyl."""
 from __future__ import annotations
 
 import pytest
 
 from benchmarks import crocoddyl_quadruped as cq
-from benchmarks import docs_tables
 
 pytestmark = pytest.mark.unit
 
@@ -41,19 +41,3 @@ def test_an_even_number_of_rounds_takes_the_middle_two_and_no_round_is_an_error(
     with pytest.raises(SystemExit):  # before anything is imported or timed
         cq.main(["--rounds", "0"])
 
-
-def test_docs_tables_copies_the_table_with_its_provenance_line(tmp_path, monkeypatch):
-    report = cq.report([_round(2.0, 3.0, (100.0, 150.0, 7.0))],
-                       "Machine: X, 2 cores; compiler: gcc; flags: `-O3`; date: 2030-01-01T00:00:00.",
-                       ["Versions and the agreement: not copied."])
-    (tmp_path / "crocoddyl_quadruped.md").write_text(report)
-    page = tmp_path / "contact-dynamics.md"
-    page.write_text("before\n<!-- crocoddyl_quadruped:start -->\nold\n<!-- crocoddyl_quadruped:end -->\nafter\n")
-    monkeypatch.setattr(docs_tables, "RESULTS", tmp_path)
-    monkeypatch.setattr(docs_tables, "CONTACT_PAGE", page)
-    docs_tables.crocoddyl()
-    text = page.read_text()
-    assert text.startswith("before\n<!-- crocoddyl_quadruped:start -->\nMachine: X, 2 cores;") and text.endswith("after\n")
-    body = text.split("<!-- crocoddyl_quadruped:start -->\n")[1].split("<!-- crocoddyl_quadruped:end -->")[0]
-    assert body.splitlines()[2:4] == cq.table([_round(2.0, 3.0, (100.0, 150.0, 7.0))])[:2]
-    assert "old" not in body and "not copied" not in body and "make bench-crocoddyl" in body

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from benchmarks import efficiency, pin_model, docs_tables
+from benchmarks import crocoddyl_quadruped, docs_tables, efficiency, pin_model
 from benchmarks.build import tick_code
 from benchmarks.python_level import pin_ees, python_pin_outputs
 from benchmarks.report import report_text
@@ -298,21 +298,42 @@ def test_robot_sections_copy_each_table_under_its_title_without_targets():
     assert not [ln for ln in out if ln.startswith(("Target", "Missed", "Notes"))]
 
 
+def _copied(tmp_path, monkeypatch, job, results_name, results_text, page_attr, marker) -> str:
+    """docs_tables.<job> run on results_text (as results_name) into a page of one `marker` block between
+    two lines of text: those lines stay, the block starts with the results' provenance line; its body."""
+    (tmp_path / results_name).write_text(results_text)
+    page = tmp_path / "page.md"
+    page.write_text(f"before\n<!-- {marker}:start -->\nold\n<!-- {marker}:end -->\nafter\n")
+    monkeypatch.setattr(docs_tables, "RESULTS", tmp_path)
+    monkeypatch.setattr(docs_tables, page_attr, page)
+    getattr(docs_tables, job)()
+    text = page.read_text()
+    assert text.startswith(f"before\n<!-- {marker}:start -->\nMachine: X, 2 cores;") and text.endswith("after\n")
+    body = text.split(f"<!-- {marker}:start -->\n")[1].split(f"<!-- {marker}:end -->")[0]
+    assert "old" not in body
+    return body
+
+
 def test_layout_copies_the_batch_layout_table_with_its_provenance_and_legend(tmp_path, monkeypatch):
     """docs_tables.layout: batch_layout.md's provenance line, the legend under it and its table,
     between the page's batch_layout markers; the text around them stays."""
-    (tmp_path / "batch_layout.md").write_text("\n".join([
+    body = _copied(tmp_path, monkeypatch, "layout", "batch_layout.md", "\n".join([
         "# Row-major vs lane-interleaved", "", "Machine: X, 2 cores; compiler: gcc; flags: `-O3`; date: 2030-01-01T00:00:00.",
         "Load average at the start: 1.00. ns per state.", "", "| N | A |", "|---:|---:|", "| 8 | 1.0 |", "",
-        "Not copied."]))
-    page = tmp_path / "c-abi.md"
-    page.write_text("before\n<!-- batch_layout:start -->\nold\n<!-- batch_layout:end -->\nafter\n")
-    monkeypatch.setattr(docs_tables, "RESULTS", tmp_path)
-    monkeypatch.setattr(docs_tables, "C_ABI_PAGE", page)
-    docs_tables.layout()
-    text = page.read_text()
-    assert text.startswith("before\n<!-- batch_layout:start -->\nMachine: X, 2 cores;") and text.endswith("after\n")
-    body = text.split("<!-- batch_layout:start -->\n")[1].split("<!-- batch_layout:end -->")[0]
+        "Not copied."]), "C_ABI_PAGE", "batch_layout")
     assert body.splitlines()[1:6] == ["Load average at the start: 1.00. ns per state.", "", "| N | A |", "|---:|---:|",
                                       "| 8 | 1.0 |"]
-    assert "old" not in body and "Not copied" not in body
+    assert "Not copied" not in body
+
+
+def test_crocoddyl_copies_the_table_with_its_provenance_line(tmp_path, monkeypatch):
+    """docs_tables.crocoddyl: crocoddyl_quadruped.md's provenance line and table (benchmarks.crocoddyl_quadruped's
+    report on a hand-made round), not the paragraphs between them, and where the full report is."""
+    rounds = [crocoddyl_quadruped.Round(2.0, 3.0, 3.0, 4.0, (50.0, 80.0, 2.0), (100.0, 150.0, 7.0), (30.0, 60.0),
+                                        (70.0, 90.0))]
+    report = crocoddyl_quadruped.report(rounds, "Machine: X, 2 cores; compiler: gcc; flags: `-O3`; date: 2030-01-01T00:00:00.",
+                                        ["Versions and the agreement: not copied."])
+    body = _copied(tmp_path, monkeypatch, "crocoddyl", "crocoddyl_quadruped.md", report, "CONTACT_PAGE",
+                   "crocoddyl_quadruped")
+    assert body.splitlines()[2:4] == crocoddyl_quadruped.table(rounds)[:2]
+    assert "not copied" not in body and "make bench-crocoddyl" in body
