@@ -78,7 +78,7 @@ def report(rounds: list[Round], provenance: str, header: list[str]) -> str:
 
 
 def one_round(ex, native, ours, x0, us0, calls) -> tuple[Round, tuple]:
-    """Both solves (native first) and the node timings of examples/crocoddyl_quadruped.py; the solvers too."""
+    """Both solves (native first) and the node timings (reference/crocoddyl_quadruped.py); the solvers too."""
     sn, cn, wn, pn = ex.solve(native, x0, us0, 100)
     so, co, wo, po = ex.solve(ours, x0, us0, 100)
     nc, nd, oc, od, kc, kd, ic, idf, jc, jdf = ex.node_times(native, ours, x0, us0[0], calls)

@@ -23,7 +23,7 @@ def crocoddyl_modules():
         import crocoddyl
         import pinocchio
     except ImportError as exc:
-        raise SystemExit(f"{exc}: run this example with .venv-crocoddyl/bin/python (make crocoddyl-env)")
+        raise SystemExit(f"{exc}: run it with .venv-crocoddyl/bin/python (make crocoddyl-env)")
     return crocoddyl, pinocchio
 
 
