@@ -25,7 +25,18 @@ compare a parallel and a serial generation byte for byte).
 KRANG_GENERATE_JOBS=N sets the number of processes emitting at once (1: no
 child processes, everything in this process after the derivation). Without
 `fork` (Windows, and macOS where forking a process that has used system
-frameworks is unsafe) generation stays serial.
+frameworks is unsafe) generation stays serial, and so it does while the caller
+runs other Python threads: fork copies only the calling thread, and a lock
+another thread holds (stderr's, logging's) stays locked in the child, which
+prints and writes files.
+
+Other threads beside this one are no such hazard when they never hold a lock
+the child takes: JAX's thread pools (C++ threads, started with its first
+computation) or OpenBLAS's. The child runs Python only (glibc's malloc locks
+are held across fork, the GIL is reset in the child), so generation forks
+beside them, without the warnings of JAX's at-fork hook and of Python 3.12 for
+a process with more than one thread (meant for a child that goes on computing
+with JAX, and for threads of any kind).
 """
 from __future__ import annotations
 
@@ -37,6 +48,8 @@ import pickle
 import shutil
 import signal
 import sys
+import threading
+import warnings
 
 from ..support import interrupts
 from ..support import workdirs as build_dir
@@ -45,13 +58,16 @@ from .pair_loops import pair_form_key
 
 def jobs(n_kernels: int) -> int:
     """Processes emitting at once for n_kernels kernels: KRANG_GENERATE_JOBS, else
-    the CPUs this process may use; 1 where fork is not available or not safe."""
+    the CPUs this process may use; 1 where fork is not available or not safe (other
+    Python threads running: the module's docstring)."""
     env = os.environ.get("KRANG_GENERATE_JOBS", "").strip()
     if env.isdigit() and int(env) > 0:
         n = int(env)
     else:
         n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
+        n = 1
+    if threading.active_count() > 1:
         n = 1
     return max(1, min(n, n_kernels))
 
@@ -167,7 +183,10 @@ class Emission:
             target=_child, args=(path, self.emit_one, spec, derivation), daemon=True)
         proc.path = path
         self.running[spec.name] = proc
-        proc.start()
+        with warnings.catch_warnings():  # no Python thread but this one here (jobs): the docstring
+            warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
+            warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded", category=DeprecationWarning)
+            proc.start()
 
     def _collect(self, block: bool):
         """Take the results of the children that ended (waiting for one if `block`);
