@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        00f6b46caa89802052ecf1e6671bec8f5f0f109cdc010d92ca8cf1e558a2174a
+ * generator        4da179b47fbb99b84052111ed8e0b599ce6a0a8e5f6abf15272aac56072f1104
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
