@@ -9,10 +9,11 @@ For every robot of ROBOTS (Solo12 on its four feet, Talos on its two soles), on 
 3. build harness/bench_contacts_c.c with our C and harness/bench_contacts_pin.cpp with Pinocchio
    (header-only), the same flags (env.OPT) as the other robot benchmarks;
 4. check that the two agree on the first states, every output (ddq, lambda, the six derivatives,
-   v_plus, impulse, Jc, gamma) within AGREEMENT relative, before any timing;
+   v_plus, impulse, its four derivatives, Jc, gamma) within AGREEMENT relative, before any timing;
 5. time both hot (timing.timing_rounds: alternating rounds pinned to one core), one row per kernel:
    constrained_dynamics vs constraintDynamics, constrained_dynamics_derivatives vs constraintDynamics +
-   computeConstraintDynamicsDerivatives, impulse_dynamics vs impulseDynamics, contact_jacobian and
+   computeConstraintDynamicsDerivatives, impulse_dynamics vs impulseDynamics, impulse_dynamics_derivatives
+   vs impulseDynamics + computeImpulseDynamicsDerivatives, contact_jacobian and
    contact_drift vs their frame-by-frame Pinocchio counterparts.
 Writes benchmarks/results/robots_contacts.md. No timing is asserted: the machine may be shared.
 """
@@ -51,6 +52,8 @@ ROWS = [
     ("constrained_dynamics + derivatives", "constrained_dynamics+derivatives", "constrained_dynamics_derivatives",
      "constraintDynamics + computeConstraintDynamicsDerivatives", None),
     ("impulse_dynamics", "impulse_dynamics", "impulse_dynamics", "impulseDynamics", 0.3),
+    ("impulse_dynamics_derivatives", "impulse_dynamics_derivatives", "impulse_dynamics_derivatives",
+     "impulseDynamics + computeImpulseDynamicsDerivatives", None),
     ("contact_jacobian", "contact_jacobian", "contact_jacobian",
      "computeJointJacobians + getFrameJacobian per contact", None),
     ("contact_drift", "contact_drift", "contact_drift",
@@ -107,7 +110,8 @@ def robot_header(prefix: str, rows) -> tuple[str, str]:
     lines += [f"#define CR_{k} {P}_{k}" for k in ("NDOF", "NQ", "NP", "NCONTACTS", "NCROWS")]
     lines.append(f"#define CR_ROWS {{{', '.join(map(str, rows))}}}")
     lines += [f"#define CR_{f} {prefix}_{f}" for f in ("constrained_dynamics", "constrained_dynamics_derivatives",
-                                                       "impulse_dynamics", "contact_jacobian", "contact_drift")]
+                                                       "impulse_dynamics", "impulse_dynamics_derivatives",
+                                                       "contact_jacobian", "contact_drift")]
     return "bench_contacts_robot.h", "\n".join(lines + ["#endif"]) + "\n"
 
 
@@ -115,7 +119,8 @@ def dump_layout(nv: int, m: int) -> list[tuple[str, int]]:
     """The outputs of one state in a harness's --dump, in order, and their sizes."""
     return [("ddq", nv), ("lambda_c", m), ("dddq_dq", nv * nv), ("dddq_dv", nv * nv), ("dddq_dtau", nv * nv),
             ("dlambda_dq", m * nv), ("dlambda_dv", m * nv), ("dlambda_dtau", m * nv), ("v_plus", nv),
-            ("impulse", m), ("Jc", m * nv), ("gamma", m)]
+            ("impulse", m), ("dv_plus_dq", nv * nv), ("dv_plus_dv", nv * nv), ("dimpulse_dq", m * nv),
+            ("dimpulse_dv", m * nv), ("Jc", m * nv), ("gamma", m)]
 
 
 def read_dump(path: Path, nv: int, m: int, k: int) -> list[dict]:
@@ -237,9 +242,13 @@ def report(rows, args, core) -> str:
             "Pinocchio's row is the sequence that gives them from the same inputs, constraintDynamics then "
             "computeConstraintDynamicsDerivatives; its derivative call alone (the difference of the two "
             f"medians): {alone or 'n/a'}. The row `constrained_dynamics + derivatives` calls both of our "
-            "kernels (ddq, lambda and their derivatives: what Pinocchio's sequence leaves in its Data).", "",
+            "kernels (ddq, lambda and their derivatives: what Pinocchio's sequence leaves in its Data). "
+            "Likewise impulse_dynamics_derivatives against impulseDynamics then computeImpulseDynamicsDerivatives "
+            "(Pinocchio 4.1.0 adds those derivatives to the ones left on its Data: correct values need "
+            "initConstraintDynamics between calls, about 1 us, not timed).", "",
             "Agreement ours vs Pinocchio C++ before timing (largest relative difference of every output: "
-            f"ddq, lambda, the six derivatives, v_plus, impulse, Jc, gamma; on {min(DUMP_STATES, args.states)} "
+            f"ddq, lambda, the six derivatives, v_plus, impulse, its four derivatives, Jc, gamma; on "
+            f"{min(DUMP_STATES, args.states)} "
             "states): " + ", ".join(f"{r['name']} {max(r['agreement'].values()):.0e}" for r in rows), ""]
     return "\n".join(out)
 

@@ -33,8 +33,7 @@ its default stopping threshold 1e-9), twice:
   calcDiff; the touchdown nodes' too.
   Each touchdown's ActionModelImpulseFwdDynamics is replaced by KernelImpulseModel, a Python
   crocoddyl.ActionModelAbstract: x+ = (q, v+), v+ from the module's impulse_dynamics, d v+/d(q, v) from
-  constrained_dynamics_derivatives (v+ is the constrained dynamics at v = 0, tau = A(q) v, without
-  gravity), the native touchdown's own costs on its data, its impulses ours (updateForce).
+  impulse_dynamics_derivatives, the native touchdown's own costs on its data, its impulses ours (updateForce).
 Checks (assertions: the example fails otherwise), against Crocoddyl, which we did not write: at the
 initial guess and at a perturbed state, the first node of each contact set gives the same ddq, lambda,
 their derivatives and the cost's derivatives as the native model, the first touchdown of each the same

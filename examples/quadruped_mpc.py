@@ -37,10 +37,8 @@ d lambda/d(q, v, tau) (the friction cost is on the forces): ours, constrained_dy
 (batched over the nodes of each contact set); the reference, Pinocchio's constraintDynamics and
 computeConstraintDynamicsDerivatives per node. At a touchdown, d v+/d(q, v): Pinocchio's
 computeImpulseDynamicsDerivatives (its ddq_dv there is d(v+ - v)/dv; and on one Data its
-derivatives drift from call to call unless initConstraintDynamics runs first: 4.1.0); ours from the
-same kernels, v+ being the constrained dynamics of the impact: with gravity off, v = 0 and
-tau = A(q) v, ddq = v+, so d v+/dq = d ddq/dq + d ddq/dtau d(A v)/dq (inverse_dynamics_derivatives
-at a = v) and d v+/dv = d ddq/dtau A. The kinematics of the costs (CoM, feet, their Jacobians) come
+derivatives drift from call to call unless initConstraintDynamics runs first: 4.1.0); ours
+impulse_dynamics_derivatives (batched). The kinematics of the costs (CoM, feet, their Jacobians) come
 from the same side (fk, jacobian, com, com_jacobian; Pinocchio's frames and jacobianCenterOfMass);
 the SE(3) algebra of the state (difference, the Jacobians of integrate and of the difference) is
 numpy, shared. Prints both runs' iterations, final costs (the same to rounding: the runs take the
@@ -247,8 +245,6 @@ class Kernels:
 
     def __init__(self, m):
         self.m, self.p, self.seconds, self.split = m, m.default_params(), 0.0, {}
-        self.p_no_g = self.p.copy()
-        self.p_no_g[list(m.PARAM_NAMES).index("g")] = 0.0
         self.tau = np.zeros(NV)
 
     @timed
@@ -271,11 +267,7 @@ class Kernels:
 
     @timed
     def impact_derivatives(self, Q, V, mask):
-        m, zero = self.m, np.zeros_like(V)
-        A = m.compute_A(Q, self.p)
-        dAv_dq, _ = m.inverse_dynamics_derivatives(Q, zero, V, self.p_no_g)  # d(A(q) v)/dq
-        d = m.constrained_dynamics_derivatives(Q, zero, np.einsum("nij,nj->ni", A, V), mask, params=self.p_no_g)
-        return d[0] + d[2] @ dAv_dq, d[2] @ A
+        return self.m.impulse_dynamics_derivatives(Q, V, mask, params=self.p)[:2]
 
     @timed
     def kinematics(self, Q, jacobians):

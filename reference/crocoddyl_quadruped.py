@@ -103,16 +103,12 @@ class KernelImpulseData(crocoddyl.ActionDataAbstract):
 
 class KernelImpulseModel(crocoddyl.ActionModelAbstract):
     """A native ActionModelImpulseFwdDynamics's touchdown with our impulse dynamics: x+ = (q, v+), v+ from
-    impulse_dynamics (plastic, as the native r_coeff = 0); its derivatives from the same kernels, as
-    examples/quadruped_mpc.py's: v+ is constrained_dynamics without gravity at v = 0 and tau = A(q) v, so
-    d v+/dq = d ddq/dq + d ddq/dtau d(A v)/dq and d v+/dv = d ddq/dtau A. The native node's costs (the
-    landing feet on their targets, the state), on its data."""
+    impulse_dynamics (plastic, as the native r_coeff = 0), its derivatives from impulse_dynamics_derivatives.
+    The native node's costs (the landing feet on their targets, the state), on its data."""
 
     def __init__(self, native, m, pin_model):
         crocoddyl.ActionModelAbstract.__init__(self, native.state, 0, native.costs.nr)
         self.native, self.m, self.pin_model, self.p = native, m, pin_model, m.default_params()
-        self.p_no_g = self.p.copy()
-        self.p_no_g[list(m.PARAM_NAMES).index("g")] = 0.0
         impulses = native.impulses.impulses
         self.mask = sum(1 << FEET.index(pin_model.frames[i.data().impulse.id].name) for i in impulses)
         self.nc = native.impulses.nc
@@ -137,11 +133,8 @@ class KernelImpulseModel(crocoddyl.ActionModelAbstract):
         q, v, nd, model, m = x[:NQ], x[NQ:], data.native, self.pin_model, self.m
         pinocchio.computeJointJacobians(model, nd.pinocchio, q)
         pinocchio.jacobianCenterOfMass(model, nd.pinocchio, q, False)
-        A = m.compute_A(q, self.p)
-        dAv_dq = m.inverse_dynamics_derivatives(q, self.zero, v, self.p_no_g)[0]  # d(A(q) v)/dq
-        aq, _, atau = m.constrained_dynamics_derivatives(q, self.zero, A @ v, self.mask, params=self.p_no_g)[:3]
         Fx = np.eye(2 * NV)
-        Fx[NV:, :NV], Fx[NV:, NV:] = aq + atau @ dAv_dq, atau @ A
+        Fx[NV:, :NV], Fx[NV:, NV:] = m.impulse_dynamics_derivatives(q, v, self.mask, params=self.p)[:2]
         data.Fx = Fx
         self.native.costs.calcDiff(nd.costs, x, self.zero[:0])
         data.Lx, data.Lxx = nd.costs.Lx, nd.costs.Lxx

@@ -163,6 +163,13 @@ def _check_against_pinocchio(kk, model, masks, params, rng, n_states=2, gains=((
                 v_plus, imp = kk.impulse_dynamics(q, v, mask, restitution=0.4, params=p)
                 check("v_plus", v_plus, vp)
                 check("impulse", imp[:m], data.impulse_c)
+                pin.computeImpulseDynamicsDerivatives(pm, data, cms, cds, 0.4)
+                Di = kk.impulse_dynamics_derivatives(q, v, mask, restitution=0.4, params=p)
+                check("dv_plus_dq", Di[0], data.ddq_dq)
+                check("dv_plus_dv", Di[1] - np.eye(model.ndof), data.ddq_dv)  # Pinocchio's: the jump's
+                check("dimpulse_dq", Di[2][:m], data.dlambda_dq)
+                check("dimpulse_dv", Di[3][:m], data.dlambda_dv)
+                assert not Di[2][m:].any() and not Di[3][m:].any()
     return worst
 
 
@@ -178,7 +185,7 @@ def test_solo_every_contact_set_against_pinocchio(solo):
     rng = np.random.default_rng(5)
     params = [("default", kk.default_params()), ("random", random_physical_params(model, rng))]
     worst = _check_against_pinocchio(kk, model, range(1, 16), params, rng)
-    assert set(worst) >= {"ddq", "lambda_c", "dddq_dq", "dlambda_dq", "impulse"}
+    assert set(worst) >= {"ddq", "lambda_c", "dddq_dq", "dlambda_dq", "impulse", "dv_plus_dq", "dimpulse_dv"}
 
 
 def test_contact_physics(solo):
@@ -225,6 +232,26 @@ def test_derivatives_against_differences(solo):
                          (np.concatenate([D[1][:, j], D[4][:, j]]), dv_),
                          (np.concatenate([D[2][:, j], D[5][:, j]]), dt_)):
             assert np.max(np.abs(got - num)) <= 1e-5 * (1 + np.max(np.abs(num))), j
+
+
+def test_impulse_derivatives_against_differences(solo):
+    """d v_plus / d(q, dq) and d impulse / d(q, dq) equal central differences of impulse_dynamics
+    (q moved on the tangent space by integrate), plastic and with restitution."""
+    kk, model = solo
+    rng = np.random.default_rng(11)
+    n, h = model.ndof, 1e-6
+    for mask, r in ((0b1111, 0.0), (0b0110, 0.7)):
+        q, v, _ = _state(model, rng)
+        D = kk.impulse_dynamics_derivatives(q, v, mask, restitution=r)
+        f = lambda q_, v_: np.concatenate(kk.impulse_dynamics(q_, v_, mask, restitution=r))  # noqa: E731
+        for j in range(n):
+            e = np.zeros(n)
+            e[j] = h
+            dq_ = (f(kk.integrate(q, e, 1.0), v) - f(kk.integrate(q, -e, 1.0), v)) / (2 * h)
+            dv_ = (f(q, v + e) - f(q, v - e)) / (2 * h)
+            for got, num in ((np.concatenate([D[0][:, j], D[2][:, j]]), dq_),
+                             (np.concatenate([D[1][:, j], D[3][:, j]]), dv_)):
+                assert np.max(np.abs(got - num)) <= 1e-5 * (1 + np.max(np.abs(num))), (mask, j)
 
 
 def test_flat_and_point_contacts_with_gains_against_pinocchio(solo_mixed):

@@ -15,6 +15,7 @@ int main(int argc, char **argv)
     static double ddq[CR_NDOF], lam[CR_NCROWS], vp[CR_NDOF], imp[CR_NCROWS], Jc[CR_NCROWS * CR_NDOF], gam[CR_NCROWS];
     static double D1[CR_NDOF * CR_NDOF], D2[CR_NDOF * CR_NDOF], D3[CR_NDOF * CR_NDOF];
     static double L1[CR_NCROWS * CR_NDOF], L2[CR_NCROWS * CR_NDOF], L3[CR_NCROWS * CR_NDOF];
+    static double I1[CR_NDOF * CR_NDOF], I2[CR_NDOF * CR_NDOF], I3[CR_NCROWS * CR_NDOF], I4[CR_NCROWS * CR_NDOF];
     static const double ref[3 * CR_NCONTACTS];
     static const int rows[CR_NCONTACTS] = CR_ROWS;
     bench_states st;
@@ -41,7 +42,8 @@ int main(int argc, char **argv)
         if ((mask >> k) & 1) m += rows[k];
 
     dump = bench_dump_path(argc, argv, 4, &kdump);
-    if (dump) { /* per state: ddq, lambda (m), the six derivatives, v_plus, impulse, Jc, gamma (active rows) */
+    if (dump) { /* per state: ddq, lambda (m), the six derivatives, v_plus, impulse, its four derivatives, Jc,
+                * gamma (active rows) */
         FILE *f = fopen(dump, "wb");
         if (!f) bench_die("cannot write the dump file");
         for (s = 0; s < kdump && s < st.nstates; s++) {
@@ -49,6 +51,7 @@ int main(int argc, char **argv)
             CR_constrained_dynamics(q, dq, dq, p, mask, 0.0, 0.0, 0.0, ref, ddq, lam);
             CR_constrained_dynamics_derivatives(q, dq, dq, p, mask, 0.0, 0.0, 0.0, ref, D1, D2, D3, L1, L2, L3);
             CR_impulse_dynamics(q, dq, p, mask, r, 0.0, vp, imp);
+            CR_impulse_dynamics_derivatives(q, dq, p, mask, r, 0.0, I1, I2, I3, I4);
             CR_contact_jacobian(q, p, mask, Jc);
             CR_contact_drift(q, dq, p, mask, gam);
             fwrite(ddq, sizeof(double), CR_NDOF, f);
@@ -61,6 +64,10 @@ int main(int argc, char **argv)
             fwrite(L3, sizeof(double), (size_t)m * CR_NDOF, f);
             fwrite(vp, sizeof(double), CR_NDOF, f);
             fwrite(imp, sizeof(double), (size_t)m, f);
+            fwrite(I1, sizeof(double), CR_NDOF * CR_NDOF, f);
+            fwrite(I2, sizeof(double), CR_NDOF * CR_NDOF, f);
+            fwrite(I3, sizeof(double), (size_t)m * CR_NDOF, f);
+            fwrite(I4, sizeof(double), (size_t)m * CR_NDOF, f);
             fwrite(Jc, sizeof(double), (size_t)m * CR_NDOF, f);
             fwrite(gam, sizeof(double), (size_t)m, f);
         }
@@ -78,11 +85,13 @@ int main(int argc, char **argv)
                CR_constrained_dynamics(q, dq, dq, p, mask, 0.0, 0.0, 0.0, ref, ddq, lam);
                CR_constrained_dynamics_derivatives(q, dq, dq, p, mask, 0.0, 0.0, 0.0, ref, D1, D2, D3, L1, L2, L3));
     BENCH_TIME(o, st, "impulse_dynamics", CR_impulse_dynamics(q, dq, p, mask, r, 0.0, vp, imp));
+    BENCH_TIME(o, st, "impulse_dynamics_derivatives",
+               CR_impulse_dynamics_derivatives(q, dq, p, mask, r, 0.0, I1, I2, I3, I4));
     BENCH_TIME(o, st, "contact_jacobian", CR_contact_jacobian(q, p, mask, Jc));
     BENCH_TIME(o, st, "contact_drift", CR_contact_drift(q, dq, p, mask, gam));
     printf("\n  }");
-    for (k = 0; k < CR_NDOF; k++) sink += ddq[k] + vp[k] + D1[k] + D2[k] + D3[k];
-    for (k = 0; k < m; k++) sink += lam[k] + imp[k] + gam[k] + L1[k] + L2[k] + L3[k] + Jc[k];
+    for (k = 0; k < CR_NDOF; k++) sink += ddq[k] + vp[k] + D1[k] + D2[k] + D3[k] + I1[k] + I2[k];
+    for (k = 0; k < m; k++) sink += lam[k] + imp[k] + gam[k] + L1[k] + L2[k] + L3[k] + Jc[k] + I3[k] + I4[k];
     printf(",\n  \"checksum\": %.17g\n}\n", sink);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "pinocchio/algorithm/constrained-dynamics.hpp"
 #include "pinocchio/algorithm/frames.hpp"
 #include "pinocchio/algorithm/impulse-dynamics.hpp"
+#include "pinocchio/algorithm/impulse-dynamics-derivatives.hpp"
 #include "pinocchio/algorithm/jacobian.hpp"
 #include "pinocchio/algorithm/kinematics.hpp"
 
@@ -123,9 +124,16 @@ int main(int argc, char **argv)
             wide(data.dlambda_dq);
             wide(data.dlambda_dv);
             wide(data.dlambda_dtau);
+            // Pinocchio 4.1.0 adds the impulse derivatives' terms to those left on the Data: cleared first
+            pin::initConstraintDynamics(model, data, cms, cds);
             pin::impulseDynamics(model, data, q, v, cms, cds, restitution, prox);
             vec(data.dq_after);
             rows(data.impulse_c);
+            pin::computeImpulseDynamicsDerivatives(model, data, cms, cds, restitution, prox);
+            square(data.ddq_dq);
+            square(data.ddq_dv + Eigen::MatrixXd::Identity(nd, nd));  // its ddq_dv: d(v_plus - v)/dv
+            wide(data.dlambda_dq);
+            wide(data.dlambda_dv);
             pin::computeJointJacobians(model, data, q);
             contact_jacobian(model, data, active, J6, Jc);
             wide(Jc);
@@ -151,6 +159,12 @@ int main(int argc, char **argv)
         pin::computeConstraintDynamicsDerivatives(model, data, cms, cds, prox);
     });
     BENCH_TIME(o, st, "impulse_dynamics", pin::impulseDynamics(model, data, Q_, V_, cms, cds, restitution, prox));
+    // The same sequence for the impact's derivatives (without initConstraintDynamics, which their
+    // values need between calls on one Data in 4.1.0, about 1 us: the algorithms' cost only)
+    BENCH_TIME(o, st, "impulse_dynamics_derivatives", {
+        pin::impulseDynamics(model, data, Q_, V_, cms, cds, restitution, prox);
+        pin::computeImpulseDynamicsDerivatives(model, data, cms, cds, restitution, prox);
+    });
     BENCH_TIME(o, st, "contact_jacobian", {
         pin::computeJointJacobians(model, data, Q_);
         contact_jacobian(model, data, active, J6, Jc);

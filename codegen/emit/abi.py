@@ -364,6 +364,18 @@ def contact_functions(model: Model, q, dq, p, optional=OPTIONAL) -> list:
                   Arg("dlambda_dq", (nr, n), OUT, doc="d lambda_c / dq, rows as lambda_c's"),
                   Arg("dlambda_dv", (nr, n), OUT, doc="d lambda_c / dv"),
                   Arg("dlambda_dtau", (nr, n), OUT, doc="d lambda_c / d tau")), TEMPLATE),
+        Function("impulse_dynamics_derivatives",
+                 "Derivatives of impulse_dynamics (Pinocchio's computeImpulseDynamicsDerivatives): of v_plus and "
+                 "the impulse with respect to q (tangent space) and the velocities before the impact, through "
+                 "the same KKT system as constrained_dynamics_derivatives, its q terms from "
+                 "contact_dynamics_derivatives without gravity: A(q) (v_plus - dq) - Jc^T impulse at dq = 0 and "
+                 "Jc (v_plus + restitution dq). Pinocchio's ddq_dv holds dv_plus_dv - I (the jump's "
+                 "derivative).",
+                 (q, dq, p, mask, Arg("restitution", (), REAL, doc="coefficient of restitution, 0 to 1"), mu,
+                  Arg("dv_plus_dq", (n, n), OUT, doc="d v_plus / dq"),
+                  Arg("dv_plus_dv", (n, n), OUT, doc="d v_plus / d dq"),
+                  Arg("dimpulse_dq", (nr, n), OUT, doc="d impulse / dq, rows as the impulse's"),
+                  Arg("dimpulse_dv", (nr, n), OUT, doc="d impulse / d dq")), TEMPLATE),
     ]
     return fs
 

@@ -90,7 +90,8 @@ kk_placement_errors lambda nk rate row rows sign small st t2 value wp wxp
 KKW kk_row_contact kk_ccol kk_ccol_first KKWP acc yi last nt tr t0 t1 c cl cz di hr na nz ol oz
 KKVL KKVMAX KKNV KKNCH KKVN KKCH KKUNROLL kkrow kkrowu kk_vload kk_vstore kk_vmadd kk_vscale
 KKAVX2 KKVL_v4 KKNV_v4 KKNCH_v4 KKVN_v4 KKCH_v4 KKWP_v4 kkrow_v4 kkrowu_v4 kk_vload_v4 kk_vstore_v4 kk_vmadd_v4 kk_vscale_v4
-kk_lt_solve_rows_v4 kk_derivatives_v4
+kk_lt_solve_rows_v4 kk_derivatives_v4 kk_impulse kk_impulse_derivatives_v4 dv_plus_dq dv_plus_dv dimpulse_dq
+dimpulse_dv dtau_ dltau_ p0 zl jump zero
 KKQ0 KKOV KKOT Hq hq jrow kk_sub_q_row kk_translation_columns
 kk_zero_ kk_begin kk_end kk_prefetch_code prefetch KKPREFETCH KKPREFETCHSTRIDE KKPART KKIN KKNPARTS
 ob kq4 kq4u kq4i r e g u0 u1 u2 u3 e0 e1 e2 e3 d w m splat store_lanes load_lanes size KKLANES KKSHUF KKSHUFFLES KKINLINE KKHELPER

@@ -297,7 +297,7 @@ def _contact_kernels(abi) -> list:
     index_vars = {"mask": "mask_i", "kp": "kp_c", "kd": "kd_c", "mu": "mu_c", "restitution": "restitution_c"}
     out = []
     for name in ("contact_jacobian", "contact_drift", "constrained_dynamics", "impulse_dynamics",
-                 "constrained_dynamics_derivatives"):
+                 "constrained_dynamics_derivatives", "impulse_dynamics_derivatives"):
         if abi.has(name):
             f = abi.function(name)
             extra = tuple(extras[a.name] for a in f.args if a.role in (INDEX, REAL))

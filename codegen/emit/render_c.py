@@ -151,6 +151,7 @@ def render(abi, names, model, values, kernels, config, base=None) -> dict:
         **_ancestor_table(model),
         **dict(zip(("ccol_first", "ccol"), _contact_columns(model))),
         derivatives=abi.has("constrained_dynamics_derivatives"),
+        gravity_index=model.param_names.index("g"),
         floating=model.floating_base,
         joint_names=[c_string(n) for n in model.joint_names],
     )
