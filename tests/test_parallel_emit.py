@@ -68,9 +68,17 @@ def test_generation_is_serial_beside_other_python_threads(monkeypatch):
     assert parallel_emit.jobs(5) == expected
 
 
-def _emit_in_children(tmp_path, monkeypatch):
-    """emit_all over three kernels with two processes; the pids that emitted them."""
+@needs_fork
+def test_forks_beside_jax_threads_without_their_warning(tmp_path, monkeypatch):
+    """JAX's thread pools hold no lock the child takes (codegen/emit/parallel.py): generation
+    forks beside them, and JAX's at-fork deadlock warning, meant for a child computing with JAX,
+    is not passed on to the caller."""
     import types
+    import warnings
+
+    jnp = pytest.importorskip("jax.numpy")
+    jnp.ones(3).block_until_ready()  # starts JAX's backend and its threads; registers its at-fork hook
+    assert len(list(Path("/proc/self/task").iterdir())) > 1
 
     def emit_one(spec, d):
         (tmp_path / f"{spec.name}-{parallel_emit.os.getpid()}").touch()
@@ -78,23 +86,10 @@ def _emit_in_children(tmp_path, monkeypatch):
 
     monkeypatch.setenv("KRANG_GENERATE_JOBS", "2")
     monkeypatch.setattr(parallel_emit, "weight", lambda spec, d: 0)
-    assert parallel_emit.emit_all([types.SimpleNamespace(name=n) for n in "abc"], emit_one, None) == [None] * 3
-    return {int(f.name.split("-")[1]) for f in tmp_path.iterdir()}
-
-
-@needs_fork
-def test_forks_beside_jax_threads_without_their_warning(tmp_path, monkeypatch):
-    """JAX's thread pools hold no lock the child takes (codegen/emit/parallel.py): generation
-    forks beside them, and JAX's at-fork deadlock warning, meant for a child computing with JAX,
-    is not passed on to the caller."""
-    import warnings
-
-    jnp = pytest.importorskip("jax.numpy")
-    jnp.ones(3).block_until_ready()  # starts JAX's backend and its threads; registers its at-fork hook
-    assert len(list(Path("/proc/self/task").iterdir())) > 1
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        pids = _emit_in_children(tmp_path, monkeypatch)
+        assert parallel_emit.emit_all([types.SimpleNamespace(name=n) for n in "abc"], emit_one, None) == [None] * 3
+    pids = {int(f.name.split("-")[1]) for f in tmp_path.iterdir()}
     assert pids and parallel_emit.os.getpid() not in pids  # emitted in forked children
     assert not [w for w in caught if "fork" in str(w.message)], [str(w.message) for w in caught]
 
