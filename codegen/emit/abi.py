@@ -367,10 +367,10 @@ def contact_functions(model: Model, q, dq, p, optional=OPTIONAL) -> list:
         Function("impulse_dynamics_derivatives",
                  "Derivatives of impulse_dynamics (Pinocchio's computeImpulseDynamicsDerivatives): of v_plus and "
                  "the impulse with respect to q (tangent space) and the velocities before the impact, through "
-                 "the same KKT system as constrained_dynamics_derivatives, its q terms from "
-                 "contact_dynamics_derivatives without gravity: A(q) (v_plus - dq) - Jc^T impulse at dq = 0 and "
-                 "Jc (v_plus + restitution dq). Pinocchio's ddq_dv holds dv_plus_dv - I (the jump's "
-                 "derivative).",
+                 "the same KKT system as constrained_dynamics_derivatives, its q terms those of "
+                 "A(q) (v_plus - dq) - Jc^T impulse (contact_dynamics_derivatives at dq = 0 without gravity) and "
+                 "of Jc (v_plus + restitution dq) (contact_derivatives). Pinocchio's ddq_dv holds dv_plus_dv - I "
+                 "(the jump's derivative).",
                  (q, dq, p, mask, Arg("restitution", (), REAL, doc="coefficient of restitution, 0 to 1"), mu,
                   Arg("dv_plus_dq", (n, n), OUT, doc="d v_plus / dq"),
                   Arg("dv_plus_dv", (n, n), OUT, doc="d v_plus / d dq"),
