@@ -452,10 +452,18 @@ def test_constrained_dynamics_external_ports():
     assert len(blocks) == 16 and blocks["jac_lambda_mask"].nnz == blocks["jac_ddq_mask"].nnz == 0
     assert blocks["jac_ddq_q"].ncol == 19 and blocks["jac_ddq_q"].nnz == 18 * 19  # kp: the base's position too
     assert blocks["jac_lambda_kp"].nnz == 12  # declared, refused when asked for (never a silent zero)
+    f, jac = fs["solo12_impulse_dynamics"], fs["jac_solo12_impulse_dynamics"]
+    assert [(i.name, i.sparsity.nrow) for i in f.inputs] == [("q", 19), ("v", 18), ("mask", 4), ("restitution", 1),
+                                                              ("mu", 1)]
+    assert [(o.name, o.sparsity.nrow) for o in f.outputs] == [("v_plus", 18), ("impulse", 12)]
+    blocks = {o.name: o.sparsity for o in jac.outputs}
+    assert len(blocks) == 10 and blocks["jac_impulse_mask"].nnz == 0 and blocks["jac_impulse_restitution"].nnz == 12
+    assert blocks["jac_v_plus_q"].rows[:3] == ((),) * 3 and blocks["jac_v_plus_q"].nnz == 18 * 16  # no kp
     # without the contact derivatives, no contact external
     plain = {f.name for f in externals(model, describe(model, names=names, kernels=(
         "forward_dynamics_derivatives", "inverse_dynamics_derivatives", "contact_dynamics")), names)}
     assert "solo12_constrained_dynamics" not in plain and "solo12_forward_dynamics" in plain
+    assert "solo12_impulse_dynamics" not in plain
 
 
 @pytest.mark.robots
@@ -537,6 +545,57 @@ def test_constrained_dynamics_jacobian(solo):
                                "-Wno-sign-conversion", "-fsyntax-only", "-Dsolo12_kernels_prefix=kkca_",
                                "solo12_casadi.c"], capture_output=True, text=True, cwd=Path(lib).parent)
         assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.robots
+def test_impulse_dynamics_external(solo):
+    """solo12_impulse_dynamics equals the module and Pinocchio's impulseDynamics; its Jacobian's q and
+    v blocks are impulse_dynamics_derivatives' (q in NQ coordinates) and equal central differences; the
+    mask's blocks are structurally empty; restitution's is refused; bad inputs fail the evaluation."""
+    import pinocchio as pin
+
+    from codegen.read.urdf import load_urdf
+    from reference.pin_reference import build_pin_model
+    from reference.robot_data import robots_dir
+    from tests.test_contact_dynamics import _constraints
+    lib, kk = solo
+    imp = ca.external("solo12_impulse_dynamics", lib)
+    assert "jac_solo12_impulse_dynamics" in str(imp.jacobian())
+    model = load_urdf(robots_dir() / SOLO, floating_base=True, contacts=[(f, "3d") for f in FEET]).model
+    pm, frames = build_pin_model(model, kk.default_params())
+    data = pm.createData()
+    rng = np.random.default_rng(8)
+    q, v, _ = _solo_state(rng)
+    xs = [ca.MX.sym("q", 19), ca.MX.sym("v", 18), ca.MX.sym("mask", 4)]
+    for mask in (0b1111, 0b0110, 0b0001):
+        m = 3 * bin(mask).count("1")
+        v_plus, impulse = (_dense(x).ravel() for x in imp(q, v, _bits(mask), 0.4, 0.0))
+        want = kk.impulse_dynamics(q, v, mask, restitution=0.4)
+        _close(v_plus, want[0], 1e-14)
+        _close(impulse, want[1], 1e-14)
+        cms, cds = _constraints(pm, frames, model, mask)
+        pin.initConstraintDynamics(pm, data, cms, cds)
+        _close(v_plus, pin.impulseDynamics(pm, data, q, v, cms, cds, 0.4), 1e-10)
+        _close(impulse[:m], data.impulse_c, 1e-10)
+        y = ca.vertcat(*imp(*xs, 0.4, 0.0))
+        J = ca.Function("J", xs, [ca.jacobian(y, x) for x in xs])
+        blocks = [_dense(b) for b in J(q, v, _bits(mask))]
+        D = kk.impulse_dynamics_derivatives(q, v, mask, restitution=0.4)
+        _close(blocks[1], np.vstack([D[1], D[3]]), 1e-13)
+        _close(blocks[0][:, 7:], np.vstack([D[0], D[2]])[:, 6:], 1e-13)
+
+        def f(q_, v_):
+            return np.concatenate(kk.impulse_dynamics(q_, v_, mask, restitution=0.4))
+        for k in range(2):
+            _close(blocks[k], _central(f, [q, v], k), 1e-6)
+        assert not blocks[2].any() and J.sparsity_out(2).nnz() == 0
+    e = ca.MX.sym("restitution")
+    y = ca.vertcat(*imp(q, v, _bits(0b1111), e, 0.0))
+    with pytest.raises(RuntimeError):
+        ca.Function("G", [e], [ca.jacobian(y, e)])(0.4)
+    for bad in (([1.0, 0.5, 0.0, 1.0], 0.0, 0.0), (_bits(1), 1.5, 0.0), (_bits(1), -0.1, 0.0), (_bits(1), 0.0, -1.0)):
+        with pytest.raises(RuntimeError):
+            imp(q, v, *bad)
 
 
 @pytest.mark.robots

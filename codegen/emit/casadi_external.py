@@ -33,7 +33,9 @@ A model with contacts (docs/contact-dynamics.md) also gets NAME_constrained_dyna
 kp, kd, mu, ref) -> (ddq, lambda): the mask one flag per contact, each exactly 0 or 1 (anything else
 fails the evaluation), the Jacobian's q, v, tau blocks from constrained_dynamics_derivatives, the
 mask's structurally empty (piecewise constant), and those of kp, kd, mu and ref, which no kernel
-differentiates, an error when CasADi asks for them (it passes NULL for a block nobody reads).
+differentiates, an error when CasADi asks for them (it passes NULL for a block nobody reads). And
+NAME_impulse_dynamics(q, v, mask, restitution, mu) -> (v_plus, impulse), the impact at touchdown,
+its Jacobian's q and v blocks from impulse_dynamics_derivatives, restitution's and mu's refused.
 """
 from __future__ import annotations
 
@@ -215,7 +217,9 @@ def externals(model, abi: ABI, names: CNames) -> tuple:
             out.append(External(f"jac_{fname}", kind, True, p, inputs + (Port(f"out_{oname}", vec(osize, 1)),),
                                 jac_outputs, zeros + pbuf + extra, frag, f"the Jacobian of {fname}"))
     if model.contacts and abi.has("constrained_dynamics_derivatives"):
-        out += _constrained(model, names, pat)
+        out += _constrained(model, names)
+    if model.contacts and abi.has("impulse_dynamics_derivatives"):
+        out += _impulse(model, names)
     symbols = [x.name for x in out]
     if len(set(symbols)) != len(symbols):
         raise ModelError("--casadi: two external functions would have one name (an end effector named like "
@@ -223,37 +227,54 @@ def externals(model, abi: ABI, names: CNames) -> tuple:
     return tuple(out)
 
 
-# the constrained dynamics' inputs whose Jacobian blocks have no kernel: jac_ refuses them (docs/casadi.md)
-NOT_DIFFERENTIABLE = ("kp", "kd", "mu", "ref")
+def _constrained(model, names) -> list:
+    """NAME_constrained_dynamics (q, v, tau, mask, kp, kd, mu, ref) -> (ddq, lambda) and its Jacobian
+    from constrained_dynamics_derivatives (its q, v, tau blocks). The contacts' placement error (kp)
+    moves with the base's position: the q blocks have all NQ columns."""
+    n, m = model.ndof, sum(c.rows for c in model.contacts)
+    sizes = {"q": model.nq, "v": n, "tau": n, "mask": len(model.contacts), "kp": 1, "kd": 1, "mu": 1,
+             "ref": model.contact_ref_size}
+    return _contact_external(model, names, "constrained_dynamics", sizes, (("ddq", n), ("lambda", m)),
+                             ("q", "v", "3"), True)
 
 
-def _constrained(model, names, pat) -> list:
-    """NAME_constrained_dynamics (q, v, tau, mask, kp, kd, mu, ref) -> (ddq, lambda) at the default
-    parameters, and its Jacobian from constrained_dynamics_derivatives. The mask is piecewise
-    constant: its blocks are structurally empty. kp, kd, mu and ref have no derivative kernel: their
-    blocks are declared dense and jac_ returns 1 (an error) when asked to write them, never zeros."""
-    n, nq, np_ = model.ndof, model.nq, len(model.param_names)
-    nc, m, nref = len(model.contacts), sum(c.rows for c in model.contacts), model.contact_ref_size
+def _impulse(model, names) -> list:
+    """NAME_impulse_dynamics (q, v, mask, restitution, mu) -> (v_plus, impulse) and its Jacobian from
+    impulse_dynamics_derivatives (its q and v blocks). An impact does not depend on where the base
+    is: the base's position columns are empty."""
+    n, m = model.ndof, sum(c.rows for c in model.contacts)
+    sizes = {"q": model.nq, "v": n, "mask": len(model.contacts), "restitution": 1, "mu": 1}
+    return _contact_external(model, names, "impulse_dynamics", sizes, (("v_plus", n), ("impulse", m)),
+                             ("q", "v"), False)
+
+
+def _contact_external(model, names, kind, sizes, outs, blocks, q_moves) -> list:
+    """NAME_<kind>(sizes' inputs) -> outs at the default parameters, and its Jacobian from the
+    derivative kernel's blocks (`blocks`: d_<b> for the first output, l_<b> for the second, b in q, v
+    and tau's 3). The mask is piecewise constant: its blocks are structurally empty. The inputs no
+    kernel differentiates (gains, damping, restitution, ref) have blocks declared dense, and jac_
+    returns 1 (an error) when asked to write them, never zeros."""
+    n, np_, nc = model.ndof, len(model.param_names), len(model.contacts)
     vec = Sparsity.dense
-    sizes = {"q": nq, "v": n, "tau": n, "mask": nc, "kp": 1, "kd": 1, "mu": 1, "ref": nref}
     inputs = tuple(Port(i, vec(s, 1)) for i, s in sizes.items())
-    outputs = (Port("ddq", vec(n, 1)), Port("lambda", vec(m, 1)))
+    outputs = tuple(Port(o, vec(size, 1)) for o, size in outs)
     zeros = tuple((f"z_{i.name}", i.sparsity.nrow) for i in inputs)
     base = (("p_default", np_),)
-    fname = f"{names.prefix}_constrained_dynamics"
-    value = External(fname, "constrained_dynamics", False, False, inputs, outputs,
-                     zeros + base + (("t_ddq", n), ("t_lambda", m)), doc="constrained dynamics at the default parameters")
+    fname = f"{names.prefix}_{kind}"
+    value = External(fname, kind, False, False, inputs, outputs,
+                     zeros + base + tuple((f"t_{o}", size) for o, size in outs),
+                     doc=f"{kind.replace('_', ' ')} at the default parameters")
 
     def block(rows, i):
-        if i == "q":  # the contacts' placement error (kp) moves with the base's position: all NQ columns
-            return _q_block(vec(rows, n), model)
+        if i == "q":
+            return _q_block(vec(rows, n), model, q_moves)
         if i == "mask":
             return Sparsity(rows, nc, ((),) * nc)
         return vec(rows, sizes[i])
     jac_outputs = tuple(Port(f"jac_{o.name}_{i}", block(o.sparsity.nrow, i)) for o in outputs for i in sizes)
-    extra = (("d_q", n * n), ("d_v", n * n), ("d_3", n * n), ("l_q", m * n), ("l_v", m * n), ("l_3", m * n))
-    extra += (("d_qq", n * nq), ("l_qq", m * nq)) if model.floating_base else ()
-    jac = External(f"jac_{fname}", "constrained_dynamics", True, False,
+    extra = tuple((f"{o}_{b}", size * n) for o, (_, size) in zip("dl", outs) for b in blocks)
+    extra += tuple((f"{o}_qq", size * model.nq) for o, (_, size) in zip("dl", outs)) if model.floating_base else ()
+    jac = External(f"jac_{fname}", kind, True, False,
                    inputs + tuple(Port(f"out_{o.name}", o.sparsity) for o in outputs), jac_outputs,
                    zeros + base + extra, doc=f"the Jacobian of {fname}")
     return [value, jac]
@@ -275,4 +296,4 @@ def render_casadi(model, abi: ABI, names: CNames, header: str) -> str:
         prefix=names.prefix, kp=KERNEL_PREFIX + names.prefix + "_", n=model.ndof, nq=model.nq,
         floating=model.floating_base,
         np=len(model.param_names), npi=abi.nparams - 1 - len(model.geometry), g_index=g_index,
-        nc=len(model.contacts), m=sum(c.rows for c in model.contacts), not_diff=NOT_DIFFERENTIABLE)
+        nc=len(model.contacts), m=sum(c.rows for c in model.contacts))
