@@ -1,9 +1,9 @@
 """krang_kernels.jax's contact functions (docs/jax.md, docs/contact-dynamics.md) on Solo12 with its
 four point feet (the build tests/test_contact_dynamics.py uses, from the module cache): values equal
 the module's, constrained_dynamics and impulse_dynamics equal Pinocchio's constraintDynamics and
-impulseDynamics, jacfwd/jacrev equal constrained_dynamics_derivatives and central differences,
-derivatives without a rule are refused, jit and vmap with a traced contact mask (a gait schedule),
-grad of a rollout against central differences.
+impulseDynamics, jacfwd/jacrev equal constrained_dynamics_derivatives, impulse_dynamics_derivatives and
+central differences, derivatives without a rule are refused, jit and vmap with a traced contact mask (a
+gait schedule), grad of a rollout against central differences.
 Skipped without JAX."""
 from __future__ import annotations
 
@@ -61,6 +61,9 @@ def test_values_equal_the_module(solo):
             close(got, want, EXACT)
         for got, want in zip(r.impulse_dynamics(q, v, mask, 0.4), kk.impulse_dynamics(q, v, mask, restitution=0.4)):
             close(got, want, EXACT)
+        for got, want in zip(r.impulse_dynamics_derivatives(q, v, mask, 0.4),
+                             kk.impulse_dynamics_derivatives(q, v, mask, restitution=0.4)):
+            close(got, want, EXACT)
     # masks as names and flags; damping
     close(r.constrained_dynamics(q, v, tau, ["FL_FOOT", "HL_FOOT"])[0], kk.constrained_dynamics(q, v, tau, 0b0101)[0],
           EXACT)
@@ -95,6 +98,12 @@ def test_against_pinocchio(solo):
         v_plus, imp = r.impulse_dynamics(q, v, mask, 0.4)
         close(v_plus, vp, 1e-10)
         close(imp[:m], data.impulse_c, 1e-10)
+        pin.computeImpulseDynamicsDerivatives(pm, data, cms, cds, 0.4)
+        (vq, vv), (iq, iv) = jax.jacfwd(lambda x, y: r.impulse_dynamics(x, y, mask, 0.4), argnums=(0, 1))(q, v)
+        close(vv - np.eye(18), data.ddq_dv, 1e-10)  # Pinocchio's: the jump's
+        close(iv[:m], data.dlambda_dv, 1e-10)
+        close(vq[:, 7:], data.ddq_dq[:, 6:], 1e-10)  # the joints' columns (q's base: the tangent map)
+        close(iq[:m, 7:], data.dlambda_dq[:, 6:], 1e-10)
 
 
 def _central(f, x, h=1e-6):
@@ -121,9 +130,20 @@ def test_jacobians_equal_the_kernel_and_central_differences(solo):
         close(Jq[:, 7:], np.vstack([D[0], D[3]])[:, 6:], 1e-13)
         close(Jq, _central(lambda x: g(x, v, tau), q), 1e-6)
         close(Jv, _central(lambda x: g(q, x, tau), v), 1e-6)
-    # the impulse is linear in v: its Jacobian is the map itself
-    Jimp = jax.jacrev(lambda x: jnp.concatenate(r.impulse_dynamics(q, x, mask, 0.3)))(v)
-    close(Jimp, _central(lambda x: np.concatenate(kk.impulse_dynamics(q, x, mask, restitution=0.3)), v), 1e-7)
+    # the impact: d (v_plus, impulse) / d (q, v) by impulse_dynamics_derivatives
+    D = kk.impulse_dynamics_derivatives(q, v, mask, restitution=0.3)
+
+    def h(q_, v_):
+        return jnp.concatenate(r.impulse_dynamics(q_, v_, mask, 0.3))
+
+    def k(q_, v_):
+        return np.concatenate(kk.impulse_dynamics(q_, v_, mask, restitution=0.3))
+    for jac in (jax.jacfwd, jax.jacrev):
+        Jq, Jv = jac(h, argnums=(0, 1))(q, v)
+        close(Jv, np.vstack([D[1], D[3]]), 1e-13)
+        close(Jq[:, 7:], np.vstack([D[0], D[2]])[:, 6:], 1e-13)
+        close(Jq, _central(lambda x: k(x, v), q), 1e-6)
+        close(Jv, _central(lambda x: k(q, x), v), 1e-7)
 
 
 def test_derivatives_without_a_rule_are_refused(solo):
@@ -135,8 +155,8 @@ def test_derivatives_without_a_rule_are_refused(solo):
         jax.grad(lambda x: r.constrained_dynamics(q, v, tau, 0b1111, 20.0, ref=x)[0].sum())(ref)
     with pytest.raises(NotImplementedError, match="p"):
         jax.grad(lambda p: r.constrained_dynamics(q, v, tau, 0b1111, p=p)[0].sum())(kk.default_params())
-    with pytest.raises(NotImplementedError, match="q"):
-        jax.grad(lambda x: r.impulse_dynamics(x, v, 0b1111)[0].sum())(q)
+    with pytest.raises(NotImplementedError, match="restitution"):
+        jax.grad(lambda e: r.impulse_dynamics(q, v, 0b1111, e)[0].sum())(0.3)
     # the mask is piecewise constant: its derivative is zero, exactly
     flags = jnp.array([1.0, 0.0, 1.0, 1.0])
     assert not np.asarray(jax.grad(lambda f: r.constrained_dynamics(q, v, tau, f)[0].sum())(flags)).any()

@@ -307,12 +307,21 @@ class Robot:
 
     def impulse_dynamics(self, q, v, mask, restitution=0.0, mu=0.0, p=None):
         """(v_plus, impulse) after an impact of the active contacts (the module's impulse_dynamics).
-        Differentiable in v only (v_plus and the impulse are linear in v: their derivative is the map
-        itself, N_DOF kernel calls); a derivative in q, restitution, mu or p raises."""
+        Differentiable in q and v by impulse_dynamics_derivatives (a module generated before that kernel:
+        in v only, by the map's columns, as v_plus and the impulse are linear in v); the mask's derivative
+        is zero; a derivative in restitution, mu or p raises."""
+        return self._impulse(jnp.asarray(q, jnp.float64), jnp.asarray(v, jnp.float64), self._p(p),
+                             self.contact_flags(mask), self._impact_scalars(restitution, mu))
+
+    def impulse_dynamics_derivatives(self, q, v, mask, restitution=0.0, mu=0.0, p=None):
+        """(d v_plus/dq, d v_plus/dv, d impulse/dq, d impulse/dv), q on the tangent space (values only)."""
+        return self._contact("impulse_dynamics_derivatives")(
+            q, v, self._p(p), self.contact_flags(mask), self._impact_scalars(restitution, mu))
+
+    def _impact_scalars(self, restitution, mu):
         if not isinstance(restitution, jax.core.Tracer) and not np.all(np.asarray(restitution) <= 1.0):
             raise ValueError(f"restitution must be in [0, 1], got {restitution!r}")
-        return self._impulse(jnp.asarray(q, jnp.float64), jnp.asarray(v, jnp.float64), self._p(p),
-                             self.contact_flags(mask), self._scalars(restitution=restitution, mu=mu))
+        return self._scalars(restitution=restitution, mu=mu)
 
     def _make_constrained(self):
         if "constrained_dynamics" not in self.kernels:
@@ -344,7 +353,7 @@ class Robot:
     def _make_impulse(self):
         if "impulse_dynamics" not in self.kernels:
             return None
-        value = self.kernels["impulse_dynamics"]
+        value, deriv = self.kernels["impulse_dynamics"], self.kernels.get("impulse_dynamics_derivatives")
 
         @jax.custom_jvp
         def f(q, v, p, flags, scalars):
@@ -352,14 +361,22 @@ class Robot:
 
         def jvp(primals, tangents):
             q, v, p, flags, scalars = primals
-            qt, vt, pt, _, st = tangents
-            _refuse(("q", qt), ("p", pt), ("restitution, mu", st))
+            qt, vt, pt, _, st = tangents  # the flags' tangent: piecewise constant, zero
+            _refuse(*(() if deriv else (("q", qt),)), ("p", pt), ("restitution, mu", st))
             y = value(*primals)
-            if _is_zero(vt):
-                return y, (jnp.zeros_like(y[0]), jnp.zeros_like(y[1]))
-            # linear in v: the map's columns are the kernel at the unit vectors (one batched call)
-            cols = jax.vmap(lambda e: value(q, e, p, flags, scalars))(jnp.eye(self.n_dof))
-            return y, (cols[0].T @ vt, cols[1].T @ vt)
+            t_v, t_imp = jnp.zeros_like(y[0]), jnp.zeros_like(y[1])
+            if _is_zero(qt) and _is_zero(vt):
+                return y, (t_v, t_imp)
+            if deriv is None:
+                # linear in v: the map's columns are the kernel at the unit vectors (one batched call)
+                cols = jax.vmap(lambda e: value(q, e, p, flags, scalars))(jnp.eye(self.n_dof))
+                return y, (cols[0].T @ vt, cols[1].T @ vt)
+            D = deriv(*primals)
+            for t, a, b in ((None if _is_zero(qt) else self.to_tangent(q, qt), D[0], D[2]),
+                            (None if _is_zero(vt) else vt, D[1], D[3])):
+                if t is not None:
+                    t_v, t_imp = t_v + a @ t, t_imp + b @ t
+            return y, (t_v, t_imp)
 
         f.defjvp(jvp, symbolic_zeros=True)
         return _batched_n(f, 2)
@@ -596,7 +613,7 @@ def _contact_kernels(address: Callable, module) -> dict:
     def k(c_name, inputs, slots, outputs, pattern):
         return _Kernel(address(c_name), pattern, tuple(slots), tuple(inputs), tuple(outputs))
     gains = [1500, 1501, 1502]  # kp, kd, mu: input 5
-    return {
+    out = {
         "contact_jacobian": k("contact_jacobian", [q, p, flags], [0, 1, 3002, 100], [(m, n)], 1),
         "contact_drift": k("contact_drift", [q, v, p, flags], [0, 1, 2, 3003, 100], [(m,)], 2),
         "constrained_dynamics": k("constrained_dynamics", [q, v, v, p, flags, (3,), ref],
@@ -607,6 +624,11 @@ def _contact_kernels(address: Callable, module) -> dict:
         "impulse_dynamics": k("impulse_dynamics", [q, v, p, flags, (2,)], [0, 1, 2, 3003, 1400, 1401, 100, 101],
                               [v, (m,)], 6),
     }
+    if _optional(address, "impulse_dynamics_derivatives"):  # modules generated before it have none
+        out["impulse_dynamics_derivatives"] = k(
+            "impulse_dynamics_derivatives", [q, v, p, flags, (2,)], [0, 1, 2, 3003, 1400, 1401, *range(100, 104)],
+            [(n, n)] * 2 + [(m, n)] * 2, 7)
+    return out
 
 
 def wrap(module, *, differentiate_geometry: bool = True) -> Robot:

@@ -10,7 +10,8 @@
 //             (docs/contact-dynamics.md): 4 = constrained_dynamics
 //             (P, P, P, P, int, double, double, double, P, P, P), 5 = its
 //             derivatives (the same, six outputs), 6 = impulse_dynamics
-//             (P, P, P, int, double, double, P, P)
+//             (P, P, P, int, double, double, P, P), 7 = its derivatives (the
+//             same, four outputs)
 //   slots     one per C argument: k < 100 input buffer k, 100 + k output k,
 //             200 + v the int constant v (an end-effector index, a frame),
 //             1000 + 100 k + j element j of input k as a double, which must be
@@ -57,6 +58,10 @@ void Invoke(int64_t fn, int64_t pattern, int n, P *a, const int *ints, const dou
     case 6:
       reinterpret_cast<void (*)(P, P, P, int, double, double, P, P)>(fn)(a[0], a[1], a[2], ints[0], d[0], d[1], a[3],
                                                                        a[4]);
+      return;
+    case 7:
+      reinterpret_cast<void (*)(P, P, P, int, double, double, P, P, P, P)>(fn)(a[0], a[1], a[2], ints[0], d[0], d[1],
+                                                                             a[3], a[4], a[5], a[6]);
       return;
     default: break;
   }
@@ -117,7 +122,7 @@ ffi::Error KernelCall(ffi::RemainingArgs args, ffi::RemainingRets rets, int64_t 
                       ffi::Span<const int64_t> out_sizes, int64_t batch_fn) {
   const size_t nin = args.size(), nout = rets.size(), n = slots.size();
   if (fn == 0 || n == 0 || n > 15 || nout == 0 || nin > kMaxSlots || nout > kMaxSlots || in_sizes.size() != nin ||
-      out_sizes.size() != nout || pattern < 0 || pattern > 6)
+      out_sizes.size() != nout || pattern < 0 || pattern > 7)
     return ffi::Error::InvalidArgument("krang kernel_call: inconsistent attributes");
   const double *in[kMaxSlots];
   double *out[kMaxSlots];
