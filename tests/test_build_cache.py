@@ -91,15 +91,19 @@ def test_failed_build_leaves_nothing(tmp_path):
     assert [p.name for p in (tmp_path / "v1").iterdir() if not p.name.endswith(".lock")] == []
 
 
-def _worker(root, log, text):
+def _worker(root, log, text, barrier):
+    barrier.wait(60)  # all four ask at once, however long each took to start
     get_or_build(KEY, builder(text=text, log=log, sleep=0.5), root=Path(root))
 
 
 def test_concurrent_processes_build_once(tmp_path):
     """Four processes ask at once; the builder sleeps, so without the lock several would build."""
     log = tmp_path / "log"
-    ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=_worker, args=(str(tmp_path), log, f"p{i}")) for i in range(4)]
+    # spawned, not forked: this process may run other threads (JAX's, from another test), and a fork
+    # beside threads can deadlock in the child
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(4)
+    procs = [ctx.Process(target=_worker, args=(str(tmp_path), log, f"p{i}", barrier)) for i in range(4)]
     for p in procs:
         p.start()
     for p in procs:
