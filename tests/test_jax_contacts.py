@@ -2,7 +2,7 @@
 four point feet (the build tests/test_contact_dynamics.py uses, from the module cache): values equal
 the module's, constrained_dynamics and impulse_dynamics equal Pinocchio's constraintDynamics and
 impulseDynamics, jacfwd/jacrev equal constrained_dynamics_derivatives, impulse_dynamics_derivatives and
-central differences, derivatives without a rule are refused, jit and vmap with a traced contact mask (a
+central differences (also in the parameters), derivatives without a rule are refused, jit and vmap with a traced contact mask (a
 gait schedule), grad of a rollout against central differences.
 Skipped without JAX."""
 from __future__ import annotations
@@ -146,6 +146,37 @@ def test_jacobians_equal_the_kernel_and_central_differences(solo):
         close(Jv, _central(lambda x: k(q, x), v), 1e-7)
 
 
+def test_parameter_jacobian_equals_central_differences(solo):
+    """d (ddq, lambda) / dp by jacfwd and jacrev (the regressor through d/dtau, g by central differences)
+    against central differences of the module over every parameter, with Baumgarte gains; with
+    differentiate_geometry=False the columns outside the regressor's (g) are zero, the others the same."""
+    import krang_kernels.jax as kj
+    kk, r, _ = solo
+    q, v, tau, ref = _state(np.random.default_rng(9))
+    p, mask = kk.default_params(), 0b0111
+
+    def f(robot):
+        return lambda p_: jnp.concatenate(robot.constrained_dynamics(q, v, tau, mask, 20.0, 3.0, ref=ref, p=p_))
+
+    def g(p_):
+        return np.concatenate(kk.constrained_dynamics(q, v, tau, mask, 20.0, 3.0, ref=ref, params=p_))
+    # a step relative to each parameter, at least 1e-7 (ddq goes as 1/inertia, so a fixed step is too
+    # coarse for a light link's; a zero friction's or rotor inertia's needs one above rounding), each
+    # column compared on its own scale
+    h = 1e-4 * np.maximum(np.abs(p), 1e-3)
+    want = np.stack([(g(p + hk * e) - g(p - hk * e)) / (2 * hk) for hk, e in zip(h, np.eye(len(p)))], -1)
+
+    def columns_close(got):
+        got = np.asarray(got)
+        for k in range(len(p)):
+            close(got[:, k], want[:, k], 1e-6)
+    for jac in (jax.jacfwd, jax.jacrev):
+        columns_close(jac(f(r))(p))
+    plain = np.asarray(jax.jacfwd(f(kj.wrap(kk, differentiate_geometry=False)))(p))
+    assert len(r.other_index) and not plain[:, r.other_index].any()
+    columns_close(np.where(np.isin(np.arange(len(p)), r.other_index), want, plain))
+
+
 def test_derivatives_without_a_rule_are_refused(solo):
     kk, r, _ = solo
     q, v, tau, ref = _state(np.random.default_rng(4))
@@ -153,8 +184,6 @@ def test_derivatives_without_a_rule_are_refused(solo):
         jax.grad(lambda k: r.constrained_dynamics(q, v, tau, 0b1111, k, 3.0, ref=ref)[0].sum())(20.0)
     with pytest.raises(NotImplementedError, match="ref"):
         jax.grad(lambda x: r.constrained_dynamics(q, v, tau, 0b1111, 20.0, ref=x)[0].sum())(ref)
-    with pytest.raises(NotImplementedError, match="p"):
-        jax.grad(lambda p: r.constrained_dynamics(q, v, tau, 0b1111, p=p)[0].sum())(kk.default_params())
     with pytest.raises(NotImplementedError, match="restitution"):
         jax.grad(lambda e: r.impulse_dynamics(q, v, 0b1111, e)[0].sum())(0.3)
     # the mask is piecewise constant: its derivative is zero, exactly

@@ -293,9 +293,11 @@ class Robot:
 
     def constrained_dynamics(self, q, v, tau, mask, kp=0.0, kd=0.0, mu=0.0, ref=None, p=None):
         """(ddq, lambda_c): forward dynamics with the active contacts held (the module's
-        constrained_dynamics). Differentiable (jvp/grad) in q, v and tau by constrained_dynamics_derivatives;
-        the mask is piecewise constant (its derivative is zero); kp, kd, mu, ref and p are not
-        differentiable: a derivative through them raises. A batch on q, v, tau (leading axes) is a vmap."""
+        constrained_dynamics). Differentiable (jvp/grad) in q, v and tau by constrained_dynamics_derivatives,
+        in p by the regressor through d/dtau (the other parameters, g and any geometry, by central
+        differences, as forward_dynamics); the mask is piecewise constant (its derivative is zero); kp,
+        kd, mu and ref are not differentiable: a derivative through them raises. A batch on q, v, tau
+        (leading axes) is a vmap."""
         return self._constrained(jnp.asarray(q, jnp.float64), jnp.asarray(v, jnp.float64),
                                  jnp.asarray(tau, jnp.float64), self._p(p), self.contact_flags(mask),
                                  self._scalars(kp=kp, kd=kd, mu=mu), self._ref(ref))
@@ -327,6 +329,7 @@ class Robot:
         if "constrained_dynamics" not in self.kernels:
             return None
         value, deriv = self.kernels["constrained_dynamics"], self.kernels.get("constrained_dynamics_derivatives")
+        regressor = self.kernels["regressor"]
 
         @jax.custom_jvp
         def f(q, v, u, p, flags, gains, ref):
@@ -335,7 +338,7 @@ class Robot:
         def jvp(primals, tangents):
             q, v, u, p, flags, gains, ref = primals
             qt, vt, ut, pt, _, gt, rt = tangents  # the flags' tangent: piecewise constant, zero
-            _refuse(("p", pt), ("kp, kd, mu", gt), ("ref", rt))
+            _refuse(("kp, kd, mu", gt), ("ref", rt))
             y = value(*primals)
             if deriv is None:
                 raise NotImplementedError("constrained_dynamics: the module has no constrained_dynamics_derivatives")
@@ -345,6 +348,16 @@ class Robot:
                             (None if _is_zero(vt) else vt, D[1], D[4]), (None if _is_zero(ut) else ut, D[2], D[5])):
                 if t is not None:
                     t_ddq, t_lam = t_ddq + a @ t, t_lam + b @ t
+            if not _is_zero(pt):
+                # A ddq + b - Jc^T lambda = tau with ID linear in the inertial and actuator parameters
+                # (the regressor at the solution): raising ID by Y dp is lowering tau by it
+                dp = regressor(q, v, y[0], p) @ pt[self.regressor_index]
+                t_ddq, t_lam = t_ddq - D[2] @ dp, t_lam - D[5] @ dp
+                if len(self.other_index) and self.differentiate_geometry:
+                    cols = self._other_columns(
+                        lambda q_, p_: jnp.concatenate(value(q_, v, u, p_, flags, gains, ref)), q, p)
+                    t_o = cols @ pt[self.other_index]
+                    t_ddq, t_lam = t_ddq + t_o[:self.n_dof], t_lam + t_o[self.n_dof:]
             return y, (t_ddq, t_lam)
 
         f.defjvp(jvp, symbolic_zeros=True)
