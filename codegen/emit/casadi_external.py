@@ -234,8 +234,7 @@ def _constrained(model, names) -> list:
     n, m = model.ndof, sum(c.rows for c in model.contacts)
     sizes = {"q": model.nq, "v": n, "tau": n, "mask": len(model.contacts), "kp": 1, "kd": 1, "mu": 1,
              "ref": model.contact_ref_size}
-    return _contact_external(model, names, "constrained_dynamics", sizes, (("ddq", n), ("lambda", m)),
-                             ("q", "v", "3"), True)
+    return _contact_external(model, names, "constrained_dynamics", sizes, (("ddq", n), ("lambda", m)), True)
 
 
 def _impulse(model, names) -> list:
@@ -244,17 +243,18 @@ def _impulse(model, names) -> list:
     is: the base's position columns are empty."""
     n, m = model.ndof, sum(c.rows for c in model.contacts)
     sizes = {"q": model.nq, "v": n, "mask": len(model.contacts), "restitution": 1, "mu": 1}
-    return _contact_external(model, names, "impulse_dynamics", sizes, (("v_plus", n), ("impulse", m)),
-                             ("q", "v"), False)
+    return _contact_external(model, names, "impulse_dynamics", sizes, (("v_plus", n), ("impulse", m)), False)
 
 
-def _contact_external(model, names, kind, sizes, outs, blocks, q_moves) -> list:
+def _contact_external(model, names, kind, sizes, outs, q_moves) -> list:
     """NAME_<kind>(sizes' inputs) -> outs at the default parameters, and its Jacobian from the
-    derivative kernel's blocks (`blocks`: d_<b> for the first output, l_<b> for the second, b in q, v
-    and tau's 3). The mask is piecewise constant: its blocks are structurally empty. The inputs no
-    kernel differentiates (gains, damping, restitution, ref) have blocks declared dense, and jac_
-    returns 1 (an error) when asked to write them, never zeros."""
+    derivative kernel's blocks of the inputs before the mask (buffers d_<b> for the first output,
+    l_<b> for the second, b in q, v and tau's 3). The mask is piecewise constant: its blocks are
+    structurally empty. The inputs after it, which no kernel differentiates (gains, damping,
+    restitution, ref), have blocks declared dense, and jac_ returns 1 (an error) when asked to write
+    them, never zeros."""
     n, np_, nc = model.ndof, len(model.param_names), len(model.contacts)
+    blocks = ("q", "v", "3")[:list(sizes).index("mask")]
     vec = Sparsity.dense
     inputs = tuple(Port(i, vec(s, 1)) for i, s in sizes.items())
     outputs = tuple(Port(o, vec(size, 1)) for o, size in outs)
