@@ -3,7 +3,7 @@
  * generator instead.
  * model file       a2cf7cee8f8da904e42867b5f337b581dd79bd4cc53ab7e5d0a354a144e35cfb
  * parameter file   21b3312de9f9ee0bc0340d0d35bc11ed4f0c9cc4b3ea14b1e9aadb1fdc01064b
- * generator        c585a67026160ca07622d0d797358bc94de8cfd7387f5a5956fd00651f117368
+ * generator        918a9d0640683d1e9fe0fb75447f31701c78586568ea4eaa0ca9e66b2240f3d7
  * operations per function (SymPy count_ops after CSE):
  *   krang_compute_A                                    1998
  *   krang_compute_C                                    6832
