@@ -309,9 +309,8 @@ class Robot:
 
     def impulse_dynamics(self, q, v, mask, restitution=0.0, mu=0.0, p=None):
         """(v_plus, impulse) after an impact of the active contacts (the module's impulse_dynamics).
-        Differentiable in q and v by impulse_dynamics_derivatives (a module generated before that kernel:
-        in v only, by the map's columns, as v_plus and the impulse are linear in v); the mask's derivative
-        is zero; a derivative in restitution, mu or p raises."""
+        Differentiable in q and v by impulse_dynamics_derivatives; the mask's derivative is zero; a
+        derivative in restitution, mu or p raises."""
         return self._impulse(jnp.asarray(q, jnp.float64), jnp.asarray(v, jnp.float64), self._p(p),
                              self.contact_flags(mask), self._impact_scalars(restitution, mu))
 
@@ -366,7 +365,7 @@ class Robot:
     def _make_impulse(self):
         if "impulse_dynamics" not in self.kernels:
             return None
-        value, deriv = self.kernels["impulse_dynamics"], self.kernels.get("impulse_dynamics_derivatives")
+        value, deriv = self.kernels["impulse_dynamics"], self.kernels["impulse_dynamics_derivatives"]
 
         @jax.custom_jvp
         def f(q, v, p, flags, scalars):
@@ -375,15 +374,11 @@ class Robot:
         def jvp(primals, tangents):
             q, v, p, flags, scalars = primals
             qt, vt, pt, _, st = tangents  # the flags' tangent: piecewise constant, zero
-            _refuse(*(() if deriv else (("q", qt),)), ("p", pt), ("restitution, mu", st))
+            _refuse(("p", pt), ("restitution, mu", st))
             y = value(*primals)
             t_v, t_imp = jnp.zeros_like(y[0]), jnp.zeros_like(y[1])
             if _is_zero(qt) and _is_zero(vt):
                 return y, (t_v, t_imp)
-            if deriv is None:
-                # linear in v: the map's columns are the kernel at the unit vectors (one batched call)
-                cols = jax.vmap(lambda e: value(q, e, p, flags, scalars))(jnp.eye(self.n_dof))
-                return y, (cols[0].T @ vt, cols[1].T @ vt)
             D = deriv(*primals)
             for t, a, b in ((None if _is_zero(qt) else self.to_tangent(q, qt), D[0], D[2]),
                             (None if _is_zero(vt) else vt, D[1], D[3])):
@@ -626,7 +621,7 @@ def _contact_kernels(address: Callable, module) -> dict:
     def k(c_name, inputs, slots, outputs, pattern):
         return _Kernel(address(c_name), pattern, tuple(slots), tuple(inputs), tuple(outputs))
     gains = [1500, 1501, 1502]  # kp, kd, mu: input 5
-    out = {
+    return {
         "contact_jacobian": k("contact_jacobian", [q, p, flags], [0, 1, 3002, 100], [(m, n)], 1),
         "contact_drift": k("contact_drift", [q, v, p, flags], [0, 1, 2, 3003, 100], [(m,)], 2),
         "constrained_dynamics": k("constrained_dynamics", [q, v, v, p, flags, (3,), ref],
@@ -636,12 +631,10 @@ def _contact_kernels(address: Callable, module) -> dict:
             [0, 1, 2, 3, 3004, *gains, 6, *range(100, 106)], [(n, n)] * 3 + [(m, n)] * 3, 5),
         "impulse_dynamics": k("impulse_dynamics", [q, v, p, flags, (2,)], [0, 1, 2, 3003, 1400, 1401, 100, 101],
                               [v, (m,)], 6),
-    }
-    if _optional(address, "impulse_dynamics_derivatives"):  # modules generated before it have none
-        out["impulse_dynamics_derivatives"] = k(
+        "impulse_dynamics_derivatives": k(
             "impulse_dynamics_derivatives", [q, v, p, flags, (2,)], [0, 1, 2, 3003, 1400, 1401, *range(100, 104)],
-            [(n, n)] * 2 + [(m, n)] * 2, 7)
-    return out
+            [(n, n)] * 2 + [(m, n)] * 2, 7),
+    }
 
 
 def wrap(module, *, differentiate_geometry: bool = True) -> Robot:
